@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of suanli into build/<flavour>.
+#   release  optimised, warnings as errors (what `suanli up` runs)
+#   asan     AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors (CI)
+#   debug    for development
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+flavour=${1:-release}
+case "$flavour" in
+  release) flags=(-DCMAKE_BUILD_TYPE=Release -DSUANLI_WERROR=ON) ;;
+  asan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_WERROR=ON -DSUANLI_SANITIZE=ON -DSUANLI_BUILD_BENCH=OFF) ;;
+  debug)   flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
+  *) echo "build.sh: unknown flavour '$flavour' (release, asan or debug)" >&2; exit 2 ;;
+esac
+
+cmake -S . -B "build/$flavour" -G Ninja "${flags[@]}" >/dev/null
+cmake --build "build/$flavour" -j "$(nproc)"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The README's second command, and all CI runs: install what is missing, check formatting, then build
+# and run every test twice, once optimised with warnings as errors and once under ASan + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+echo "== clang-format"
+mapfile -t sources < <(git ls-files '*.h' '*.cc')
+clang-format --dry-run -Werror "${sources[@]}"
+echo "clang-format: ${#sources[@]} files formatted"
+
+passed=0
+failed=0
+run_tests() {
+  local flavour=$1
+  echo "== build: $flavour"
+  bash scripts/build.sh "$flavour"
+  echo "== tests: $flavour"
+  local log="build/$flavour/ctest.log"
+  local status=0
+  (cd "build/$flavour" && ctest --output-on-failure -j "$(nproc)" --timeout 300) | tee "$log" || status=1
+  local summary
+  summary=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -z "$summary" ]; then
+    echo "test.sh: ctest printed no summary for $flavour" >&2
+    exit 1
+  fi
+  local total bad
+  total=$(sed -E 's/.* out of ([0-9]+)/\1/' <<<"$summary")
+  bad=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$summary")
+  if [ "$total" -eq 0 ]; then
+    echo "test.sh: no tests ran in the $flavour build" >&2
+    exit 1
+  fi
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+  return $status
+}
+
+overall=0
+run_tests release || overall=1
+run_tests asan || overall=1
+
+echo
+echo "all builds: $passed passed, $failed failed"
+exit $overall

@@ -1,0 +1,220 @@
+#include "cli/cli.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace suanli::cli {
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Suanli(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int exit_code = RunCli(args, out, err);
+  return {exit_code, out.str(), err.str()};
+}
+
+void ExpectOneLineError(const Outcome& outcome, int exit_code, std::string_view expected) {
+  EXPECT_EQ(outcome.exit_code, exit_code) << outcome.err;
+  EXPECT_TRUE(outcome.out.empty()) << outcome.out;
+  EXPECT_NE(outcome.err.find(expected), std::string::npos) << "stderr: " << outcome.err;
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+}
+
+boost::json::array GpusJson(std::vector<std::string> args) {
+  args.insert(args.begin(), {"gpus", "--json"});
+  const Outcome outcome = Suanli(args);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  boost::system::error_code error;
+  boost::json::value json = boost::json::parse(outcome.out, error);
+  EXPECT_FALSE(error) << outcome.out;
+  return json.is_array() ? json.as_array() : boost::json::array{};
+}
+
+std::vector<std::string> Names(const boost::json::array& gpus) {
+  std::vector<std::string> names;
+  for (const auto& gpu : gpus) names.emplace_back(gpu.at("name").as_string());
+  return names;
+}
+
+TEST(GpusCommandTest, PrintsAnAlignedTableWithEveryType) {
+  const Outcome outcome = Suanli({"gpus"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  std::istringstream lines(outcome.out);
+  std::string header;
+  std::getline(lines, header);
+  for (const char* column : {"GPU", "VRAM GB", "BW GB/s", "BF16 TF", "FP32 TF", "TDP W", "RENT $/H",
+                             "BUY $", "TF/$", "GB/s/$", "GB/$"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  }
+  // Right-aligned numbers: every data row ends where the header does.
+  std::string row;
+  int rows = 0;
+  while (std::getline(lines, row) && row.rfind("TF/$,", 0) != 0) {
+    EXPECT_EQ(row.size(), header.size()) << row;
+    ++rows;
+  }
+  EXPECT_GE(rows, 35);
+  EXPECT_NE(outcome.out.find("RTX 4090"), std::string::npos);
+  EXPECT_NE(outcome.out.find("*: no BF16"), std::string::npos);
+}
+
+TEST(GpusCommandTest, JsonListsEveryTypeWithTheContractFields) {
+  const boost::json::array gpus = GpusJson({});
+  EXPECT_GE(gpus.size(), 35u);
+  for (const auto& gpu : gpus) {
+    for (const char* field :
+         {"name", "aliases", "vendor", "arch", "memory_gb", "memory_type", "bandwidth_gbs",
+          "fp32_tflops", "bf16_tflops", "fp8_tflops", "tensor_cores", "cuda_cores", "tdp_w",
+          "rent_usd_per_hour", "buy_usd"}) {
+      EXPECT_TRUE(gpu.as_object().contains(field)) << field;
+    }
+  }
+}
+
+TEST(GpusCommandTest, FiltersByMemoryPriceVendorAndArch) {
+  for (const auto& gpu : GpusJson({"--min-vram", "48"})) {
+    EXPECT_GE(gpu.at("memory_gb").to_number<double>(), 48);
+  }
+  const boost::json::array cheap = GpusJson({"--max-price", "1.0"});
+  EXPECT_FALSE(cheap.empty());
+  for (const auto& gpu : cheap) EXPECT_LE(gpu.at("rent_usd_per_hour").to_number<double>(), 1.0);
+  EXPECT_LT(cheap.size(), GpusJson({}).size());
+
+  const boost::json::array amd = GpusJson({"--vendor", "amd"});
+  EXPECT_EQ(Names(amd), (std::vector<std::string>{"MI250X", "MI300X"}));
+  for (const auto& gpu : GpusJson({"--arch", "hopper", "--min-vram", "90"})) {
+    EXPECT_EQ(gpu.at("arch"), "Hopper");
+    EXPECT_GE(gpu.at("memory_gb").to_number<double>(), 90);
+  }
+  EXPECT_TRUE(GpusJson({"--min-vram", "1000"}).empty());
+}
+
+TEST(GpusCommandTest, SortsByAnyColumnBestFirstUnlessReversed) {
+  const boost::json::array by_vram = GpusJson({"--sort", "vram"});
+  for (size_t i = 1; i < by_vram.size(); ++i) {
+    EXPECT_GE(by_vram[i - 1].at("memory_gb").to_number<double>(),
+              by_vram[i].at("memory_gb").to_number<double>());
+  }
+  const boost::json::array by_rent = GpusJson({"--sort", "rent_usd_per_hour"});
+  for (size_t i = 1; i < by_rent.size(); ++i) {
+    EXPECT_LE(by_rent[i - 1].at("rent_usd_per_hour").to_number<double>(),
+              by_rent[i].at("rent_usd_per_hour").to_number<double>());
+  }
+  const boost::json::array value = GpusJson({"--sort", "tflops-per-dollar", "--reverse"});
+  for (size_t i = 1; i < value.size(); ++i) {
+    EXPECT_LE(value[i - 1].at("tflops_per_dollar").to_number<double>(),
+              value[i].at("tflops_per_dollar").to_number<double>());
+  }
+  const std::vector<std::string> by_name = Names(GpusJson({"--sort", "name"}));
+  EXPECT_TRUE(std::is_sorted(by_name.begin(), by_name.end()));
+  // GPUs without FP8 sort last when the best FP8 comes first.
+  const boost::json::array by_fp8 = GpusJson({"--sort", "fp8"});
+  EXPECT_TRUE(by_fp8.back().at("fp8_tflops").is_null());
+  EXPECT_TRUE(by_fp8.front().at("fp8_tflops").is_number());
+}
+
+TEST(GpusCommandTest, BadFlagsFailWithOneClearLine) {
+  ExpectOneLineError(Suanli({"gpus", "--min-vram", "abc"}), 2,
+                     "--min-vram: 'abc' must be a number of 0 or more");
+  ExpectOneLineError(Suanli({"gpus", "--min-vram", "-4"}), 2, "--min-vram");
+  ExpectOneLineError(Suanli({"gpus", "--max-price", "-1"}), 2,
+                     "--max-price: '-1' must be a number above 0");
+  ExpectOneLineError(Suanli({"gpus", "--max-price", "nan"}), 2, "--max-price");
+  ExpectOneLineError(Suanli({"gpus", "--sort", "speed"}), 2,
+                     "unknown sort column 'speed'; choose from name,");
+  ExpectOneLineError(Suanli({"gpus", "--vendor", "nvida"}), 2,
+                     "no GPU type has --vendor 'nvida'; choose from NVIDIA, AMD");
+  ExpectOneLineError(Suanli({"gpus", "--arch", "pascal"}), 2, "--arch 'pascal'");
+  ExpectOneLineError(Suanli({"gpus", "--colour"}), 2, "--colour");
+  ExpectOneLineError(Suanli({"gpu"}), 2, "unknown command 'gpu'; did you mean 'gpus'?");
+}
+
+TEST(CompareCommandTest, ShowsRatiosToTheFirstGpu) {
+  const Outcome outcome = Suanli({"compare", "4090", "a100-80g", "h100 sxm"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("RTX 4090"), std::string::npos);
+  EXPECT_NE(outcome.out.find("A100 80GB SXM"), std::string::npos);
+  EXPECT_NE(outcome.out.find("H100 SXM"), std::string::npos);
+  EXPECT_NE(outcome.out.find("80 (3.33×)"), std::string::npos) << outcome.out;  // 80 GB vs 24 GB
+  // The ambiguous "a100-80g" is resolved, and the person is told how.
+  EXPECT_NE(outcome.err.find("using A100 80GB SXM"), std::string::npos) << outcome.err;
+}
+
+TEST(CompareCommandTest, JsonCarriesTheRatios) {
+  const Outcome outcome = Suanli({"compare", "--json", "rtx 3090", "rtx4090"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  const boost::json::value json = boost::json::parse(outcome.out);
+  EXPECT_EQ(json.at("baseline"), "RTX 3090");
+  const auto& gpus = json.at("gpus").as_array();
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_DOUBLE_EQ(gpus[0].at("ratio_to_first").at("memory_gb").to_number<double>(), 1.0);
+  EXPECT_NEAR(gpus[1].at("ratio_to_first").at("bandwidth_gbs").to_number<double>(), 1008.0 / 936.0,
+              1e-9);
+}
+
+TEST(CompareCommandTest, UnknownOrAmbiguousOrTooFewGpusFail) {
+  ExpectOneLineError(Suanli({"compare", "4090", "rtx 4900"}), 3,
+                     "no GPU type named 'rtx 4900'; did you mean RTX 4090");
+  ExpectOneLineError(Suanli({"compare", "4090", "6000"}), 2,
+                     "'6000' could be RTX A6000 or RTX 6000 Ada; say which");
+  ExpectOneLineError(Suanli({"compare", "4090"}), 2, "name at least two GPU types");
+  ExpectOneLineError(Suanli({"compare"}), 2, "gpus is required");
+}
+
+class PriceFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/suanli_prices_" + std::to_string(::getpid()) + ".yaml";
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  void Write(std::string_view text) { std::ofstream(path_) << text; }
+  std::string path_;
+};
+
+TEST_F(PriceFileTest, AnOperatorsPricesReplaceTheBuiltInOnes) {
+  Write("prices:\n  - gpu: RTX 4090\n    rent_usd_per_hour: 0.39\n");
+  const boost::json::array gpus =
+      GpusJson({"--prices", path_, "--max-price", "0.4", "--vendor", "nvidia"});
+  const std::vector<std::string> names = Names(gpus);
+  EXPECT_NE(std::find(names.begin(), names.end(), "RTX 4090"), names.end());
+  for (const auto& gpu : gpus) {
+    if (gpu.at("name") == "RTX 4090") {
+      EXPECT_DOUBLE_EQ(gpu.at("rent_usd_per_hour").to_number<double>(), 0.39);
+    }
+  }
+}
+
+TEST_F(PriceFileTest, ABrokenOrMissingPriceFileIsNamedInTheError) {
+  Write("prices:\n  - gpu: RTX 4090\n    rent_usd_per_hour: free\n");
+  ExpectOneLineError(Suanli({"gpus", "--prices", path_}), 2,
+                     path_ + ":3: RTX 4090: field 'rent_usd_per_hour'");
+  ExpectOneLineError(Suanli({"gpus", "--prices", path_ + ".missing"}), 3,
+                     "--prices: " + path_ + ".missing: no such file");
+}
+
+TEST(CliTest, HelpListsTheCommandsAndSucceeds) {
+  const Outcome outcome = Suanli({"--help"});
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_NE(outcome.out.find("gpus"), std::string::npos);
+  EXPECT_NE(outcome.out.find("compare"), std::string::npos);
+  const Outcome gpus_help = Suanli({"gpus", "--help"});
+  EXPECT_EQ(gpus_help.exit_code, 0);
+  EXPECT_NE(gpus_help.out.find("--min-vram"), std::string::npos);
+  const Outcome nothing = Suanli({});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_NE(nothing.err.find("gpus"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace suanli::cli

@@ -1,0 +1,43 @@
+// Clock: the one way suanli code reads the time.
+//
+// Billing, heartbeats and timeouts take a Clock& so tests step time instead of sleeping.
+// SystemClock (in clock.cc, the only file that reads the real time) is for production; ManualClock
+// is for tests and benchmarks. Both are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+namespace suanli::core {
+
+using TimePoint = std::chrono::system_clock::time_point;
+using Duration = std::chrono::system_clock::duration;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Wall-clock time (UTC); usage intervals are stored in these units.
+  virtual TimePoint Now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  TimePoint Now() const override;
+};
+
+// Starts at `start` and moves only when told to.
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(TimePoint start = TimePoint{}) : now_(start.time_since_epoch().count()) {}
+  ManualClock(const ManualClock&) = delete;
+  ManualClock& operator=(const ManualClock&) = delete;
+
+  TimePoint Now() const override { return TimePoint(Duration(now_.load())); }
+  void Advance(Duration step) { now_ += step.count(); }
+  void Set(TimePoint time) { now_ = time.time_since_epoch().count(); }
+
+ private:
+  std::atomic<Duration::rep> now_;
+};
+
+}  // namespace suanli::core

@@ -1,0 +1,72 @@
+#include "core/money.h"
+
+namespace suanli::core {
+
+Result<Money> Money::ParseDollars(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&original](std::string_view why) {
+    return InvalidArgumentError("'" + original + "' is not an amount of dollars (" +
+                                std::string(why) + "); write it like 0.74 or 1599");
+  };
+  bool negative = false;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty()) return bad("no digits");
+  int64_t whole = 0;
+  int64_t fraction = 0;
+  int fraction_digits = 0;
+  bool in_fraction = false;
+  bool any_digit = false;
+  for (char c : text) {
+    if (c == '.') {
+      if (in_fraction) return bad("two decimal points");
+      in_fraction = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return bad("unexpected character");
+    any_digit = true;
+    const int digit = c - '0';
+    if (in_fraction) {
+      if (++fraction_digits > 6) return bad("more than 6 decimals");
+      fraction = fraction * 10 + digit;
+    } else {
+      if (whole > 9'000'000'000'000 / 10) return bad("too large");
+      whole = whole * 10 + digit;
+    }
+  }
+  if (!any_digit) return bad("no digits");
+  for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
+  const int64_t micros = whole * kMicrosPerDollar + fraction;
+  return Money(negative ? -micros : micros);
+}
+
+std::string Money::ToString() const {
+  const bool negative = micros_ < 0;
+  const uint64_t magnitude =
+      negative ? static_cast<uint64_t>(-(micros_ + 1)) + 1 : static_cast<uint64_t>(micros_);
+  const uint64_t whole = magnitude / kMicrosPerDollar;
+  uint64_t fraction = magnitude % kMicrosPerDollar;
+
+  std::string whole_text = std::to_string(whole);
+  std::string grouped;
+  for (size_t i = 0; i < whole_text.size(); ++i) {
+    if (i > 0 && (whole_text.size() - i) % 3 == 0) grouped += ',';
+    grouped += whole_text[i];
+  }
+  std::string fraction_text;
+  if (fraction != 0 || whole < 100) {
+    fraction_text = std::to_string(fraction);
+    fraction_text.insert(0, 6 - fraction_text.size(), '0');
+    size_t keep = fraction_text.size();
+    while (keep > 2 && fraction_text[keep - 1] == '0') --keep;
+    fraction_text.resize(keep);
+  }
+  std::string text = negative ? "-$" : "$";
+  text += grouped;
+  if (!fraction_text.empty()) text += "." + fraction_text;
+  return text;
+}
+
+}  // namespace suanli::core

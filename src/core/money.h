@@ -1,0 +1,44 @@
+// Money: an amount of US dollars as integer micro-dollars, never floating point.
+//
+// Prices, charges and balances add up exactly: 0.74 $/h is 740'000 micro-dollars per hour, and one
+// second of it is 205.56 micro-dollars, rounded once where billing says so. Parsing goes from the
+// decimal text, so "0.74" is exact; ToDouble() is only for ratios and display.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace suanli::core {
+
+class Money {
+ public:
+  static constexpr int64_t kMicrosPerDollar = 1'000'000;
+
+  constexpr Money() = default;
+  static constexpr Money FromMicros(int64_t micros) { return Money(micros); }
+
+  // Parses "12", "0.74", "-3.5", "1599.00" (at most 6 decimals; no exponent, no thousands
+  // separators). INVALID_ARGUMENT for anything else or a value beyond ±9e12 dollars.
+  static Result<Money> ParseDollars(std::string_view text);
+
+  constexpr int64_t micros() const { return micros_; }
+  double ToDollars() const { return static_cast<double>(micros_) / kMicrosPerDollar; }
+
+  // "$0.74", "$1.00", "$329", "$1,599.50", "$0.000206": every digit down to the micro-dollar that
+  // is not a trailing zero, and always cents below $100.
+  std::string ToString() const;
+
+  constexpr Money operator+(Money other) const { return Money(micros_ + other.micros_); }
+  constexpr Money operator-(Money other) const { return Money(micros_ - other.micros_); }
+  constexpr auto operator<=>(const Money&) const = default;
+
+ private:
+  constexpr explicit Money(int64_t micros) : micros_(micros) {}
+  int64_t micros_ = 0;
+};
+
+}  // namespace suanli::core

@@ -1,0 +1,46 @@
+#include "core/money.h"
+
+#include <gtest/gtest.h>
+
+namespace suanli::core {
+namespace {
+
+TEST(MoneyTest, ParsesDecimalDollarsExactly) {
+  EXPECT_EQ(Money::ParseDollars("0.74")->micros(), 740'000);
+  EXPECT_EQ(Money::ParseDollars("1599")->micros(), 1'599'000'000);
+  EXPECT_EQ(Money::ParseDollars("2.000001")->micros(), 2'000'001);
+  EXPECT_EQ(Money::ParseDollars("-3.5")->micros(), -3'500'000);
+  EXPECT_EQ(Money::ParseDollars(".5")->micros(), 500'000);
+}
+
+TEST(MoneyTest, RefusesWhatIsNotAnAmount) {
+  for (const char* text :
+       {"", "-", "abc", "1.2.3", "1e3", "0.0000001", "1,599", "$5", ".", "99999999999999999999"}) {
+    Result<Money> parsed = Money::ParseDollars(text);
+    EXPECT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << text;
+  }
+}
+
+TEST(MoneyTest, PrintsDollarsForPeople) {
+  EXPECT_EQ(Money::FromMicros(740'000).ToString(), "$0.74");
+  EXPECT_EQ(Money::FromMicros(1'599'000'000).ToString(), "$1,599");
+  EXPECT_EQ(Money::FromMicros(30'000'000'000).ToString(), "$30,000");
+  EXPECT_EQ(Money::FromMicros(206).ToString(), "$0.000206");
+  EXPECT_EQ(Money::FromMicros(-2'500'000).ToString(), "-$2.50");
+  EXPECT_EQ(Money::FromMicros(0).ToString(), "$0.00");
+  EXPECT_EQ(Money::FromMicros(1'000'000).ToString(), "$1.00");
+  EXPECT_EQ(Money::FromMicros(329'000'000).ToString(), "$329");
+  EXPECT_EQ(Money::FromMicros(1'599'500'000).ToString(), "$1,599.50");
+}
+
+TEST(MoneyTest, AddsAndComparesWithoutRounding) {
+  Money sum;
+  for (int i = 0; i < 3'600; ++i) sum = sum + Money::FromMicros(205);
+  EXPECT_EQ(sum.micros(), 738'000);
+  EXPECT_LT(Money::FromMicros(1), Money::FromMicros(2));
+  EXPECT_EQ(sum - sum, Money());
+}
+
+}  // namespace
+}  // namespace suanli::core
