@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev   # Boost.JSON (Asio/Beast arrive with the server)
   libcli11-dev libfmt-dev libspdlog-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format
+  clang-format clang-tidy
 )
 
 missing=()

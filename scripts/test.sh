@@ -41,6 +41,14 @@ run_tests() {
 
 overall=0
 run_tests release || overall=1
+
+echo "== clang-tidy (.clang-tidy: every check listed is an error)"
+mapfile -t units < <(git ls-files 'src/*.cc' 'bench/*.cc')
+printf '%s\n' "${units[@]}" |
+  xargs -P "$(nproc)" -n 4 clang-tidy -p build/release --quiet --extra-arg=-Wno-unknown-warning-option \
+  2>/dev/null || { echo "clang-tidy found problems (above)" >&2; overall=1; }
+echo "clang-tidy: ${#units[@]} files checked"
+
 run_tests asan || overall=1
 
 echo

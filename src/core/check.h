@@ -5,18 +5,18 @@
 // world controls (requests, files, Docker or NVML answers): that is a Status.
 #pragma once
 
-#include <source_location>
 #include <string_view>
 
 namespace suanli::core {
 
-[[noreturn]] void CheckFailed(std::string_view condition, std::string_view reason,
-                              std::source_location where);
+// Not std::source_location: clang 14 (Debian 12's, which clang-tidy uses) cannot compile it.
+[[noreturn]] void CheckFailed(std::string_view condition, std::string_view reason, const char* file,
+                              int line);
 
 }  // namespace suanli::core
 
-#define SUANLI_CHECK(condition, reason)                                                   \
-  do {                                                                                    \
-    if (!(condition)) [[unlikely]]                                                        \
-      ::suanli::core::CheckFailed(#condition, (reason), std::source_location::current()); \
+#define SUANLI_CHECK(condition, reason)                                      \
+  do {                                                                       \
+    if (!(condition)) [[unlikely]]                                           \
+      ::suanli::core::CheckFailed(#condition, (reason), __FILE__, __LINE__); \
   } while (false)

@@ -99,11 +99,11 @@ int HttpStatusFor(StatusCode code) {
   return 500;
 }
 
-[[noreturn]] void CheckFailed(std::string_view condition, std::string_view reason,
-                              std::source_location where) {
-  std::fprintf(stderr, "suanli: internal check failed at %s:%u: %.*s (%.*s)\n", where.file_name(),
-               static_cast<unsigned>(where.line()), static_cast<int>(reason.size()), reason.data(),
-               static_cast<int>(condition.size()), condition.data());
+[[noreturn]] void CheckFailed(std::string_view condition, std::string_view reason, const char* file,
+                              int line) {
+  std::fprintf(stderr, "suanli: internal check failed at %s:%d: %.*s (%.*s)\n", file, line,
+               static_cast<int>(reason.size()), reason.data(), static_cast<int>(condition.size()),
+               condition.data());
   std::fflush(stderr);
   std::abort();
 }

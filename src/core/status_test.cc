@@ -63,7 +63,7 @@ TEST(ResultDeathTest, ReadingTheValueOfAnErrorCrashesWithTheError) {
 }
 
 TEST(ResultDeathTest, AnOkStatusIsNotAnError) {
-  EXPECT_DEATH(Result<int>(Status::Ok()), "never an OK Status");
+  EXPECT_DEATH((void)Result<int>(Status::Ok()), "never an OK Status");
 }
 
 Status FailsWhenNegative(int n) {
