@@ -1,197 +1,23 @@
 #include "catalog/catalog_file.h"
 
-#include <yaml-cpp/yaml.h>
-
-#include <charconv>
-#include <cmath>
-#include <deque>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "catalog/data_file.h"
+
 namespace suanli::catalog {
 namespace {
 
-std::string At(const DataFile& file, const YAML::Node& node) {
-  // yaml-cpp counts lines from 0; editors count from 1.
-  return file.name + ":" + std::to_string(node.Mark().line + 1);
-}
-
-// Reads the fields of one YAML mapping. The first problem is latched (as LevelDB latches a
-// background error) so a parser reads every field in a row and checks status() once; later reads
-// return defaults.
-class EntryReader {
- public:
-  EntryReader(const DataFile& file, const YAML::Node& entry, std::string label)
-      : file_(file), entry_(entry), label_(std::move(label)) {
-    if (!entry_.IsMap()) Fail(entry_, "expected a mapping of field: value");
-  }
-
-  const core::Status& status() const { return status_; }
-
-  // The label names the entry in later errors, e.g. once its `name` field is known.
-  void set_label(std::string label) { label_ = std::move(label); }
-
-  std::optional<std::string> OptionalString(const std::string& key) {
-    const YAML::Node* node = Field(key);
-    if (node == nullptr) return std::nullopt;
-    if (node->IsNull()) {
-      Fail(*node, "field '" + key + "' has no value; give one or leave the field out");
-      return std::nullopt;
-    }
-    if (!node->IsScalar()) {
-      Fail(*node, "field '" + key + "' must be text");
-      return std::nullopt;
-    }
-    return node->Scalar();
-  }
-
-  std::string String(const std::string& key) {
-    std::optional<std::string> value = OptionalString(key);
-    if (!value.has_value() || value->empty()) {
-      if (value.has_value() || Field(key) == nullptr) Missing(key);
-      return "";
-    }
-    return *value;
-  }
-
-  std::optional<double> OptionalPositiveNumber(const std::string& key) {
-    std::optional<std::string> text = OptionalString(key);
-    if (!text.has_value()) return std::nullopt;
-    double value = 0;
-    const char* end = text->data() + text->size();
-    auto [stop, error] = std::from_chars(text->data(), end, value);
-    if (error != std::errc() || stop != end || !std::isfinite(value) || value <= 0) {
-      Fail(*Field(key), "field '" + key + "' must be a positive number, not '" + *text + "'");
-      return std::nullopt;
-    }
-    return value;
-  }
-
-  double PositiveNumber(const std::string& key) {
-    std::optional<double> value = OptionalPositiveNumber(key);
-    if (!value.has_value() && Field(key) == nullptr) Missing(key);
-    return value.value_or(0);
-  }
-
-  std::optional<int> OptionalPositiveInteger(const std::string& key) {
-    const std::optional<double> value = OptionalPositiveNumber(key);
-    if (!value.has_value()) return std::nullopt;
-    if (*value != std::floor(*value) || *value > 1e9) {
-      Fail(*Field(key), "field '" + key + "' must be a whole number");
-      return std::nullopt;
-    }
-    return static_cast<int>(*value);
-  }
-
-  int PositiveInteger(const std::string& key) {
-    const std::optional<int> value = OptionalPositiveInteger(key);
-    if (!value.has_value() && Field(key) == nullptr) Missing(key);
-    return value.value_or(0);
-  }
-
-  std::optional<core::Money> OptionalPositiveMoney(const std::string& key) {
-    std::optional<std::string> text = OptionalString(key);
-    if (!text.has_value()) return std::nullopt;
-    core::Result<core::Money> money = core::Money::ParseDollars(*text);
-    if (!money.ok() || money->micros() <= 0) {
-      Fail(*Field(key), "field '" + key +
-                            "' must be a positive amount of dollars such as 0.74, not '" + *text +
-                            "'");
-      return std::nullopt;
-    }
-    return *money;
-  }
-
-  std::vector<std::string> StringList(const std::string& key) {
-    std::vector<std::string> values;
-    const YAML::Node* node = Field(key);
-    if (node == nullptr || node->IsNull()) return values;
-    if (!node->IsSequence()) {
-      Fail(*node, "field '" + key + "' must be a list such as [\"4090\", \"RTX4090\"]");
-      return values;
-    }
-    for (const YAML::Node& item : *node) {
-      if (!item.IsScalar() || item.Scalar().empty()) {
-        Fail(item, "field '" + key + "' must hold only non-empty names");
-        return values;
-      }
-      values.push_back(item.Scalar());
-    }
-    return values;
-  }
-
-  // Fails on a field no read asked for: a typo such as "memroy_gb" must not pass silently.
-  void RejectUnknownFields(std::initializer_list<std::string_view> known) {
-    if (!status_.ok()) return;
-    for (const auto& field : entry_) {
-      const std::string key = field.first.Scalar();
-      if (std::find(known.begin(), known.end(), key) == known.end()) {
-        std::string list;
-        for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);
-        Fail(field.first, "unknown field '" + key + "' (known fields: " + list + ")");
-        return;
-      }
-    }
-  }
-
- private:
-  const YAML::Node* Field(const std::string& key) {
-    if (!status_.ok() || !entry_.IsMap()) return nullptr;
-    for (const auto& field : entry_) {
-      if (field.first.Scalar() == key) {
-        fields_.push_back(field.second);
-        return &fields_.back();
-      }
-    }
-    return nullptr;
-  }
-
-  void Missing(const std::string& key) { Fail(entry_, "missing field '" + key + "'"); }
-
-  void Fail(const YAML::Node& node, const std::string& what) {
-    if (!status_.ok()) return;
-    status_ = core::InvalidArgumentError(At(file_, node) + ": " + label_ + ": " + what);
-  }
-
-  const DataFile& file_;
-  YAML::Node entry_;
-  std::string label_;
-  std::deque<YAML::Node> fields_;  // keeps the nodes Field() points into alive, at stable addresses
-  core::Status status_;
-};
-
-core::Result<YAML::Node> ParseYaml(const DataFile& file) {
-  try {
-    YAML::Node root = YAML::Load(std::string(file.text));
-    if (!root.IsMap()) {
-      return core::InvalidArgumentError(file.name + ":1: expected a YAML mapping at the top level");
-    }
-    return root;
-  } catch (const YAML::Exception& error) {
-    return core::InvalidArgumentError(file.name + ":" + std::to_string(error.mark.line + 1) +
-                                      ": not valid YAML: " + error.msg);
-  }
-}
-
-core::Result<YAML::Node> TopLevelList(const DataFile& file, const YAML::Node& root,
-                                      const std::string& key) {
-  YAML::Node list = root[key];
-  if (!list.IsDefined() || !list.IsSequence() || list.size() == 0) {
-    return core::InvalidArgumentError(file.name + ":1: expected a non-empty list '" + key + ":'");
-  }
-  return list;
-}
-
 core::Result<Catalog> ParseGpus(const DataFile& file) {
-  core::Result<YAML::Node> root = ParseYaml(file);
+  core::Result<YAML::Node> root = ParseYamlFile(file);
   if (!root.ok()) return root.status();
   core::Result<YAML::Node> entries = TopLevelList(file, *root, "gpus");
   if (!entries.ok()) return entries.status();
 
   std::vector<GpuType> gpus;
   for (size_t i = 0; i < entries->size(); ++i) {
-    EntryReader reader(file, (*entries)[i], "gpus[" + std::to_string(i) + "]");
+    YamlEntry reader(file, (*entries)[i], "gpus[" + std::to_string(i) + "]");
     GpuType gpu;
     gpu.name = reader.String("name");
     if (!gpu.name.empty()) reader.set_label(gpu.name);
@@ -229,7 +55,7 @@ core::Result<Catalog> ParseGpus(const DataFile& file) {
   std::vector<std::string> preferred;
   if (YAML::Node list = (*root)["preferred_when_ambiguous"]; list.IsDefined()) {
     if (!list.IsSequence()) {
-      return core::InvalidArgumentError(At(file, list) +
+      return core::InvalidArgumentError(Where(file, list) +
                                         ": preferred_when_ambiguous must be a list of GPU names");
     }
     for (const YAML::Node& name : list) preferred.push_back(name.Scalar());
@@ -242,7 +68,7 @@ core::Result<Catalog> ParseGpus(const DataFile& file) {
 enum class PriceCoverage { kEveryGpu, kAnySubset };
 
 core::Status ApplyPrices(const DataFile& file, PriceCoverage coverage, Catalog& catalog) {
-  core::Result<YAML::Node> root = ParseYaml(file);
+  core::Result<YAML::Node> root = ParseYamlFile(file);
   if (!root.ok()) return root.status();
   core::Result<YAML::Node> entries = TopLevelList(file, *root, "prices");
   if (!entries.ok()) return entries.status();
@@ -250,15 +76,15 @@ core::Status ApplyPrices(const DataFile& file, PriceCoverage coverage, Catalog& 
   std::set<std::string> priced;
   for (size_t i = 0; i < entries->size(); ++i) {
     const YAML::Node entry = (*entries)[i];
-    EntryReader reader(file, entry, "prices[" + std::to_string(i) + "]");
+    YamlEntry reader(file, entry, "prices[" + std::to_string(i) + "]");
     const std::string gpu_name = reader.String("gpu");
     if (!reader.status().ok()) return reader.status();
     core::Result<const GpuType*> gpu = catalog.FindExact(gpu_name);
     if (!gpu.ok())
-      return core::InvalidArgumentError(At(file, entry) + ": " + gpu.status().message());
+      return core::InvalidArgumentError(Where(file, entry) + ": " + gpu.status().message());
     reader.set_label((*gpu)->name);
     if (!priced.insert((*gpu)->name).second) {
-      return core::InvalidArgumentError(At(file, entry) + ": " + (*gpu)->name +
+      return core::InvalidArgumentError(Where(file, entry) + ": " + (*gpu)->name +
                                         " is priced twice; keep one entry");
     }
 

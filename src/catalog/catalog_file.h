@@ -11,14 +11,10 @@
 #include <string_view>
 
 #include "catalog/catalog.h"
+#include "catalog/data_file.h"
 #include "core/status.h"
 
 namespace suanli::catalog {
-
-struct DataFile {
-  std::string name;       // shown in errors, e.g. "data/gpus.yaml" or the operator's path
-  std::string_view text;  // not owned; must outlive the call it is passed to
-};
 
 // INVALID_ARGUMENT, naming file, line and field, for malformed YAML, a missing or bad field, an
 // unknown field, a duplicate GPU, a price for an unknown GPU, or a GPU that `prices` leaves without
