@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/edit_distance.h"
 
 namespace suanli::catalog {
 namespace {
@@ -30,25 +31,6 @@ std::vector<std::string> SortedUnique(std::vector<std::string> tokens) {
   std::sort(tokens.begin(), tokens.end());
   tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
   return tokens;
-}
-
-// Edit distance counting a swap of neighbours as one edit ("4900" for "4090"), for "did you mean".
-// Written here because names are a few characters long and no Debian C++ library offers it without
-// pulling in far more.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
 }
 
 std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator) {
@@ -232,7 +214,7 @@ std::vector<std::string> Catalog::Suggestions(const std::string& squashed_query)
   std::vector<std::pair<size_t, size_t>> distance_and_gpu(gpus_.size(),
                                                           {std::numeric_limits<size_t>::max(), 0});
   for (const auto& [squashed_name, index] : by_squashed_name_) {
-    const size_t distance = EditDistance(squashed_query, squashed_name);
+    const size_t distance = core::EditDistance(squashed_query, squashed_name);
     distance_and_gpu[index] = std::min(distance_and_gpu[index], std::pair(distance, index));
   }
   std::sort(distance_and_gpu.begin(), distance_and_gpu.end());
