@@ -1,0 +1,128 @@
+#include "advisor/advice_json.h"
+
+#include <boost/json/array.hpp>
+
+namespace suanli::advisor {
+namespace {
+
+constexpr double kGb = 1e9;
+
+std::string_view KindName(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kDecoderLm:
+      return "decoder_lm";
+    case ModelKind::kEncoder:
+      return "encoder";
+    case ModelKind::kEncoderDecoder:
+      return "encoder_decoder";
+    case ModelKind::kVision:
+      return "vision";
+    case ModelKind::kDiffusion:
+      return "diffusion";
+  }
+  return "?";
+}
+
+void PutIfSet(boost::json::object& object, std::string_view key,
+              const std::optional<double>& value) {
+  if (value) object[key] = *value;
+}
+
+boost::json::object WorkloadToJson(const Workload& w) {
+  boost::json::object work;
+  if (w.work.tokens > 0) work["tokens"] = w.work.tokens;
+  if (w.work.samples > 0) {
+    work["samples"] = w.work.samples;
+    work["epochs"] = w.work.epochs;
+  }
+  if (w.work.requests > 0) work["requests"] = w.work.requests;
+  if (w.work.images > 0) work["images"] = w.work.images;
+  work["assumed"] = w.work.assumed;
+  boost::json::object json = {
+      {"model", w.model.name},
+      {"kind", KindName(w.model.kind)},
+      {"params", w.model.params},
+      {"task", TaskName(w.task)},
+      {"precision", PrecisionName(w.precision)},
+      {"quant", w.quant ? boost::json::value(w.quant->name) : boost::json::value(nullptr)},
+      {"bits_per_weight", w.quant ? w.quant->bits_per_weight : 0.0},
+      {"engine", EngineName(w.engine)},
+      {"work", std::move(work)},
+  };
+  if (w.batch > 0) json["batch"] = w.batch;
+  if (w.model.kind == ModelKind::kVision || w.model.kind == ModelKind::kDiffusion) {
+    json["image_size"] = w.image_size;
+    if (w.model.kind == ModelKind::kDiffusion) json["steps"] = w.steps;
+  } else if (IsTraining(w.task)) {
+    json["seq"] = w.seq;
+    json["recompute"] = w.recompute;
+  } else {
+    json["prompt_tokens"] = w.prompt_tokens;
+    json["gen_tokens"] = w.gen_tokens;
+  }
+  if (IsTraining(w.task)) json["optimizer"] = OptimizerName(w.optimizer);
+  return json;
+}
+
+}  // namespace
+
+boost::json::object EstimateToJson(const Estimate& e) {
+  boost::json::object throughput;
+  PutIfSet(throughput, "prefill_tokens_per_s", e.throughput.prefill_tokens_per_s);
+  PutIfSet(throughput, "decode_tokens_per_s", e.throughput.decode_tokens_per_s);
+  PutIfSet(throughput, "train_tokens_per_s", e.throughput.train_tokens_per_s);
+  PutIfSet(throughput, "samples_per_s", e.throughput.samples_per_s);
+  PutIfSet(throughput, "images_per_s", e.throughput.images_per_s);
+  PutIfSet(throughput, "steps_per_s", e.throughput.steps_per_s);
+  boost::json::array notes;
+  for (const std::string& note : e.notes) notes.emplace_back(note);
+  return {
+      {"gpu", e.gpu->name},
+      {"count", e.count},
+      {"batch", e.batch},
+      {"supported", e.supported},
+      {"fits", e.fits},
+      {"reason", e.reason},
+      {"memory_gb",
+       {{"total", e.memory.Total() / kGb},
+        {"weights", e.memory.weights / kGb},
+        {"gradients", e.memory.gradients / kGb},
+        {"optimizer", e.memory.optimizer / kGb},
+        {"activations", e.memory.activations / kGb},
+        {"kv_cache", e.memory.kv_cache / kGb},
+        {"overhead", e.memory.overhead / kGb},
+        {"available", e.memory_capacity / kGb}}},
+      {"throughput", std::move(throughput)},
+      {"bound", e.bound == Bound::kMemory ? "memory" : "compute"},
+      {"time_s", e.time_s},
+      {"rent_usd_per_hour", e.rent_per_hour.ToDollars()},
+      {"cost_usd", e.cost.ToDollars()},
+      {"buy_usd", e.buy.ToDollars()},
+      {"power_usd_per_hour", e.power_per_hour.ToDollars()},
+      {"break_even_hours",
+       e.break_even_hours ? boost::json::value(*e.break_even_hours) : boost::json::value(nullptr)},
+      {"cost_per_unit", {{"unit", e.unit}, {"usd", e.cost_per_unit_usd}}},
+      {"notes", std::move(notes)},
+  };
+}
+
+boost::json::object AdviceToJson(const Advice& advice) {
+  boost::json::array estimates;
+  for (const Estimate& estimate : advice.estimates)
+    estimates.emplace_back(EstimateToJson(estimate));
+  boost::json::object recommendation = {{"reason", advice.recommendation.reason}};
+  if (advice.recommendation.index) {
+    const Estimate& pick = advice.estimates[*advice.recommendation.index];
+    recommendation["gpu"] = pick.gpu->name;
+    recommendation["count"] = pick.count;
+    recommendation["time_s"] = pick.time_s;
+    recommendation["cost_usd"] = pick.cost.ToDollars();
+  } else {
+    recommendation["gpu"] = nullptr;
+  }
+  return {{"workload", WorkloadToJson(advice.workload)},
+          {"estimates", std::move(estimates)},
+          {"recommendation", std::move(recommendation)}};
+}
+
+}  // namespace suanli::advisor

@@ -1,0 +1,186 @@
+#include "advisor/advisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace suanli::advisor {
+namespace {
+
+bool Qualifies(const Estimate& e, const AdviseOptions& options) {
+  if (!e.supported || !e.fits) return false;
+  if (options.deadline_s && e.time_s > *options.deadline_s) return false;
+  if (options.budget && e.cost > *options.budget) return false;
+  return true;
+}
+
+// Best first: qualifying estimates by cost then time; then those that fit but miss the deadline or
+// budget; then those that do not fit; unsupported ones last.
+int Tier(const Estimate& e, const AdviseOptions& options) {
+  if (Qualifies(e, options)) return 0;
+  if (e.supported && e.fits) return 1;
+  if (e.supported) return 2;
+  return 3;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{:.0f} min", seconds / 60);
+  if (seconds < 72 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  return fmt::format("{:.1f} days", seconds / 86400);
+}
+
+std::string Gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
+
+std::string Named(const Estimate& e) {
+  return e.count == 1 ? e.gpu->name : fmt::format("{}x {}", e.count, e.gpu->name);
+}
+
+std::string RateText(const Estimate& e) {
+  const Throughput& t = e.throughput;
+  if (t.train_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.train_tokens_per_s);
+  if (t.decode_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.decode_tokens_per_s);
+  if (t.images_per_s) return fmt::format("{:.2f} images/s", *t.images_per_s);
+  if (t.samples_per_s) return fmt::format("{:.0f} samples/s", *t.samples_per_s);
+  return "";
+}
+
+// What decides the speed: bandwidth when memory-bound, the precision's tensor rate when
+// compute-bound.
+std::string DecidingFigure(const Estimate& e, const Workload& w) {
+  if (e.bound == Bound::kMemory) return fmt::format("{:.0f} GB/s", e.gpu->bandwidth_gbs);
+  double tflops = e.gpu->Tensor16Tflops();
+  std::string precision = "16-bit";
+  if (w.precision == Precision::kFp8 && e.gpu->fp8_tflops) {
+    tflops = *e.gpu->fp8_tflops;
+    precision = "FP8";
+  } else if (w.precision == Precision::kFp32) {
+    tflops = e.gpu->fp32_tflops;
+    precision = "FP32";
+  }
+  return fmt::format("{:.0f} {} TFLOPS", tflops, precision);
+}
+
+std::string PhaseName(const Workload& w) {
+  if (IsTraining(w.task)) return "training";
+  if (w.model.kind == ModelKind::kDiffusion) return "denoising";
+  if (w.model.kind == ModelKind::kDecoderLm || w.model.kind == ModelKind::kEncoderDecoder) {
+    return w.task == Task::kServe ? "serving" : "decoding";
+  }
+  return "inference";
+}
+
+std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
+  const Estimate& pick = advice.estimates.front();
+  const Workload& w = advice.workload;
+  std::string reason;
+  const double spare = pick.memory_capacity - pick.memory.Total();
+  if (pick.count == 1) {
+    reason = fmt::format("{} fits in the {}'s {} with {} to spare", w.model.name, pick.gpu->name,
+                         Gb(pick.memory_capacity), Gb(spare));
+  } else {
+    reason = fmt::format("{} needs {} GPUs ({} of {} each)", w.model.name, pick.count,
+                         Gb(pick.memory.Total()), Gb(pick.memory_capacity));
+  }
+  reason += fmt::format("; {} is {}-bound, so the {}'s {} give {}", PhaseName(w),
+                        pick.bound == Bound::kMemory ? "bandwidth" : "compute", pick.gpu->name,
+                        DecidingFigure(pick, w), RateText(pick));
+
+  const Estimate* runner_up = nullptr;
+  for (size_t i = 1; i < advice.estimates.size(); ++i) {
+    const Estimate& other = advice.estimates[i];
+    if (Qualifies(other, options) && other.gpu != pick.gpu) {
+      runner_up = &other;
+      break;
+    }
+  }
+  if (runner_up != nullptr && PrimaryRate(*runner_up) > 0 &&
+      runner_up->rent_per_hour.micros() > 0) {
+    reason += fmt::format(", {:.2f}x the {} at {:.2f}x its price per hour",
+                          PrimaryRate(pick) / PrimaryRate(*runner_up), Named(*runner_up),
+                          pick.rent_per_hour.ToDollars() / runner_up->rent_per_hour.ToDollars());
+  }
+  reason += fmt::format(". The job takes {} and costs {} to rent", Duration(pick.time_s),
+                        pick.cost.ToString());
+  if (pick.break_even_hours) {
+    reason += fmt::format(
+        "; buying costs {} and pays off after {:.0f} hours of use ({:.0f} days around the clock)",
+        pick.buy.ToString(), *pick.break_even_hours, *pick.break_even_hours / 24);
+  }
+  return reason + ".";
+}
+
+std::string ExplainNothing(const Advice& advice, const AdviseOptions& options) {
+  bool any_fits = false;
+  for (const Estimate& e : advice.estimates) any_fits |= e.supported && e.fits;
+  if (!any_fits) {
+    return fmt::format(
+        "{} does not fit on up to {} of any GPU considered; try --quant, a smaller --batch or "
+        "--seq, or --task lora/qlora",
+        advice.workload.model.name, options.max_count);
+  }
+  std::string limits;
+  if (options.deadline_s)
+    limits += fmt::format("the deadline of {}", Duration(*options.deadline_s));
+  if (options.budget)
+    limits += (limits.empty() ? "" : " and ") +
+              fmt::format("the budget of {}", options.budget->ToString());
+  const Estimate& closest = advice.estimates.front();
+  return fmt::format("no GPU that fits meets {}; the closest is {} ({}, {})", limits,
+                     Named(closest), Duration(closest.time_s), closest.cost.ToString());
+}
+
+}  // namespace
+
+double PrimaryRate(const Estimate& e) {
+  const Throughput& t = e.throughput;
+  if (t.train_tokens_per_s) return *t.train_tokens_per_s;
+  if (t.decode_tokens_per_s) return *t.decode_tokens_per_s;
+  if (t.images_per_s) return *t.images_per_s;
+  if (t.samples_per_s) return *t.samples_per_s;
+  return 0;
+}
+
+Advice Advise(const Workload& workload, const catalog::Catalog& catalog,
+              const AdviseOptions& options, const Efficiency& efficiency) {
+  Advice advice;
+  advice.workload = workload;
+  std::vector<GpuChoice> choices = options.gpus;
+  if (choices.empty()) {
+    for (const catalog::GpuType& gpu : catalog.gpus()) choices.push_back({&gpu, 0});
+  }
+  for (const GpuChoice& choice : choices) {
+    if (choice.count > 0) {
+      advice.estimates.push_back(
+          EstimateOn(workload, *choice.gpu, choice.count, efficiency, options.costs));
+      continue;
+    }
+    // The smallest power-of-two count that fits; the largest tried stands for "does not fit".
+    Estimate estimate;
+    for (int count = 1; count <= options.max_count; count *= 2) {
+      estimate = EstimateOn(workload, *choice.gpu, count, efficiency, options.costs);
+      if (estimate.fits || !estimate.supported) break;
+    }
+    advice.estimates.push_back(std::move(estimate));
+  }
+  std::stable_sort(
+      advice.estimates.begin(), advice.estimates.end(), [&](const Estimate& a, const Estimate& b) {
+        const int tier_a = Tier(a, options);
+        const int tier_b = Tier(b, options);
+        if (tier_a != tier_b) return tier_a < tier_b;
+        if (tier_a >= 2)
+          return a.memory.Total() / a.memory_capacity < b.memory.Total() / b.memory_capacity;
+        if (a.cost != b.cost) return a.cost < b.cost;
+        return a.time_s < b.time_s;
+      });
+  if (!advice.estimates.empty() && Qualifies(advice.estimates.front(), options)) {
+    advice.recommendation.index = 0;
+    advice.recommendation.reason = ExplainPick(advice, options);
+  } else {
+    advice.recommendation.reason = ExplainNothing(advice, options);
+  }
+  return advice;
+}
+
+}  // namespace suanli::advisor

@@ -1,0 +1,51 @@
+// Advise: a workload on every GPU type (or the ones asked about), and which one to pick and why.
+//
+// For each type the advisor finds the smallest GPU count (1, 2, 4, 8) whose memory holds the
+// workload, estimates speed, time and cost there, and ranks the types that fit by cost for the job,
+// honouring a deadline and a budget. The reason names the figure that decides (VRAM, bandwidth,
+// tensor FLOPS, price) so a person can check it against the catalog.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "advisor/estimate.h"
+#include "catalog/catalog.h"
+
+namespace suanli::advisor {
+
+struct GpuChoice {
+  const catalog::GpuType* gpu = nullptr;
+  int count = 0;  // 0: the smallest count that fits
+};
+
+struct AdviseOptions {
+  std::vector<GpuChoice> gpus;  // empty: every catalog type
+  std::optional<double> deadline_s;
+  std::optional<core::Money> budget;
+  CostInputs costs;
+  int max_count = 8;  // one node's worth of GPUs
+};
+
+struct Recommendation {
+  std::optional<size_t>
+      index;           // into Advice::estimates (always 0 when set); none when nothing qualifies
+  std::string reason;  // one or two sentences a person can check against the catalog
+};
+
+struct Advice {
+  Workload workload;
+  std::vector<Estimate> estimates;  // ranked: fitting and qualifying first, cheapest first
+  Recommendation recommendation;
+};
+
+// The figure the ranking compares: tokens/s for LLMs, images/s or samples/s otherwise.
+double PrimaryRate(const Estimate& estimate);
+
+// REQUIRES: CompleteAndValidate(workload) succeeded. Never fails: GPUs that cannot run the workload
+// are in the estimates with fits = false and a reason.
+Advice Advise(const Workload& workload, const catalog::Catalog& catalog,
+              const AdviseOptions& options, const Efficiency& efficiency = FittedEfficiency());
+
+}  // namespace suanli::advisor

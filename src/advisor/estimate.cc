@@ -1,0 +1,485 @@
+#include "advisor/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "core/check.h"
+
+namespace suanli::advisor {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kContextBytes =
+    0.5e9;  // CUDA context + cuBLAS/cuDNN workspaces (PyTorch: 0.3-2 GiB)
+constexpr double kEngineMemoryShare = 0.90;  // vLLM's default gpu_memory_utilization
+
+bool IsLanguageModel(ModelKind kind) {
+  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
+         kind == ModelKind::kEncoderDecoder;
+}
+
+bool HasTf32(const catalog::GpuType& gpu) {
+  for (const char* arch : {"Ampere", "Ada", "Hopper", "Blackwell", "CDNA3"}) {
+    if (gpu.arch == arch) return true;
+  }
+  return false;
+}
+
+struct Peak {
+  double flops = 0;  // per second, dense
+  std::string note;
+  std::string unsupported;  // non-empty: this GPU cannot run the precision
+};
+
+Peak ComputePeak(const catalog::GpuType& gpu, Precision precision) {
+  constexpr double kTera = 1e12;
+  switch (precision) {
+    case Precision::kFp32:
+      return {gpu.fp32_tflops * kTera, "", ""};
+    case Precision::kTf32:
+      if (HasTf32(gpu)) return {gpu.Tensor16Tflops() / 2 * kTera, "", ""};
+      return {gpu.fp32_tflops * kTera, "no TF32 on " + gpu.arch + ": estimated at the FP32 rate",
+              ""};
+    case Precision::kBf16:
+      if (gpu.bf16_tflops) return {*gpu.bf16_tflops * kTera, "", ""};
+      return {gpu.fp16_tflops * kTera,
+              "no BF16 on " + gpu.arch + ": estimated in FP16 (use --precision fp16)", ""};
+    case Precision::kFp16:
+      return {gpu.fp16_tflops * kTera, "", ""};
+    case Precision::kFp8:
+      if (gpu.fp8_tflops) return {*gpu.fp8_tflops * kTera, "", ""};
+      return {
+          0, "",
+          "the " + gpu.name + " (" + gpu.arch + ") has no FP8 tensor cores; use --precision bf16"};
+  }
+  return {};
+}
+
+double BytesPerWeight(const Workload& w) {
+  if (w.quant) return w.quant->bits_per_weight / 8;
+  switch (w.precision) {
+    case Precision::kFp32:
+    case Precision::kTf32:
+      return 4;
+    case Precision::kFp8:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+double KvBytesPerElement(const Workload& w) {
+  if (w.precision == Precision::kFp8) return 1;
+  if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) return 4;
+  return 2;
+}
+
+int HeadDim(const ModelSpec& m) {
+  return m.head_dim > 0 ? m.head_dim : (m.heads > 0 ? m.hidden / m.heads : 0);
+}
+double AttentionWidth(const ModelSpec& m) { return static_cast<double>(m.heads) * HeadDim(m); }
+double KvWidth(const ModelSpec& m) {
+  return static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) * HeadDim(m);
+}
+double ActiveParams(const ModelSpec& m) { return m.active_params > 0 ? m.active_params : m.params; }
+
+// Bytes of K and V one token adds to the cache, over all layers (GQA-aware).
+double KvBytesPerToken(const ModelSpec& m, const Workload& w) {
+  return 2.0 * m.layers * KvWidth(m) * KvBytesPerElement(w);
+}
+
+// Forward FLOPs of one token that attends to `context` earlier tokens: 2 per weight it uses, plus
+// QK^T and attention x V over the context.
+double ForwardFlopsPerToken(const ModelSpec& m, double context) {
+  return 2 * ActiveParams(m) + 4.0 * m.layers * context * AttentionWidth(m);
+}
+
+// Korthikanti et al. 2022 activation bytes per layer for one sequence of `seq` tokens, 16-bit, with
+// FlashAttention (no s x s scores): layer input and norms, Q, K, V (GQA-sized), attention output,
+// MLP input and intermediates (three for gated MLPs), MoE tokens routed to k experts.
+double ActivationBytesPerLayer(const ModelSpec& m, double seq) {
+  const double h = m.hidden;
+  const double experts = m.experts_per_token > 0 ? m.experts_per_token : 1;
+  const double mlp = 2 * h + (m.gated_mlp ? 6.0 : 4.0) * m.ffn * experts;
+  const double attention = 10 * h + 4 * KvWidth(m);
+  return seq * (attention + mlp);
+}
+
+// Adapter parameters of LoRA with rank 16 on every linear layer of every block.
+double LoraParams(const ModelSpec& m) {
+  constexpr double kRank = 16;
+  const double h = m.hidden;
+  const double f = m.ffn;
+  const double per_layer =
+      2 * (h + AttentionWidth(m)) + 2 * (h + KvWidth(m)) + (m.gated_mlp ? 3 : 2) * (h + f);
+  return m.layers * kRank * per_layer;
+}
+
+// Throughput kept when `count` GPUs work on one job: gradient all-reduce, tensor-parallel
+// collectives.
+double ScalingEfficiency(const catalog::GpuType& gpu, int count) {
+  if (count <= 1) return 1.0;
+  const bool nvlink = gpu.interconnect.find("NVLink") != std::string::npos ||
+                      gpu.interconnect.find("Infinity Fabric") != std::string::npos;
+  return std::pow(nvlink ? 0.95 : 0.85, std::log2(static_cast<double>(count)));
+}
+
+core::Money MoneyFromDollars(double dollars) {
+  return core::Money::FromMicros(static_cast<int64_t>(std::llround(dollars * 1e6)));
+}
+
+class Estimator {
+ public:
+  Estimator(const Workload& w, const catalog::GpuType& gpu, int count, const Efficiency& eff)
+      : w_(w), m_(w.model), gpu_(gpu), count_(count), eff_(eff) {
+    e_.gpu = &gpu;
+    e_.count = count;
+    e_.batch = w.batch;
+    e_.memory_capacity = gpu.memory_gb * kGiB;
+    peak_ = ComputePeak(gpu, w.precision);  // quantised weights are dequantised to this precision
+    if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
+    bandwidth_ = gpu.bandwidth_gbs * 1e9;
+  }
+
+  Estimate Run() {
+    if (!peak_.unsupported.empty()) return Unsupported(peak_.unsupported);
+    const bool amd = gpu_.vendor == "AMD";
+    if (amd && (w_.engine == Engine::kTensorRtLlm || w_.engine == Engine::kExllama ||
+                w_.engine == Engine::kMlc)) {
+      return Unsupported(std::string(EngineName(w_.engine)) + " runs on NVIDIA GPUs only");
+    }
+    if (IsTraining(w_.task)) {
+      IsLanguageModel(m_.kind) ? TrainTransformer() : TrainVision();
+    } else if (m_.kind == ModelKind::kDiffusion) {
+      GenerateImages();
+    } else if (m_.kind == ModelKind::kVision || m_.kind == ModelKind::kEncoder) {
+      ClassifyOrEncode();
+    } else if (w_.task == Task::kServe) {
+      Serve();
+    } else {
+      Generate();
+    }
+    e_.memory.overhead += kContextBytes;
+    if (e_.fits && e_.reason.empty()) e_.fits = e_.memory.Total() <= e_.memory_capacity;
+    if (!e_.fits && e_.reason.empty()) {
+      e_.reason = "needs " + Gb(e_.memory.Total()) + " GB per GPU; the " + gpu_.name + " has " +
+                  Gb(e_.memory_capacity) + " GB";
+    }
+    return e_;
+  }
+
+ private:
+  static std::string Gb(double bytes) {
+    const double gb = bytes / 1e9;
+    char text[32];
+    std::snprintf(text, sizeof(text), gb >= 100 ? "%.0f" : "%.1f", gb);
+    return text;
+  }
+
+  Estimate Unsupported(std::string reason) {
+    e_.supported = false;
+    e_.fits = false;
+    e_.reason = std::move(reason);
+    return e_;
+  }
+
+  double SmallModelFactor() const { return m_.hidden / (m_.hidden + eff_.small_hidden); }
+
+  void TrainTransformer() {
+    const double n = m_.params;
+    const double shard =
+        count_;  // FSDP / ZeRO-3: parameters, gradients and optimizer split over GPUs
+    const bool mixed = w_.precision != Precision::kFp32 && w_.precision != Precision::kTf32;
+    const double seq = w_.seq;
+    const double batch = w_.batch;
+    double forward_multiple = 3;  // forward + backward (twice the forward)
+    double mfu = m_.kind == ModelKind::kEncoder ? eff_.train_encoder : eff_.train_decoder;
+
+    if (w_.task == Task::kLora || w_.task == Task::kQlora) {
+      const double adapters = LoraParams(m_);
+      e_.memory.weights = n * BytesPerWeight(w_) / shard + adapters * 2;
+      e_.memory.gradients = adapters * 2;
+      e_.memory.optimizer = adapters * 12;
+      forward_multiple = 2;  // no weight gradients for the frozen base
+      mfu = w_.task == Task::kLora ? eff_.lora : eff_.qlora;
+      if (w_.task == Task::kQlora)
+        e_.notes.push_back("4-bit base weights, dequantised to 16-bit on every use");
+    } else {
+      const double weight_bytes = mixed ? 2 : 4;
+      double optimizer_bytes = 0;
+      switch (w_.optimizer) {
+        case Optimizer::kAdamW:
+          optimizer_bytes = mixed ? 12 : 8;
+          break;  // fp32 master + m + v
+        case Optimizer::kAdamW8bit:
+          optimizer_bytes = mixed ? 6 : 2;
+          break;  // master + 8-bit m, v
+        case Optimizer::kSgd:
+          optimizer_bytes = mixed ? 8 : 4;
+          break;  // master + momentum
+      }
+      e_.memory.weights = n * weight_bytes / shard;
+      e_.memory.gradients = n * weight_bytes / shard;
+      e_.memory.optimizer = n * optimizer_bytes / shard;
+    }
+    const double per_layer = ActivationBytesPerLayer(m_, seq) * batch * (mixed ? 1 : 2);
+    double activations = w_.recompute ? m_.layers * 2.0 * seq * batch * m_.hidden + per_layer
+                                      : m_.layers * per_layer;
+    if (m_.kind == ModelKind::kDecoderLm)
+      activations += seq * batch * m_.vocab * 6.0;  // logits + fp32 loss
+    e_.memory.activations = activations * eff_.activation_factor;
+    e_.memory.overhead = 0.05 * e_.memory.activations;
+    if (w_.recompute) forward_multiple += 1;
+    if (count_ > 1)
+      e_.notes.push_back("sharded over " + std::to_string(count_) + " GPUs (FSDP/ZeRO-3)");
+
+    const double flops_per_token = forward_multiple * ForwardFlopsPerToken(m_, seq / 2);
+    const double per_gpu = mfu * SmallModelFactor() * peak_.flops / flops_per_token;
+    const double tokens_per_s = per_gpu * count_ * ScalingEfficiency(gpu_, count_);
+    e_.throughput.train_tokens_per_s = tokens_per_s;
+    e_.throughput.samples_per_s = tokens_per_s / seq;
+    e_.throughput.steps_per_s = tokens_per_s / (seq * batch * count_);
+    e_.bound = Bound::kCompute;
+    e_.fits = true;
+
+    double tokens = w_.work.tokens;
+    if (tokens == 0) tokens = w_.work.samples * seq * w_.work.epochs;
+    SetTime(tokens / tokens_per_s, tokens / 1e6, "1M tokens");
+  }
+
+  void TrainVision() {
+    const double scale = PixelScale();
+    const double flops = 3 * m_.forward_flops * scale;
+    const bool mixed = w_.precision != Precision::kFp32 && w_.precision != Precision::kTf32;
+    const double weight_bytes = mixed ? 2 : 4;
+    e_.memory.weights = m_.params * weight_bytes;
+    e_.memory.gradients = m_.params * weight_bytes;
+    e_.memory.optimizer =
+        m_.params * (w_.optimizer == Optimizer::kSgd ? (mixed ? 8 : 4) : (mixed ? 12 : 8));
+    e_.memory.activations = m_.activation_bytes_per_sample * scale * w_.batch * (mixed ? 1 : 2);
+    e_.memory.overhead = 0.05 * e_.memory.activations;
+    VisionSpeed(flops, eff_.vision, "1k images");
+    e_.fits = true;
+  }
+
+  void ClassifyOrEncode() {
+    if (m_.kind == ModelKind::kEncoder) {
+      e_.memory.weights = m_.params * BytesPerWeight(w_);
+      const double seq = w_.prompt_tokens;
+      e_.memory.activations =
+          ActivationBytesPerLayer(m_, seq) * w_.batch * 2;  // two layers live at once
+      const double flops = ForwardFlopsPerToken(m_, seq / 2) * seq;
+      const double mfu = eff_.pytorch.prefill * SmallModelFactor();
+      const double samples_per_s = mfu * peak_.flops / flops * count_;
+      e_.throughput.samples_per_s = samples_per_s;
+      e_.throughput.prefill_tokens_per_s = samples_per_s * seq;
+      e_.bound = Bound::kCompute;
+      e_.fits = true;
+      const double samples = WorkSamples();
+      SetTime(samples / samples_per_s, samples / 1e3, "1k samples");
+      return;
+    }
+    e_.memory.weights = m_.params * BytesPerWeight(w_);
+    e_.memory.activations = m_.activation_bytes_per_sample * PixelScale() * w_.batch * 0.15;
+    VisionSpeed(m_.forward_flops * PixelScale(), eff_.vision, "1k images");
+    e_.fits = true;
+  }
+
+  // Convolution layers are compute-bound and the normalisations between them memory-bound, so their
+  // times add up rather than overlap.
+  void VisionSpeed(double flops_per_sample, double mfu, const char* unit) {
+    const double compute_s = flops_per_sample / (mfu * peak_.flops);
+    const double memory_s = flops_per_sample * eff_.vision_bytes_per_flop / bandwidth_;
+    const double samples_per_s = count_ * ScalingEfficiency(gpu_, count_) / (compute_s + memory_s);
+    e_.throughput.samples_per_s = samples_per_s;
+    e_.throughput.images_per_s = samples_per_s;
+    e_.throughput.steps_per_s = samples_per_s / (w_.batch * count_);
+    e_.bound = memory_s > compute_s ? Bound::kMemory : Bound::kCompute;
+    const double samples = WorkSamples();
+    SetTime(samples / samples_per_s, samples / 1e3, unit);
+  }
+
+  void GenerateImages() {
+    const double scale = PixelScale();
+    const double batch = w_.batch;
+    e_.memory.weights = m_.params * 2;
+    // Latent activations of the UNet, and the VAE decoder's full-resolution feature maps (its
+    // peak).
+    e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
+    const double latents =
+        2 * batch;  // classifier-free guidance runs the UNet on two latents per image
+    const double step_compute = latents * m_.forward_flops * scale / (eff_.diffusion * peak_.flops);
+    const double step_memory = m_.params * 2 / bandwidth_;  // the weights, read once per step
+    const double step_s = step_compute + step_memory + eff_.diffusion_step_overhead_s;
+    const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.diffusion * peak_.flops);
+    const double image_s = (w_.steps * step_s + decode_s) / batch;
+    e_.throughput.steps_per_s = count_ / step_s;
+    e_.throughput.images_per_s = count_ / image_s;
+    e_.bound = step_compute > step_memory ? Bound::kCompute : Bound::kMemory;
+    e_.fits = true;
+    const double images =
+        w_.work.images > 0 ? w_.work.images : std::max(w_.work.requests, w_.work.samples);
+    SetTime(images * image_s / count_, images / 1e3, "1k images");
+  }
+
+  // Bytes of weights one decode step reads: an MoE step at batch b touches only the experts its
+  // tokens were routed to.
+  double WeightBytesReadPerStep(double batch) const {
+    const double all = m_.params * BytesPerWeight(w_);
+    if (m_.experts <= 0 || m_.experts_per_token <= 0) return all;
+    const double k_over_e = static_cast<double>(m_.experts_per_token) / m_.experts;
+    const double touched = 1 - std::pow(1 - k_over_e, batch);
+    const double active = ActiveParams(m_);
+    const double read = active + (m_.params - active) * (touched - k_over_e) / (1 - k_over_e);
+    return read * BytesPerWeight(w_);
+  }
+
+  // One decode step for `batch` sequences whose mean context is `context`, split over count_ GPUs
+  // by tensor parallelism. Sets the bound.
+  double DecodeStepSeconds(double batch, double context) {
+    const EngineEfficiency& engine = eff_.For(w_.engine);
+    const double bytes =
+        (WeightBytesReadPerStep(batch) + batch * context * KvBytesPerToken(m_, w_)) / count_;
+    const double memory_s = bytes / (engine.decode_bandwidth * bandwidth_);
+    const double compute_s =
+        batch * ForwardFlopsPerToken(m_, context) / count_ / (engine.prefill * peak_.flops);
+    const double collectives_s =
+        count_ > 1 ? 2.0 * m_.layers * (ScalingEfficiency(gpu_, 2) > 0.9 ? 8e-6 : 25e-6) : 0;
+    e_.bound = memory_s >= compute_s ? Bound::kMemory : Bound::kCompute;
+    return std::max(memory_s, compute_s) + engine.decode_overhead_s + collectives_s;
+  }
+
+  double PrefillTokensPerSecond(double prompt) const {
+    const EngineEfficiency& engine = eff_.For(w_.engine);
+    return engine.prefill * SmallModelFactor() * peak_.flops * count_ *
+           ScalingEfficiency(gpu_, count_) / ForwardFlopsPerToken(m_, prompt / 2);
+  }
+
+  void InferenceMemory(double batch) {
+    e_.memory.weights = m_.params * BytesPerWeight(w_) / count_;
+    e_.memory.kv_cache =
+        batch * (w_.prompt_tokens + w_.gen_tokens) * KvBytesPerToken(m_, w_) / count_;
+    // One layer's intermediates for a prompt processed in chunks of up to 512 tokens, and the
+    // logits.
+    const double chunk = std::min(512.0, static_cast<double>(w_.prompt_tokens)) * batch;
+    e_.memory.activations =
+        chunk * (4.0 * m_.hidden + 3.0 * m_.ffn) * 2 / count_ + batch * m_.vocab * 4.0;
+  }
+
+  void Generate() {
+    const double batch = w_.batch;
+    InferenceMemory(batch);
+    const double prompt = w_.prompt_tokens;
+    const double gen = w_.gen_tokens;
+    const double prefill_tps = PrefillTokensPerSecond(prompt);
+    const double step_s = DecodeStepSeconds(batch, prompt + gen / 2);
+    e_.throughput.prefill_tokens_per_s = prefill_tps;
+    e_.throughput.decode_tokens_per_s = batch / step_s;
+    e_.fits = true;
+    const double round_s = batch * prompt / prefill_tps + gen * step_s;  // one batch of requests
+    const double requests = w_.work.requests > 0 ? w_.work.requests : w_.work.tokens / gen;
+    SetTime(std::ceil(requests / batch) * round_s, requests * gen / 1e6, "1M tokens");
+  }
+
+  int EngineMaxBatch() const {
+    switch (w_.engine) {
+      case Engine::kTensorRtLlm:
+        return 2048;
+      case Engine::kVllm:
+      case Engine::kSglang:
+        return 256;
+      case Engine::kPytorch:
+        return 64;
+      default:
+        return 16;  // llama.cpp, ExLlama, MLC: a few parallel sequences at most
+    }
+  }
+
+  void Serve() {
+    const double prompt = w_.prompt_tokens;
+    const double gen = w_.gen_tokens;
+    const double per_sequence = (prompt + gen) * KvBytesPerToken(m_, w_) / count_;
+    double batch = w_.batch;
+    if (batch == 0) {
+      InferenceMemory(1);
+      const double reserved = e_.memory_capacity * kEngineMemoryShare - e_.memory.weights -
+                              e_.memory.activations - kContextBytes;
+      batch = std::min<double>(EngineMaxBatch(), std::floor(reserved / per_sequence));
+      if (batch < 1) {
+        e_.fits = false;
+        e_.memory.kv_cache = per_sequence;
+        e_.reason = "the weights leave no room for the KV cache of one " +
+                    std::to_string(w_.prompt_tokens + w_.gen_tokens) + "-token sequence";
+        return;
+      }
+    }
+    e_.batch = static_cast<int>(batch);
+    InferenceMemory(batch);
+    const double prefill_tps = PrefillTokensPerSecond(prompt);
+    const double step_s = DecodeStepSeconds(batch, prompt + gen / 2);
+    // A round: the batch's prompts, then its tokens one step at a time (continuous batching
+    // averages to the same mix).
+    const double round_s = batch * prompt / prefill_tps + gen * step_s;
+    const double output_tps = batch * gen / round_s;
+    e_.throughput.prefill_tokens_per_s = prefill_tps;
+    e_.throughput.decode_tokens_per_s = output_tps;
+    e_.fits = true;
+    const double tokens = w_.work.tokens > 0 ? w_.work.tokens : w_.work.requests * gen;
+    SetTime(tokens / output_tps, tokens / 1e6, "1M tokens");
+  }
+
+  double PixelScale() const {
+    if (m_.resolution <= 0 || w_.image_size <= 0) return 1;
+    const double ratio = static_cast<double>(w_.image_size) / m_.resolution;
+    return ratio * ratio;
+  }
+
+  double WorkSamples() const {
+    if (w_.work.samples > 0) return w_.work.samples * w_.work.epochs;
+    if (w_.work.requests > 0) return w_.work.requests;
+    if (w_.work.images > 0) return w_.work.images;
+    return w_.work.tokens / std::max(1, w_.prompt_tokens);
+  }
+
+  void SetTime(double seconds, double units, std::string unit) {
+    e_.time_s = seconds;
+    e_.work_units = units;
+    e_.unit = std::move(unit);
+  }
+
+  const Workload& w_;
+  const ModelSpec& m_;
+  const catalog::GpuType& gpu_;
+  const int count_;
+  const Efficiency& eff_;
+  Peak peak_;
+  double bandwidth_ = 0;
+  Estimate e_;
+};
+
+void AddCosts(Estimate& e, const catalog::GpuType& gpu, const CostInputs& costs) {
+  const double count = e.count;
+  e.rent_per_hour = core::Money::FromMicros(gpu.price.rent_per_hour.micros() * e.count);
+  e.buy = core::Money::FromMicros(gpu.price.buy.micros() * e.count);
+  const double power_usd_per_hour = gpu.tdp_w * count / 1000.0 * costs.power_usd_per_kwh;
+  e.power_per_hour = MoneyFromDollars(power_usd_per_hour);
+  const double margin = e.rent_per_hour.ToDollars() - power_usd_per_hour;
+  if (margin > 0) e.break_even_hours = e.buy.ToDollars() / margin;
+  if (e.time_s > 0 && std::isfinite(e.time_s)) {
+    e.cost = MoneyFromDollars(e.rent_per_hour.ToDollars() * e.time_s / 3600);
+    if (e.work_units > 0) e.cost_per_unit_usd = e.cost.ToDollars() / e.work_units;
+  }
+}
+
+}  // namespace
+
+Estimate EstimateOn(const Workload& workload, const catalog::GpuType& gpu, int count,
+                    const Efficiency& efficiency, const CostInputs& costs) {
+  SUANLI_CHECK(count >= 1, "an estimate needs at least one GPU");
+  Estimate estimate = Estimator(workload, gpu, count, efficiency).Run();
+  AddCosts(estimate, gpu, costs);
+  return estimate;
+}
+
+}  // namespace suanli::advisor

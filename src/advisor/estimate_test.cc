@@ -1,0 +1,218 @@
+#include "advisor/estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "advisor/test_models.h"
+#include "catalog/catalog_file.h"
+
+namespace suanli::advisor {
+namespace {
+
+using namespace suanli::advisor::testing;
+
+const catalog::GpuType& Gpu(std::string_view name) {
+  static const catalog::Catalog catalog = *catalog::LoadBuiltInCatalog();
+  return **catalog.FindExact(name);
+}
+
+Workload Make(ModelSpec model, Task task) {
+  Workload w;
+  w.model = std::move(model);
+  w.task = task;
+  return w;
+}
+
+Estimate EstimateFor(Workload w, std::string_view gpu = "A100 80GB SXM", int count = 1) {
+  core::Status status = CompleteAndValidate(w);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return EstimateOn(w, Gpu(gpu), count);
+}
+
+constexpr double kGb = 1e9;
+
+TEST(MemoryTest, Llama2_7bFp16WeightsTake13_5Gb) {
+  Workload w = Make(Llama2_7b(), Task::kInfer);
+  w.precision = Precision::kFp16;
+  EXPECT_NEAR(EstimateFor(w).memory.weights / kGb, 13.48, 0.05);
+}
+
+TEST(MemoryTest, MixedPrecisionAdamTakes16BytesPerParameter) {
+  Workload w = Make(Llama2_7b(), Task::kFinetune);
+  const Estimate e = EstimateFor(w, "H200");
+  EXPECT_DOUBLE_EQ(
+      (e.memory.weights + e.memory.gradients + e.memory.optimizer) / Llama2_7b().params, 16.0);
+  w.optimizer = Optimizer::kAdamW8bit;
+  const Estimate eight_bit = EstimateFor(w, "H200");
+  EXPECT_DOUBLE_EQ(
+      (eight_bit.memory.weights + eight_bit.memory.gradients + eight_bit.memory.optimizer) /
+          Llama2_7b().params,
+      10.0);
+}
+
+TEST(MemoryTest, ShardingDividesWeightsGradientsAndOptimizerStates) {
+  Workload w = Make(Llama2_7b(), Task::kFinetune);
+  const Estimate one = EstimateFor(w, "H100 SXM", 1);
+  const Estimate four = EstimateFor(w, "H100 SXM", 4);
+  EXPECT_DOUBLE_EQ(four.memory.optimizer * 4, one.memory.optimizer);
+  EXPECT_DOUBLE_EQ(four.memory.activations,
+                   one.memory.activations);  // each GPU holds its micro-batch
+}
+
+TEST(MemoryTest, KvCacheOfLlama3_8bIs128KiBPerTokenAtFp16) {
+  Workload w = Make(Llama3_8b(), Task::kInfer);
+  w.prompt_tokens = 1000;
+  w.gen_tokens = 24;
+  const Estimate e = EstimateFor(w);
+  EXPECT_DOUBLE_EQ(e.memory.kv_cache / 1024, 131072.0);
+  Workload mha = Make(Llama2_7b(), Task::kInfer);
+  mha.prompt_tokens = 1000;
+  mha.gen_tokens = 24;
+  EXPECT_DOUBLE_EQ(EstimateFor(mha).memory.kv_cache / 1024, 524288.0);  // no GQA: 4x as much
+}
+
+TEST(MemoryTest, QuantisedWeightsUseTheirRealBitsPerWeight) {
+  Workload w = Make(Llama2_7b(), Task::kInfer);
+  w.quant = *ParseQuantization("q4_0");
+  EXPECT_NEAR(EstimateFor(w, "RTX 4090").memory.weights / kGb, 6.74 * 4.5 / 8, 0.01);
+}
+
+TEST(MemoryTest, ABiggerBatchNeverNeedsLessMemory) {
+  for (Task task : {Task::kFinetune, Task::kLora, Task::kInfer}) {
+    double previous = 0;
+    for (int batch : {1, 2, 4, 8, 16}) {
+      Workload w = Make(Llama3_8b(), task);
+      w.batch = batch;
+      const double total = EstimateFor(w, "H200").memory.Total();
+      EXPECT_GE(total, previous) << TaskName(task) << " batch " << batch;
+      previous = total;
+    }
+  }
+}
+
+TEST(MemoryTest, LoraOf7bFitsA24GbCardAndFullFineTuningDoesNot) {
+  Workload lora = Make(Llama2_7b(), Task::kLora);
+  lora.batch = 1;
+  lora.seq = 1024;
+  EXPECT_TRUE(EstimateFor(lora, "RTX 4090").fits);
+  const Estimate full = EstimateFor(Make(Llama2_7b(), Task::kFinetune), "RTX 4090");
+  EXPECT_FALSE(full.fits);
+  EXPECT_NE(full.reason.find("GB per GPU"), std::string::npos) << full.reason;
+}
+
+TEST(SpeedTest, MoreBandwidthNeverSlowsDecode) {
+  catalog::GpuType slow = Gpu("RTX A6000");
+  catalog::GpuType fast = slow;
+  fast.bandwidth_gbs *= 1.5;
+  for (int batch : {1, 8, 64}) {
+    Workload w = Make(Llama2_7b(), Task::kInfer);
+    w.batch = batch;
+    ASSERT_TRUE(CompleteAndValidate(w).ok());
+    EXPECT_GE(*EstimateOn(w, fast, 1).throughput.decode_tokens_per_s,
+              *EstimateOn(w, slow, 1).throughput.decode_tokens_per_s)
+        << "batch " << batch;
+  }
+}
+
+TEST(SpeedTest, SingleStreamDecodeIsBandwidthBoundAndTrainingComputeBound) {
+  Workload infer = Make(Llama2_7b(), Task::kInfer);
+  infer.engine = Engine::kLlamaCpp;
+  infer.engine_given = true;
+  const Estimate decode = EstimateFor(infer, "RTX 4090");
+  EXPECT_EQ(decode.bound, Bound::kMemory);
+  // About bandwidth / weight bytes, less the engine's efficiency and per-token overhead.
+  EXPECT_LT(*decode.throughput.decode_tokens_per_s, 1008e9 / 13.48e9);
+  EXPECT_GT(*decode.throughput.decode_tokens_per_s, 0.3 * 1008e9 / 13.48e9);
+  Workload lora = Make(Llama2_7b(), Task::kLora);
+  EXPECT_EQ(EstimateFor(lora, "RTX 4090").bound, Bound::kCompute);
+}
+
+TEST(SpeedTest, MixtureOfExpertsDecodesAtItsActiveParameters) {
+  Workload moe = Make(Mixtral8x7b(), Task::kInfer);
+  moe.engine = Engine::kVllm;
+  moe.engine_given = true;
+  const double moe_tps = *EstimateFor(moe, "H200").throughput.decode_tokens_per_s;
+  Workload dense = Make(Llama2_70b(), Task::kInfer);
+  dense.engine = Engine::kVllm;
+  dense.engine_given = true;
+  const double dense_tps = *EstimateFor(dense, "H200").throughput.decode_tokens_per_s;
+  EXPECT_GT(moe_tps, 3 * dense_tps);
+}
+
+TEST(SpeedTest, ThroughputIsTheTotalOverAllGpus) {
+  Workload w = Make(Llama3_8b(), Task::kFinetune);
+  const double one = *EstimateFor(w, "H100 SXM", 1).throughput.train_tokens_per_s;
+  const double eight = *EstimateFor(w, "H100 SXM", 8).throughput.train_tokens_per_s;
+  EXPECT_GT(eight, 6 * one);
+  EXPECT_LE(eight, 8 * one);
+}
+
+TEST(SpeedTest, ServingUsesTheLargestBatchTheKvCacheAllows) {
+  Workload w = Make(Llama3_8b(), Task::kServe);
+  const Estimate small = EstimateFor(w, "L40S");
+  const Estimate large = EstimateFor(w, "H200");
+  EXPECT_GT(small.batch, 1);
+  EXPECT_GE(large.batch, small.batch);
+  EXPECT_LE(large.memory.Total(), large.memory_capacity);
+  EXPECT_GT(*large.throughput.decode_tokens_per_s, *small.throughput.decode_tokens_per_s);
+}
+
+TEST(SupportTest, Fp8NeedsAdaOrHopper) {
+  Workload w = Make(Llama3_8b(), Task::kInfer);
+  w.precision = Precision::kFp8;
+  const Estimate ampere = EstimateFor(w, "A100 80GB SXM");
+  EXPECT_FALSE(ampere.supported);
+  EXPECT_FALSE(ampere.fits);
+  EXPECT_NE(ampere.reason.find("no FP8"), std::string::npos);
+  EXPECT_TRUE(EstimateFor(w, "H100 SXM").supported);
+  EXPECT_TRUE(EstimateFor(w, "RTX 4090").supported);
+}
+
+TEST(SupportTest, Bf16OnVoltaIsEstimatedInFp16AndSaysSo) {
+  const Estimate v100 = EstimateFor(Make(Llama2_7b(), Task::kInfer), "V100 32GB SXM2");
+  ASSERT_EQ(v100.notes.size(), 1u);
+  EXPECT_NE(v100.notes[0].find("no BF16"), std::string::npos);
+}
+
+TEST(SupportTest, TensorRtLlmRunsOnNvidiaOnly) {
+  Workload w = Make(Llama3_8b(), Task::kServe);
+  w.engine = Engine::kTensorRtLlm;
+  w.engine_given = true;
+  EXPECT_FALSE(EstimateFor(w, "MI300X").supported);
+}
+
+TEST(CostTest, RentIsPricePerHourTimesHoursForAllGpus) {
+  Workload w = Make(Llama3_8b(), Task::kFinetune);
+  const Estimate e = EstimateFor(w, "H100 SXM", 2);
+  const catalog::GpuType& h100 = Gpu("H100 SXM");
+  EXPECT_EQ(e.rent_per_hour.micros(), 2 * h100.price.rent_per_hour.micros());
+  EXPECT_NEAR(e.cost.ToDollars(), e.rent_per_hour.ToDollars() * e.time_s / 3600, 1e-6);
+  EXPECT_EQ(e.buy.micros(), 2 * h100.price.buy.micros());
+  const double power = 2 * h100.tdp_w / 1000.0 * 0.15;
+  ASSERT_TRUE(e.break_even_hours.has_value());
+  EXPECT_NEAR(*e.break_even_hours, e.buy.ToDollars() / (e.rent_per_hour.ToDollars() - power), 1e-6);
+  EXPECT_EQ(e.unit, "1M tokens");
+  EXPECT_NEAR(e.cost_per_unit_usd, e.cost.ToDollars() / 100.0, 1e-9);  // 1e8 tokens assumed
+}
+
+TEST(VisionTest, ResNetTrainingScalesWithBatchMemoryAndResolutionFlops) {
+  Workload w = Make(ResNet50(), Task::kTrain);
+  const Estimate e = EstimateFor(w, "RTX 3090");
+  EXPECT_TRUE(e.fits);
+  EXPECT_GT(*e.throughput.images_per_s, 100);
+  w.image_size = 448;
+  const Estimate big = EstimateFor(w, "RTX 3090");
+  EXPECT_NEAR(*e.throughput.images_per_s / *big.throughput.images_per_s, 4.0, 0.01);
+}
+
+TEST(DiffusionTest, StepsPerSecondFallWithBatch) {
+  Workload w = Make(Sd15(), Task::kInfer);
+  const Estimate one = EstimateFor(w, "RTX 4090");
+  w.batch = 4;
+  const Estimate four = EstimateFor(w, "RTX 4090");
+  EXPECT_GT(*one.throughput.steps_per_s, *four.throughput.steps_per_s);
+  EXPECT_GT(*four.throughput.images_per_s, *one.throughput.images_per_s);
+  EXPECT_EQ(one.unit, "1k images");
+}
+
+}  // namespace
+}  // namespace suanli::advisor

@@ -1,0 +1,239 @@
+#include "advisor/workload.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace suanli::advisor {
+namespace {
+
+template <typename T, size_t N>
+core::Result<T> ParseName(std::string_view what, std::string_view name,
+                          const std::array<std::pair<std::string_view, T>, N>& table) {
+  std::string lowered;
+  for (char c : name) lowered += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  std::string known;
+  for (const auto& [key, value] : table) {
+    if (key == lowered) return value;
+    known += (known.empty() ? "" : ", ") + std::string(key);
+  }
+  return core::InvalidArgumentError("unknown " + std::string(what) + " '" + std::string(name) +
+                                    "'; choose from " + known);
+}
+
+constexpr std::array<std::pair<std::string_view, Task>, 6> kTasks = {{{"train", Task::kTrain},
+                                                                      {"finetune", Task::kFinetune},
+                                                                      {"lora", Task::kLora},
+                                                                      {"qlora", Task::kQlora},
+                                                                      {"infer", Task::kInfer},
+                                                                      {"serve", Task::kServe}}};
+constexpr std::array<std::pair<std::string_view, Precision>, 5> kPrecisions = {
+    {{"fp32", Precision::kFp32},
+     {"tf32", Precision::kTf32},
+     {"bf16", Precision::kBf16},
+     {"fp16", Precision::kFp16},
+     {"fp8", Precision::kFp8}}};
+constexpr std::array<std::pair<std::string_view, Engine>, 7> kEngines = {
+    {{"pytorch", Engine::kPytorch},
+     {"vllm", Engine::kVllm},
+     {"tensorrt-llm", Engine::kTensorRtLlm},
+     {"sglang", Engine::kSglang},
+     {"llama.cpp", Engine::kLlamaCpp},
+     {"exllama", Engine::kExllama},
+     {"mlc", Engine::kMlc}}};
+constexpr std::array<std::pair<std::string_view, Optimizer>, 3> kOptimizers = {
+    {{"adamw", Optimizer::kAdamW}, {"adamw8bit", Optimizer::kAdamW8bit}, {"sgd", Optimizer::kSgd}}};
+
+// Bits per weight including the scales each format stores: llama.cpp's figures for GGUF (q4_0 is 18
+// bytes per 32 weights), bitsandbytes' for nf4 (fp32 absmax per 64 weights), GPTQ/AWQ group-128 for
+// int4.
+struct QuantRow {
+  std::string_view name;
+  double bits;
+  bool gguf;
+};
+constexpr QuantRow kQuantizations[] = {
+    {"int8", 8.0, false},     {"int4", 4.25, false}, {"nf4", 4.5, false},
+    {"nf4-dq", 4.127, false}, {"q8_0", 8.5, true},   {"q6_k", 6.56, true},
+    {"q5_k_m", 5.69, true},   {"q5_0", 5.5, true},   {"q4_k_m", 4.85, true},
+    {"q4_k_s", 4.58, true},   {"q4_0", 4.5, true},   {"q3_k_m", 3.91, true},
+    {"q2_k", 2.96, true},
+};
+
+bool IsLanguageModel(ModelKind kind) {
+  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
+         kind == ModelKind::kEncoderDecoder;
+}
+
+void FillDefaults(Workload& w) {
+  const ModelSpec& m = w.model;
+  const bool training = IsTraining(w.task);
+  if (!w.engine_given) {
+    const bool gguf = w.quant.has_value() && w.quant->gguf;
+    if (gguf) {
+      w.engine = Engine::kLlamaCpp;
+    } else if (w.task == Task::kServe && m.kind == ModelKind::kDecoderLm) {
+      w.engine = Engine::kVllm;
+    } else {
+      w.engine = Engine::kPytorch;
+    }
+  }
+  if (w.task == Task::kQlora && !w.quant.has_value()) w.quant = Quantization{"nf4", 4.5, false};
+  if (w.model.kind == ModelKind::kVision || w.model.kind == ModelKind::kDiffusion) {
+    if (w.image_size == 0) w.image_size = m.resolution;
+    if (w.model.kind == ModelKind::kDiffusion && w.steps == 0) w.steps = 30;
+    if (w.batch == 0) w.batch = (m.kind == ModelKind::kVision) ? 64 : 1;
+  } else {
+    if (w.seq == 0) {
+      const int usual = m.kind == ModelKind::kEncoder ? 384 : 2048;
+      w.seq = m.context > 0 ? std::min(usual, m.context) : usual;
+    }
+    if (w.prompt_tokens == 0) w.prompt_tokens = std::min(512, std::max(1, m.context / 2));
+    if (w.gen_tokens == 0) w.gen_tokens = std::min(256, std::max(1, m.context / 4));
+    if (w.batch == 0 && w.task != Task::kServe) {
+      w.batch =
+          training ? (m.kind == ModelKind::kEncoder ? 32 : (w.task == Task::kTrain ? 8 : 4)) : 1;
+    }
+  }
+
+  WorkAmount& work = w.work;
+  if (work.tokens == 0 && work.samples == 0 && work.requests == 0 && work.images == 0) {
+    work.assumed = true;
+    if (m.kind == ModelKind::kDiffusion) {
+      work.images = 1'000;
+    } else if (m.kind == ModelKind::kVision) {
+      work.samples = training ? 1'281'167 : 50'000;  // an ImageNet epoch; its validation set
+    } else if (training) {
+      work.tokens = (w.task == Task::kTrain) ? 1e9 : 1e8;
+    } else {
+      work.requests = (w.task == Task::kServe) ? 10'000 : 100;
+    }
+  }
+}
+
+}  // namespace
+
+core::Result<Task> ParseTask(std::string_view name) { return ParseName("task", name, kTasks); }
+core::Result<Precision> ParsePrecision(std::string_view name) {
+  return ParseName("precision", name, kPrecisions);
+}
+core::Result<Engine> ParseEngine(std::string_view name) {
+  return ParseName("engine", name, kEngines);
+}
+core::Result<Optimizer> ParseOptimizer(std::string_view name) {
+  return ParseName("optimizer", name, kOptimizers);
+}
+
+core::Result<Quantization> ParseQuantization(std::string_view name) {
+  std::string lowered;
+  for (char c : name) lowered += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  std::string known;
+  for (const QuantRow& row : kQuantizations) {
+    if (row.name == lowered) return Quantization{std::string(row.name), row.bits, row.gguf};
+    known += (known.empty() ? "" : ", ") + std::string(row.name);
+  }
+  return core::InvalidArgumentError("unknown quantisation '" + std::string(name) +
+                                    "'; choose from " + known);
+}
+
+template <typename T, size_t N>
+std::string_view NameOf(T value, const std::array<std::pair<std::string_view, T>, N>& table) {
+  for (const auto& [key, entry] : table) {
+    if (entry == value) return key;
+  }
+  return "?";
+}
+
+std::string_view TaskName(Task task) { return NameOf(task, kTasks); }
+std::string_view PrecisionName(Precision precision) { return NameOf(precision, kPrecisions); }
+std::string_view EngineName(Engine engine) { return NameOf(engine, kEngines); }
+std::string_view OptimizerName(Optimizer optimizer) { return NameOf(optimizer, kOptimizers); }
+
+bool IsTraining(Task task) {
+  return task == Task::kTrain || task == Task::kFinetune || task == Task::kLora ||
+         task == Task::kQlora;
+}
+
+core::Status CompleteAndValidate(Workload& w) {
+  const ModelSpec& m = w.model;
+  if (w.batch < 0 || w.seq < 0 || w.prompt_tokens < 0 || w.gen_tokens < 0 || w.steps < 0 ||
+      w.image_size < 0 || w.work.tokens < 0 || w.work.samples < 0 || w.work.requests < 0 ||
+      w.work.images < 0 || w.work.epochs <= 0) {
+    return core::InvalidArgumentError(
+        "counts must be positive (batch, seq, tokens, samples, epochs, ...)");
+  }
+  const bool training = IsTraining(w.task);
+  if (training && w.engine_given && w.engine != Engine::kPytorch) {
+    return core::InvalidArgumentError(
+        "--engine " + std::string(EngineName(w.engine)) +
+        " serves models and does not train them; use --engine pytorch");
+  }
+  if (w.quant.has_value()) {
+    if (w.task == Task::kTrain || w.task == Task::kFinetune) {
+      return core::InvalidArgumentError(
+          "full training updates 16-bit weights and cannot use --quant " + w.quant->name +
+          "; use --task qlora to train adapters on 4-bit weights");
+    }
+    if (w.task == Task::kLora) {
+      return core::InvalidArgumentError("--task lora trains on 16-bit weights; for --quant " +
+                                        w.quant->name + " use --task qlora");
+    }
+    if (w.task == Task::kQlora && (w.quant->gguf || w.quant->bits_per_weight > 4.6)) {
+      return core::InvalidArgumentError("QLoRA needs 4-bit weights (nf4, nf4-dq or int4), not " +
+                                        w.quant->name);
+    }
+    if (w.quant->gguf && w.engine_given && w.engine != Engine::kLlamaCpp) {
+      return core::InvalidArgumentError(
+          "GGUF formats such as " + w.quant->name +
+          " run on llama.cpp; drop --engine or use --engine llama.cpp");
+    }
+    if (w.precision == Precision::kFp8) {
+      return core::InvalidArgumentError(
+          "--precision fp8 already stores 8-bit weights; drop --quant " + w.quant->name +
+          " or use --precision bf16");
+    }
+    if (!IsLanguageModel(m.kind)) {
+      return core::InvalidArgumentError("--quant applies to language models; " + m.name +
+                                        " is not one");
+    }
+  }
+  if (w.engine_given && w.engine != Engine::kPytorch && m.kind != ModelKind::kDecoderLm) {
+    return core::InvalidArgumentError("--engine " + std::string(EngineName(w.engine)) +
+                                      " runs decoder LLMs; " + m.name +
+                                      " runs on --engine pytorch");
+  }
+  if (w.task == Task::kQlora || w.task == Task::kLora) {
+    if (!IsLanguageModel(m.kind) && m.kind != ModelKind::kDiffusion) {
+      return core::InvalidArgumentError(
+          "LoRA adapters apply to transformer and diffusion models, not " + m.name);
+    }
+  }
+  if (!IsLanguageModel(m.kind) && (w.prompt_tokens > 0 || w.gen_tokens > 0 || w.seq > 0)) {
+    return core::InvalidArgumentError(m.name +
+                                      " does not take --seq, --prompt-tokens or --gen-tokens");
+  }
+  if (IsLanguageModel(m.kind) && (w.image_size > 0 || w.steps > 0)) {
+    return core::InvalidArgumentError(m.name + " does not take --image-size or --steps");
+  }
+  if (m.kind == ModelKind::kEncoder && w.gen_tokens > 0) {
+    return core::InvalidArgumentError(m.name +
+                                      " is an encoder and generates no tokens; drop --gen-tokens");
+  }
+  FillDefaults(w);
+  if (IsLanguageModel(m.kind) && m.context > 0) {
+    if (training && w.seq > m.context) {
+      return core::InvalidArgumentError("--seq " + std::to_string(w.seq) + " is longer than " +
+                                        m.name + "'s context of " + std::to_string(m.context) +
+                                        " tokens");
+    }
+    if (!training &&
+        w.prompt_tokens + (m.kind == ModelKind::kEncoder ? 0 : w.gen_tokens) > m.context) {
+      return core::InvalidArgumentError(
+          "--prompt-tokens + --gen-tokens (" + std::to_string(w.prompt_tokens + w.gen_tokens) +
+          ") is longer than " + m.name + "'s context of " + std::to_string(m.context) + " tokens");
+    }
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace suanli::advisor
