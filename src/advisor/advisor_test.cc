@@ -1,0 +1,129 @@
+#include "advisor/advisor.h"
+
+#include <gtest/gtest.h>
+
+#include "advisor/advice_json.h"
+#include "advisor/test_models.h"
+#include "catalog/catalog_file.h"
+
+namespace suanli::advisor {
+namespace {
+
+using namespace suanli::advisor::testing;
+
+const catalog::Catalog& Catalog() {
+  static const catalog::Catalog catalog = *catalog::LoadBuiltInCatalog();
+  return catalog;
+}
+
+AdviseOptions OnGpus(std::vector<GpuChoice> gpus) {
+  AdviseOptions options;
+  options.gpus = std::move(gpus);
+  return options;
+}
+
+Workload Make(ModelSpec model, Task task) {
+  Workload w;
+  w.model = std::move(model);
+  w.task = task;
+  EXPECT_TRUE(CompleteAndValidate(w).ok());
+  return w;
+}
+
+TEST(AdvisorTest, EstimatesEveryGpuAndRecommendsTheCheapestThatFits) {
+  const Advice advice = Advise(Make(Llama2_7b(), Task::kLora), Catalog(), {});
+  ASSERT_EQ(advice.estimates.size(), Catalog().gpus().size());
+  ASSERT_TRUE(advice.recommendation.index.has_value());
+  const Estimate& pick = advice.estimates[*advice.recommendation.index];
+  EXPECT_TRUE(pick.fits);
+  for (const Estimate& e : advice.estimates) {
+    if (e.fits && e.supported) {
+      EXPECT_GE(e.cost, pick.cost) << e.gpu->name;
+    }
+  }
+  EXPECT_NE(advice.recommendation.reason.find(pick.gpu->name), std::string::npos);
+  EXPECT_NE(advice.recommendation.reason.find("compute-bound"), std::string::npos)
+      << advice.recommendation.reason;
+}
+
+TEST(AdvisorTest, FindsTheSmallestGpuCountThatFits) {
+  Workload w = Make(Llama2_70b(), Task::kInfer);
+  const catalog::GpuType* a100 = *Catalog().FindExact("A100 80GB SXM");
+  const catalog::GpuType* rtx4090 = *Catalog().FindExact("RTX 4090");
+  const Advice advice = Advise(w, Catalog(), OnGpus({{a100, 0}, {rtx4090, 0}}));
+  for (const Estimate& e : advice.estimates) {
+    if (e.gpu == a100) {
+      EXPECT_EQ(e.count, 2);  // 138 GB of weights over 80 GB cards
+      EXPECT_TRUE(e.fits);
+    } else {
+      EXPECT_EQ(e.count, 8);  // 8 x 24 GB holds 138 GB
+      EXPECT_TRUE(e.fits);
+    }
+  }
+}
+
+TEST(AdvisorTest, AGivenCountIsUsedAsIs) {
+  const catalog::GpuType* h100 = *Catalog().FindExact("H100 SXM");
+  const Advice advice = Advise(Make(Llama3_8b(), Task::kServe), Catalog(), OnGpus({{h100, 4}}));
+  ASSERT_EQ(advice.estimates.size(), 1u);
+  EXPECT_EQ(advice.estimates[0].count, 4);
+}
+
+TEST(AdvisorTest, ADeadlineRulesOutSlowGpusAndABudgetExpensiveOnes) {
+  const Workload w = Make(Llama3_8b(), Task::kFinetune);
+  const Advice free = Advise(w, Catalog(), {});
+  ASSERT_TRUE(free.recommendation.index.has_value());
+  const Estimate& cheapest = free.estimates[0];
+
+  AdviseOptions deadline;
+  deadline.deadline_s = cheapest.time_s / 2;
+  const Advice hurried = Advise(w, Catalog(), deadline);
+  ASSERT_TRUE(hurried.recommendation.index.has_value()) << hurried.recommendation.reason;
+  EXPECT_LE(hurried.estimates[0].time_s, cheapest.time_s / 2);
+  EXPECT_GE(hurried.estimates[0].cost, cheapest.cost);
+
+  AdviseOptions budget;
+  budget.budget = core::Money::FromMicros(cheapest.cost.micros() / 2);
+  const Advice broke = Advise(w, Catalog(), budget);
+  EXPECT_FALSE(broke.recommendation.index.has_value());
+  EXPECT_NE(broke.recommendation.reason.find("budget"), std::string::npos)
+      << broke.recommendation.reason;
+}
+
+TEST(AdvisorTest, SaysWhatToTryWhenNothingFits) {
+  Workload w = Make(Llama2_70b(), Task::kFinetune);
+  w.batch = 64;
+  const catalog::GpuType* t4 = *Catalog().FindExact("T4");
+  const Advice advice = Advise(w, Catalog(), OnGpus({{t4, 0}}));
+  EXPECT_FALSE(advice.recommendation.index.has_value());
+  EXPECT_NE(advice.recommendation.reason.find("does not fit"), std::string::npos);
+  EXPECT_FALSE(advice.estimates[0].fits);
+}
+
+TEST(AdviceJsonTest, HasTheContractFields) {
+  const Advice advice = Advise(Make(Llama3_8b(), Task::kInfer), Catalog(), {});
+  const boost::json::object json = AdviceToJson(advice);
+  ASSERT_TRUE(json.contains("workload"));
+  ASSERT_TRUE(json.contains("estimates"));
+  ASSERT_TRUE(json.contains("recommendation"));
+  EXPECT_EQ(json.at("recommendation").at("gpu").as_string(), advice.estimates[0].gpu->name);
+  for (const auto& value : json.at("estimates").as_array()) {
+    const boost::json::object& e = value.as_object();
+    for (const char* field : {"gpu", "count", "fits", "memory_gb", "throughput", "bound", "time_s",
+                              "rent_usd_per_hour", "cost_usd", "buy_usd", "break_even_hours"}) {
+      EXPECT_TRUE(e.contains(field)) << field;
+    }
+    for (const char* part :
+         {"total", "weights", "gradients", "optimizer", "activations", "kv_cache", "overhead"}) {
+      EXPECT_TRUE(e.at("memory_gb").as_object().contains(part)) << part;
+    }
+    if (e.at("supported").as_bool()) {
+      EXPECT_TRUE(e.at("throughput").as_object().contains("decode_tokens_per_s"));
+      EXPECT_TRUE(e.at("throughput").as_object().contains("prefill_tokens_per_s"));
+      EXPECT_FALSE(e.at("throughput").as_object().contains("train_tokens_per_s"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace suanli::advisor
