@@ -55,7 +55,7 @@ boost::json::object WorkloadToJson(const Workload& w) {
     if (w.model.kind == ModelKind::kDiffusion) json["steps"] = w.steps;
   } else if (IsTraining(w.task)) {
     json["seq"] = w.seq;
-    json["recompute"] = w.recompute;
+    json["recompute"] = w.recompute.value_or(false);
   } else {
     json["prompt_tokens"] = w.prompt_tokens;
     json["gen_tokens"] = w.gen_tokens;

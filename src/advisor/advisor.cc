@@ -77,11 +77,12 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
   std::string reason;
   const double spare = pick.memory_capacity - pick.memory.Total();
   if (pick.count == 1) {
-    reason = fmt::format("{} fits in the {}'s {} with {} to spare", w.model.name, pick.gpu->name,
-                         Gb(pick.memory_capacity), Gb(spare));
+    reason =
+        fmt::format("{} needs {} and fits in the {}'s {:.0f} GB with {} to spare", w.model.name,
+                    Gb(pick.memory.Total()), pick.gpu->name, pick.gpu->memory_gb, Gb(spare));
   } else {
-    reason = fmt::format("{} needs {} GPUs ({} of {} each)", w.model.name, pick.count,
-                         Gb(pick.memory.Total()), Gb(pick.memory_capacity));
+    reason = fmt::format("{} needs {} GPUs ({} of each {:.0f} GB card)", w.model.name, pick.count,
+                         Gb(pick.memory.Total()), pick.gpu->memory_gb);
   }
   reason += fmt::format("; {} is {}-bound, so the {}'s {} give {}", PhaseName(w),
                         pick.bound == Bound::kMemory ? "bandwidth" : "compute", pick.gpu->name,
@@ -102,7 +103,7 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
                           pick.rent_per_hour.ToDollars() / runner_up->rent_per_hour.ToDollars());
   }
   reason += fmt::format(". The job takes {} and costs {} to rent", Duration(pick.time_s),
-                        pick.cost.ToString());
+                        pick.cost.ToRoundedString());
   if (pick.break_even_hours) {
     reason += fmt::format(
         "; buying costs {} and pays off after {:.0f} hours of use ({:.0f} days around the clock)",
@@ -128,7 +129,7 @@ std::string ExplainNothing(const Advice& advice, const AdviseOptions& options) {
               fmt::format("the budget of {}", options.budget->ToString());
   const Estimate& closest = advice.estimates.front();
   return fmt::format("no GPU that fits meets {}; the closest is {} ({}, {})", limits,
-                     Named(closest), Duration(closest.time_s), closest.cost.ToString());
+                     Named(closest), Duration(closest.time_s), closest.cost.ToRoundedString());
 }
 
 }  // namespace

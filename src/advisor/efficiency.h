@@ -15,7 +15,8 @@ namespace suanli::advisor {
 struct EngineEfficiency {
   double prefill;            // MFU of prompt processing
   double decode_bandwidth;   // fraction of peak memory bandwidth a decode step reaches
-  double decode_overhead_s;  // fixed cost of one decode step (kernel launches, sampling, Python)
+  double decode_overhead_s;  // fixed cost of one decode step (sampling, scheduling, Python)
+  double decode_layer_overhead_s = 0;  // per layer of each decode step (kernel launches)
 };
 
 struct Efficiency {
@@ -35,6 +36,23 @@ struct Efficiency {
   // Diffusion: MFU of the UNet and the fixed cost of one denoising step.
   double diffusion = 0.45;
   double diffusion_step_overhead_s = 0.004;
+
+  // ROCm on AMD Instinct reaches less of the datasheet peak than CUDA on NVIDIA (public GEMM and
+  // bandwidth measurements of the MI300X). No calibration row covers AMD, so these are not fitted.
+  double amd_compute = 0.7;
+  double amd_bandwidth = 0.9;
+
+  // Sustained tensor throughput is capped by the power a card may draw: datasheet peaks assume
+  // boost clocks that a 72 W L4, a 300 W RTX 6000 Ada or a 700 W H100 cannot hold under a dense
+  // matmul load. Dense 16-bit tensor TFLOPS per watt of TDP (FP8: twice as many).
+  double tensor_tflops_per_watt = 1.0;
+
+  // FP8 training is faster than BF16 by less than the 2x of the peaks: only the matmuls run in FP8,
+  // around scaling and casting work that does not.
+  double fp8_training_gain = 1.3;
+
+  // bitsandbytes' nf4/int8 layers dequantise on every use: extra time per layer of a decode step.
+  double bnb_layer_overhead_s = 0.0003;
 
   // Activation memory relative to the Korthikanti et al. count (fp32 norms, dropout masks,
   // allocator).

@@ -32,6 +32,12 @@ struct Peak {
   std::string unsupported;  // non-empty: this GPU cannot run the precision
 };
 
+// GeForce cards run FP16 matmuls with FP32 accumulation at half the rate of FP16 accumulation; the
+// catalog's fp16 figure is the FP32-accumulate one. llama.cpp accumulates in FP16.
+bool IsGeForce(const catalog::GpuType& gpu) {
+  return gpu.vendor == "NVIDIA" && gpu.form_factor.find("consumer") != std::string::npos;
+}
+
 Peak ComputePeak(const catalog::GpuType& gpu, Precision precision) {
   constexpr double kTera = 1e12;
   switch (precision) {
@@ -84,6 +90,17 @@ double KvWidth(const ModelSpec& m) {
 }
 double ActiveParams(const ModelSpec& m) { return m.active_params > 0 ? m.active_params : m.params; }
 
+// Parameters a token multiplies with: the input embedding is a lookup, not a matmul (a tied
+// embedding counts once, as the output head; encoders fine-tuned here have no output head over the
+// vocabulary).
+double MatmulParams(const ModelSpec& m) {
+  if (m.kind == ModelKind::kVision || m.kind == ModelKind::kDiffusion || m.vocab <= 0)
+    return ActiveParams(m);
+  double lookup = static_cast<double>(m.vocab) * m.hidden;
+  if (m.kind == ModelKind::kDecoderLm && m.tied_embeddings) lookup = 0;
+  return std::max(ActiveParams(m) - lookup, 0.1 * ActiveParams(m));
+}
+
 // Bytes of K and V one token adds to the cache, over all layers (GQA-aware).
 double KvBytesPerToken(const ModelSpec& m, const Workload& w) {
   return 2.0 * m.layers * KvWidth(m) * KvBytesPerElement(w);
@@ -92,7 +109,7 @@ double KvBytesPerToken(const ModelSpec& m, const Workload& w) {
 // Forward FLOPs of one token that attends to `context` earlier tokens: 2 per weight it uses, plus
 // QK^T and attention x V over the context.
 double ForwardFlopsPerToken(const ModelSpec& m, double context) {
-  return 2 * ActiveParams(m) + 4.0 * m.layers * context * AttentionWidth(m);
+  return 2 * MatmulParams(m) + 4.0 * m.layers * context * AttentionWidth(m);
 }
 
 // Korthikanti et al. 2022 activation bytes per layer for one sequence of `seq` tokens, 16-bit, with
@@ -138,8 +155,20 @@ class Estimator {
     e_.batch = w.batch;
     e_.memory_capacity = gpu.memory_gb * kGiB;
     peak_ = ComputePeak(gpu, w.precision);  // quantised weights are dequantised to this precision
+    if (w.engine == Engine::kLlamaCpp && IsGeForce(gpu) && w.precision != Precision::kFp32) {
+      peak_.flops *= 2;
+    }
+    if (w.precision != Precision::kFp32) {
+      const double per_watt = eff.tensor_tflops_per_watt * (w.precision == Precision::kFp8 ? 2 : 1);
+      peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
+    }
     if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
     bandwidth_ = gpu.bandwidth_gbs * 1e9;
+    if (gpu.vendor == "AMD") {
+      peak_.flops *= eff.amd_compute;
+      bandwidth_ *= eff.amd_bandwidth;
+      e_.notes.push_back("AMD: ROCm kernels reach less of the peak than CUDA's (not calibrated)");
+    }
   }
 
   Estimate Run() {
@@ -224,18 +253,22 @@ class Estimator {
       e_.memory.optimizer = n * optimizer_bytes / shard;
     }
     const double per_layer = ActivationBytesPerLayer(m_, seq) * batch * (mixed ? 1 : 2);
-    double activations = w_.recompute ? m_.layers * 2.0 * seq * batch * m_.hidden + per_layer
-                                      : m_.layers * per_layer;
+    double activations = w_.recompute.value_or(false)
+                             ? m_.layers * 2.0 * seq * batch * m_.hidden + per_layer
+                             : m_.layers * per_layer;
     if (m_.kind == ModelKind::kDecoderLm)
       activations += seq * batch * m_.vocab * 6.0;  // logits + fp32 loss
     e_.memory.activations = activations * eff_.activation_factor;
     e_.memory.overhead = 0.05 * e_.memory.activations;
-    if (w_.recompute) forward_multiple += 1;
+    if (w_.recompute.value_or(false)) forward_multiple += 1;
     if (count_ > 1)
       e_.notes.push_back("sharded over " + std::to_string(count_) + " GPUs (FSDP/ZeRO-3)");
 
     const double flops_per_token = forward_multiple * ForwardFlopsPerToken(m_, seq / 2);
-    const double per_gpu = mfu * SmallModelFactor() * peak_.flops / flops_per_token;
+    double peak = peak_.flops;
+    if (w_.precision == Precision::kFp8)
+      peak = peak / 2 * eff_.fp8_training_gain;  // FP8 peak is 2x BF16's
+    const double per_gpu = mfu * SmallModelFactor() * peak / flops_per_token;
     const double tokens_per_s = per_gpu * count_ * ScalingEfficiency(gpu_, count_);
     e_.throughput.train_tokens_per_s = tokens_per_s;
     e_.throughput.samples_per_s = tokens_per_s / seq;
@@ -335,25 +368,36 @@ class Estimator {
     return read * BytesPerWeight(w_);
   }
 
+  // GPUs that work on one token at the same time: tensor parallelism splits every layer over all of
+  // them; llama.cpp splits the layers between them (a pipeline), so a token visits one after
+  // another.
+  int ParallelGpus() const { return w_.engine == Engine::kLlamaCpp ? 1 : count_; }
+
   // One decode step for `batch` sequences whose mean context is `context`, split over count_ GPUs
   // by tensor parallelism. Sets the bound.
   double DecodeStepSeconds(double batch, double context) {
     const EngineEfficiency& engine = eff_.For(w_.engine);
     const double bytes =
-        (WeightBytesReadPerStep(batch) + batch * context * KvBytesPerToken(m_, w_)) / count_;
+        (WeightBytesReadPerStep(batch) + batch * context * KvBytesPerToken(m_, w_)) /
+        ParallelGpus();
     const double memory_s = bytes / (engine.decode_bandwidth * bandwidth_);
     const double compute_s =
-        batch * ForwardFlopsPerToken(m_, context) / count_ / (engine.prefill * peak_.flops);
+        batch * ForwardFlopsPerToken(m_, context) / ParallelGpus() / (engine.prefill * peak_.flops);
     const double collectives_s =
-        count_ > 1 ? 2.0 * m_.layers * (ScalingEfficiency(gpu_, 2) > 0.9 ? 8e-6 : 25e-6) : 0;
+        ParallelGpus() > 1 ? 2.0 * m_.layers * (ScalingEfficiency(gpu_, 2) > 0.9 ? 8e-6 : 25e-6)
+                           : 0;
     e_.bound = memory_s >= compute_s ? Bound::kMemory : Bound::kCompute;
-    return std::max(memory_s, compute_s) + engine.decode_overhead_s + collectives_s;
+    double layer_overhead_s = engine.decode_layer_overhead_s;
+    if (w_.quant && !w_.quant->gguf && w_.engine == Engine::kPytorch)
+      layer_overhead_s += eff_.bnb_layer_overhead_s;
+    return std::max(memory_s, compute_s) + engine.decode_overhead_s + m_.layers * layer_overhead_s +
+           collectives_s;
   }
 
   double PrefillTokensPerSecond(double prompt) const {
     const EngineEfficiency& engine = eff_.For(w_.engine);
-    return engine.prefill * SmallModelFactor() * peak_.flops * count_ *
-           ScalingEfficiency(gpu_, count_) / ForwardFlopsPerToken(m_, prompt / 2);
+    return engine.prefill * SmallModelFactor() * peak_.flops * ParallelGpus() *
+           ScalingEfficiency(gpu_, ParallelGpus()) / ForwardFlopsPerToken(m_, prompt / 2);
   }
 
   void InferenceMemory(double batch) {

@@ -79,6 +79,7 @@ void FillDefaults(Workload& w) {
     }
   }
   if (w.task == Task::kQlora && !w.quant.has_value()) w.quant = Quantization{"nf4", 4.5, false};
+  if (!w.recompute.has_value()) w.recompute = w.task == Task::kLora || w.task == Task::kQlora;
   if (w.model.kind == ModelKind::kVision || w.model.kind == ModelKind::kDiffusion) {
     if (w.image_size == 0) w.image_size = m.resolution;
     if (w.model.kind == ModelKind::kDiffusion && w.steps == 0) w.steps = 30;

@@ -64,9 +64,11 @@ struct Workload {
   int seq = 0;    // training sequence length, tokens; 0: default
   int prompt_tokens = 0;
   int gen_tokens = 0;
-  int image_size = 0;      // pixels on a side (vision, diffusion); 0: the model's
-  int steps = 0;           // diffusion denoising steps
-  bool recompute = false;  // activation checkpointing
+  int image_size = 0;  // pixels on a side (vision, diffusion); 0: the model's
+  int steps = 0;       // diffusion denoising steps
+  // Activation checkpointing; unset: on for LoRA and QLoRA (as PEFT and axolotl recipes run them),
+  // off for full training.
+  std::optional<bool> recompute;
   WorkAmount work;
 };
 

@@ -14,6 +14,8 @@ constexpr CommandSpec kCommands[] = {
     {"gpus", "List GPU types with specs, prices and value per dollar; filter and sort them",
      DefineGpusCommand},
     {"compare", "Compare GPU types side by side, as ratios to the first", DefineCompareCommand},
+    {"advise", "Predict memory, speed, time and cost of a workload on every GPU, and pick one",
+     DefineAdviseCommand},
 };
 
 // CLI11 messages may span lines; the contract is one line per error.

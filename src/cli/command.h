@@ -37,6 +37,7 @@ struct CommandSpec {
 // The rows of the table; each lives in its own <name>_command.cc.
 CommandRun DefineGpusCommand(CLI::App& command);
 CommandRun DefineCompareCommand(CLI::App& command);
+CommandRun DefineAdviseCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
 

@@ -42,6 +42,19 @@ Result<Money> Money::ParseDollars(std::string_view text) {
   return Money(negative ? -micros : micros);
 }
 
+std::string Money::ToRoundedString() const {
+  const int64_t step = (micros_ >= kMicrosPerDollar || micros_ <= -kMicrosPerDollar) ? 10'000 : 100;
+  const int64_t half = micros_ >= 0 ? step / 2 : -step / 2;
+  const Money rounded((micros_ + half) / step * step);
+  std::string text = rounded.ToString();
+  // ToString trims trailing zeros; estimates read better with a fixed number of decimals.
+  const size_t point = text.find('.');
+  const size_t decimals = step == 10'000 ? 2 : 4;
+  if (point == std::string::npos) return text + "." + std::string(decimals, '0');
+  text.append(decimals - std::min(decimals, text.size() - point - 1), '0');
+  return text;
+}
+
 std::string Money::ToString() const {
   const bool negative = micros_ < 0;
   const uint64_t magnitude =

@@ -32,6 +32,10 @@ class Money {
   // is not a trailing zero, and always cents below $100.
   std::string ToString() const;
 
+  // For estimates, where micro-dollars are noise: cents from $1 up ("$3.70"), four decimals below
+  // ("$0.3386"), rounded half away from zero.
+  std::string ToRoundedString() const;
+
   constexpr Money operator+(Money other) const { return Money(micros_ + other.micros_); }
   constexpr Money operator-(Money other) const { return Money(micros_ - other.micros_); }
   constexpr auto operator<=>(const Money&) const = default;

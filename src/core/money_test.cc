@@ -34,6 +34,15 @@ TEST(MoneyTest, PrintsDollarsForPeople) {
   EXPECT_EQ(Money::FromMicros(1'599'500'000).ToString(), "$1,599.50");
 }
 
+TEST(MoneyTest, RoundsEstimatesToCentsOrFourDecimals) {
+  EXPECT_EQ(Money::FromMicros(3'704'019).ToRoundedString(), "$3.70");
+  EXPECT_EQ(Money::FromMicros(12'401'412).ToRoundedString(), "$12.40");
+  EXPECT_EQ(Money::FromMicros(1'599'000'000).ToRoundedString(), "$1,599.00");
+  EXPECT_EQ(Money::FromMicros(338'593).ToRoundedString(), "$0.3386");
+  EXPECT_EQ(Money::FromMicros(5'000).ToRoundedString(), "$0.0050");
+  EXPECT_EQ(Money::FromMicros(999'999).ToRoundedString(), "$1.0000");
+}
+
 TEST(MoneyTest, AddsAndComparesWithoutRounding) {
   Money sum;
   for (int i = 0; i < 3'600; ++i) sum = sum + Money::FromMicros(205);
