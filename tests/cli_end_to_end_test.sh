@@ -52,5 +52,10 @@ printf 'prices:\n  - gpu: RTX 4090\n    rent_usd_per_hour: 0.5\n' >prices.yaml
 export SUANLI_PRICES=prices.yaml
 check "price file from the environment" 0 '^RTX 4090 .* \$0\.50 ' "" -- gpus
 
+check "advise table" 0 'Recommendation: llama-2-7b needs' "" -- advise --model llama-2-7b --task lora --gpu a6000 --gpu a100
+check "advise json" 0 '"recommendation":\{' "" -- advise --model sd-1.5 --task infer --json
+check "advise unknown model" 3 "" "no model named|did you mean" -- advise --model llama-9 --task infer
+check "advise bad batch" 2 "" "--batch" -- advise --model gpt2 --task infer --batch 0
+
 echo "cli end-to-end: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

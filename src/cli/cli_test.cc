@@ -218,3 +218,176 @@ TEST(CliTest, HelpListsTheCommandsAndSucceeds) {
 
 }  // namespace
 }  // namespace suanli::cli
+
+namespace suanli::cli {
+namespace {
+
+boost::json::object AdviseJson(std::vector<std::string> args) {
+  args.insert(args.begin(), {"advise", "--json"});
+  const Outcome outcome = Suanli(args);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  boost::system::error_code error;
+  boost::json::value json = boost::json::parse(outcome.out, error);
+  EXPECT_FALSE(error) << outcome.out;
+  return json.is_object() ? json.as_object() : boost::json::object{};
+}
+
+const boost::json::object& EstimateFor(const boost::json::object& advice, std::string_view gpu) {
+  for (const auto& estimate : advice.at("estimates").as_array()) {
+    if (estimate.at("gpu").as_string() == gpu) return estimate.as_object();
+  }
+  ADD_FAILURE() << "no estimate for " << gpu;
+  static const boost::json::object kEmpty;
+  return kEmpty;
+}
+
+double Number(const boost::json::value& value) { return value.to_number<double>(); }
+
+// The seed article's questions, answered with numbers.
+TEST(AdviseCommandTest, ABeginnerFineTuning7bGetsTheA6000OverTheA100) {
+  const boost::json::object advice = AdviseJson(
+      {"--model", "llama-2-7b", "--task", "lora", "--gpu", "a6000", "--gpu", "A100 80GB SXM"});
+  const auto& a6000 = EstimateFor(advice, "RTX A6000");
+  const auto& a100 = EstimateFor(advice, "A100 80GB SXM");
+  EXPECT_TRUE(a6000.at("fits").as_bool());
+  EXPECT_TRUE(a100.at("fits").as_bool());
+  EXPECT_GT(Number(a100.at("throughput").at("train_tokens_per_s")),
+            Number(a6000.at("throughput").at("train_tokens_per_s")));
+  EXPECT_LT(Number(a6000.at("cost_usd")), Number(a100.at("cost_usd")));
+  EXPECT_EQ(advice.at("recommendation").at("gpu").as_string(), "RTX A6000");
+  EXPECT_NE(std::string(advice.at("recommendation").at("reason").as_string()).find("compute-bound"),
+            std::string::npos);
+}
+
+TEST(AdviseCommandTest, StableDiffusionIsFasterOnTheA100AndCheaperOnTheA6000) {
+  const boost::json::object advice = AdviseJson({"--model", "sd-1.5", "--task", "infer", "--gpu",
+                                                 "a6000", "--gpu", "a100-80g", "--images", "500"});
+  const auto& a6000 = EstimateFor(advice, "RTX A6000");
+  const auto& a100 = EstimateFor(advice, "A100 80GB SXM");
+  EXPECT_GT(Number(a100.at("throughput").at("images_per_s")),
+            Number(a6000.at("throughput").at("images_per_s")));
+  EXPECT_EQ(a100.at("cost_per_unit").at("unit").as_string(), "1k images");
+  EXPECT_EQ(advice.at("workload").at("work").at("images"), 500.0);
+}
+
+TEST(AdviseCommandTest, RentingA4090At74CentsBreaksEvenWithBuyingAfterItsPriceInHours) {
+  const boost::json::object advice = AdviseJson(
+      {"--model", "llama-3-8b", "--task", "infer", "--quant", "q4_k_m", "--gpu", "4090"});
+  const auto& rtx4090 = EstimateFor(advice, "RTX 4090");
+  EXPECT_DOUBLE_EQ(Number(rtx4090.at("rent_usd_per_hour")), 0.74);
+  EXPECT_DOUBLE_EQ(Number(rtx4090.at("buy_usd")), 1599);
+  // $1599 / ($0.74/h rent - 450 W x $0.15/kWh power)
+  EXPECT_NEAR(Number(rtx4090.at("break_even_hours")), 1599 / (0.74 - 0.45 * 0.15), 0.01);
+  EXPECT_EQ(rtx4090.at("bound").as_string(), "memory");
+}
+
+TEST(AdviseCommandTest, ServingReportsTheBatchItUsedAndAggregateTokens) {
+  const boost::json::object advice =
+      AdviseJson({"--model", "llama-3-8b", "--task", "serve", "--gpu", "h100 sxm:2"});
+  const auto& h100 = EstimateFor(advice, "H100 SXM");
+  EXPECT_EQ(h100.at("count").as_int64(), 2);
+  EXPECT_GT(h100.at("batch").as_int64(), 1);
+  EXPECT_GT(Number(h100.at("throughput").at("decode_tokens_per_s")), 1000);
+}
+
+TEST(AdviseCommandTest, Fp8OnAmpereIsFlaggedNotEstimated) {
+  const boost::json::object advice =
+      AdviseJson({"--model", "llama-3-8b", "--task", "infer", "--precision", "fp8", "--gpu", "a100",
+                  "--gpu", "h100"});
+  const auto& a100 = EstimateFor(advice, "A100 80GB SXM");
+  EXPECT_FALSE(a100.at("supported").as_bool());
+  EXPECT_FALSE(a100.at("fits").as_bool());
+  EXPECT_NE(std::string(a100.at("reason").as_string()).find("no FP8"), std::string::npos);
+  EXPECT_EQ(advice.at("recommendation").at("gpu").as_string(), "H100 SXM");
+}
+
+TEST(AdviseCommandTest, PrintsATableAndTheReasonForPeople) {
+  const Outcome outcome =
+      Suanli({"advise", "--model", "mistral-7b", "--task", "infer", "--gpu", "4090"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("RTX 4090"), std::string::npos);
+  EXPECT_NE(outcome.out.find("BREAK-EVEN"), std::string::npos);
+  EXPECT_NE(outcome.out.find("Recommendation: mistral-7b needs"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("assumed amount of work"), std::string::npos);
+}
+
+TEST(AdviseCommandTest, ReadsAHuggingFaceConfig) {
+  const std::string path =
+      ::testing::TempDir() + "/suanli_config_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path)
+      << R"({"model_type": "llama", "_name_or_path": "my-org/tiny-llama", "hidden_size": 2048,
+    "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32, "num_key_value_heads": 4,
+    "vocab_size": 32000, "max_position_embeddings": 2048})";
+  const boost::json::object advice =
+      AdviseJson({"--hf-config", path, "--task", "infer", "--gpu", "t4"});
+  std::remove(path.c_str());
+  EXPECT_NEAR(Number(advice.at("workload").at("params")), 1.1e9, 0.05e9);
+  EXPECT_TRUE(EstimateFor(advice, "T4").at("fits").as_bool());
+}
+
+TEST(AdviseCommandTest, BadInputFailsWithOneClearLine) {
+  ExpectOneLineError(Suanli({"advise", "--model", "llama-2-7", "--task", "infer"}), 3,
+                     "did you mean");
+  ExpectOneLineError(Suanli({"advise", "--task", "infer"}), 2, "give exactly one of --model");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "gpt2", "--hf-config", "x.json", "--task", "infer"}), 2,
+      "give exactly one of --model");
+  ExpectOneLineError(Suanli({"advise", "--model", "gpt2"}), 2, "--task is required");
+  ExpectOneLineError(Suanli({"advise", "--model", "gpt2", "--task", "pretrain"}), 2,
+                     "unknown task 'pretrain'");
+  ExpectOneLineError(Suanli({"advise", "--model", "gpt2", "--task", "infer", "--batch", "0"}), 2,
+                     "--batch");
+  ExpectOneLineError(Suanli({"advise", "--model", "gpt2", "--task", "infer", "--batch", "-3"}), 2,
+                     "--batch");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "lora", "--seq", "100000"}), 2,
+      "longer than llama-2-7b's context of 4096 tokens");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "qlora", "--quant", "int8"}), 2,
+      "QLoRA needs 4-bit weights");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "serve", "--engine", "triton"}), 2,
+      "unknown engine 'triton'");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "infer", "--gpu", "a100:0"}), 2,
+      "the count after ':' must be 1 to 64");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx 9999"}), 3,
+      "no GPU type named 'rtx 9999'");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "infer", "--deadline", "soon"}), 2,
+      "--deadline 'soon' must look like");
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "resnet-50", "--task", "train", "--image-size", "big"}), 2,
+      "--image-size 'big'");
+  ExpectOneLineError(Suanli({"advise", "--model", "llama-2-7b", "--task", "infer", "--tokens", "5",
+                             "--requests", "5"}),
+                     2, "give one amount of work");
+  ExpectOneLineError(
+      Suanli({"advise", "--hf-config", "/nonexistent/config.json", "--task", "infer"}), 3,
+      "--hf-config: /nonexistent/config.json: no such file");
+}
+
+TEST(AdviseCommandTest, AMalformedHfConfigNamesTheField) {
+  const std::string path =
+      ::testing::TempDir() + "/suanli_bad_config_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": "big", "num_hidden_layers": 2})";
+  ExpectOneLineError(Suanli({"advise", "--hf-config", path, "--task", "infer"}), 2, "hidden_size");
+  std::ofstream(path) << R"({"model_type": "llama", )";
+  ExpectOneLineError(Suanli({"advise", "--hf-config", path, "--task", "infer"}), 2,
+                     "not valid JSON");
+  std::remove(path.c_str());
+}
+
+TEST(AdviseCommandTest, ListsTheModelZoo) {
+  const Outcome outcome = Suanli({"advise", "--list-models"});
+  ASSERT_EQ(outcome.exit_code, 0);
+  for (const char* model :
+       {"llama-2-7b", "llama-3-70b", "mixtral-8x7b", "qwen2.5-72b", "gpt-j-6b", "gpt2", "bert-base",
+        "bert-large", "resnet-50", "vit-b-16", "sd-1.5", "sdxl", "whisper-large-v3"}) {
+    EXPECT_NE(outcome.out.find(model), std::string::npos) << model;
+  }
+}
+
+}  // namespace
+}  // namespace suanli::cli
