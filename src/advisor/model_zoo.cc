@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "core/edit_distance.h"
+#include "core/suggest.h"
 
 namespace suanli::advisor {
 namespace {
@@ -25,15 +25,6 @@ bool IsTransformerKind(ModelKind kind) {
          kind == ModelKind::kEncoderDecoder;
 }
 
-std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator) {
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) text += (i + 1 == names.size()) ? last_separator : std::string_view(", ");
-    text += names[i];
-  }
-  return text;
-}
-
 std::optional<ModelKind> ReadKind(catalog::YamlEntry& reader) {
   const std::string name = reader.String("kind");
   if (!reader.status().ok()) return std::nullopt;
@@ -42,8 +33,8 @@ std::optional<ModelKind> ReadKind(catalog::YamlEntry& reader) {
     if (kind.name == name) return kind.kind;
     known.emplace_back(kind.name);
   }
-  reader.Fail("kind",
-              "field 'kind' must be one of " + JoinChoices(known, " or ") + ", not '" + name + "'");
+  reader.Fail("kind", "field 'kind' must be one of " + core::JoinChoices(known, " or ") +
+                          ", not '" + name + "'");
   return std::nullopt;
 }
 
@@ -251,7 +242,7 @@ core::Result<const ModelSpec*> ModelZoo::Find(std::string_view name) const {
   }
   std::string message = "no model named '" + std::string(name) + "' in the zoo";
   if (const std::vector<std::string> names = Suggestions(keys.back()); !names.empty()) {
-    message += "; did you mean " + JoinChoices(names, " or ") + "?";
+    message += "; did you mean " + core::JoinChoices(names, " or ") + "?";
   }
   return core::NotFoundError(message + " ('suanli advise --list-models' lists them)");
 }

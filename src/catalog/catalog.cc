@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/check.h"
-#include "core/edit_distance.h"
+#include "core/suggest.h"
 
 namespace suanli::catalog {
 namespace {
@@ -33,19 +33,10 @@ std::vector<std::string> SortedUnique(std::vector<std::string> tokens) {
   return tokens;
 }
 
-std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator) {
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) text += (i + 1 == names.size()) ? last_separator : std::string_view(", ");
-    text += names[i];
-  }
-  return text;
-}
-
 std::string AmbiguityText(std::string_view query, const std::vector<const GpuType*>& choices) {
   std::vector<std::string> names;
   for (const GpuType* gpu : choices) names.push_back(gpu->name);
-  return "'" + std::string(query) + "' could be " + JoinChoices(names, " or ");
+  return "'" + std::string(query) + "' could be " + core::JoinChoices(names, " or ");
 }
 
 }  // namespace
@@ -163,7 +154,8 @@ core::Result<GpuMatch> Catalog::Find(std::string_view name) const {
   if (fewest == std::numeric_limits<size_t>::max()) {
     std::vector<std::string> suggestions = Suggestions(squashed);
     std::string message = "no GPU type named '" + query + "'";
-    if (!suggestions.empty()) message += "; did you mean " + JoinChoices(suggestions, " or ") + "?";
+    if (!suggestions.empty())
+      message += "; did you mean " + core::JoinChoices(suggestions, " or ") + "?";
     return core::NotFoundError(message + " ('suanli gpus' lists them all)");
   }
   std::vector<size_t> best;

@@ -1,4 +1,4 @@
-#include "core/edit_distance.h"
+#include "core/suggest.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +14,12 @@ TEST(EditDistanceTest, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(EditDistance("llama2", "lama2"), 1u);
   EXPECT_EQ(EditDistance("abc", ""), 3u);
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
+TEST(JoinChoicesTest, ListsNamesWithTheLastSeparator) {
+  EXPECT_EQ(JoinChoices({}, " or "), "");
+  EXPECT_EQ(JoinChoices({"RTX 4090"}, " or "), "RTX 4090");
+  EXPECT_EQ(JoinChoices({"a", "b", "c"}, " or "), "a, b or c");
 }
 
 }  // namespace

@@ -6,10 +6,18 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace suanli::core {
 
+// The number of single-character insertions, deletions, substitutions and swaps of two neighbours
+// ("4900" for "4090") that turn one name into another. Written here because names are a few
+// characters long and no Debian C++ library offers it without pulling in far more.
 size_t EditDistance(std::string_view a, std::string_view b);
+
+// "a, b or c" with last_separator " or "; "a" alone; "" for none.
+std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator);
 
 }  // namespace suanli::core

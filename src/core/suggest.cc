@@ -1,4 +1,4 @@
-#include "core/edit_distance.h"
+#include "core/suggest.h"
 
 #include <algorithm>
 #include <vector>
@@ -20,6 +20,15 @@ size_t EditDistance(std::string_view a, std::string_view b) {
     }
   }
   return d[a.size()][b.size()];
+}
+
+std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) text += (i + 1 == names.size()) ? last_separator : std::string_view(", ");
+    text += names[i];
+  }
+  return text;
 }
 
 }  // namespace suanli::core
