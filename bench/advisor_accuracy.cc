@@ -410,6 +410,8 @@ std::vector<Parameter> Parameters() {
       {"vision", [](Efficiency& e) -> double& { return e.vision; }, 0.05, 0.95},
       {"vision_bytes_per_flop", [](Efficiency& e) -> double& { return e.vision_bytes_per_flop; }, 0,
        1},
+      {"vision_l2_reference_mb", [](Efficiency& e) -> double& { return e.vision_l2_reference_mb; },
+       5, 10000},
       {"diffusion", [](Efficiency& e) -> double& { return e.diffusion; }, 0.05, 0.95},
       {"diffusion_step_overhead_s",
        [](Efficiency& e) -> double& { return e.diffusion_step_overhead_s; }, 0, 0.05},
@@ -430,7 +432,10 @@ std::vector<Parameter> Parameters() {
       {"mlc", &Efficiency::mlc}};
   static std::vector<std::string> names;  // keeps the names alive for the Parameters' const char*
   names.reserve(64);
-  for (const auto& [engine, member] : engines) {
+  for (const auto& entry : engines) {
+    // Plain variables, not structured bindings: clang 14 cannot capture those in a lambda.
+    const char* engine = entry.first;
+    EngineEfficiency Efficiency::*member = entry.second;
     names.push_back(std::string(engine) + ".prefill");
     parameters.push_back({names.back().c_str(),
                           [member](Efficiency& e) -> double& { return (e.*member).prefill; }, 0.05,

@@ -27,13 +27,14 @@ const Efficiency& FittedEfficiency() {
   // docs/advisor.md for the error on both sets); the struct's defaults were the starting point.
   static const Efficiency kFitted = [] {
     Efficiency e;
-    e.train_decoder = 0.8824;
+    e.train_decoder = 0.9;
     e.train_encoder = 0.5189;
     e.lora = 0.2819;
     e.qlora = 0.1307;
-    e.small_hidden = 699.1;
+    e.small_hidden = 748.7;
     e.vision = 0.7144;
-    e.vision_bytes_per_flop = 0.0306;
+    e.vision_bytes_per_flop = 0.0459;
+    e.vision_l2_reference_mb = 157.5;
     e.diffusion = 0.5477;
     e.diffusion_step_overhead_s = 0.004019;
     e.activation_factor = 1.414;
@@ -47,22 +48,22 @@ const Efficiency& FittedEfficiency() {
     e.vllm.prefill = 0.4336;
     e.vllm.decode_bandwidth = 0.8;
     e.vllm.decode_layer_overhead_s = 6.778e-05;
-    e.vllm.decode_overhead_s = 0.003177;
-    e.tensorrt_llm.prefill = 0.7894;
+    e.vllm.decode_overhead_s = 0.003026;
+    e.tensorrt_llm.prefill = 0.8052;
     e.tensorrt_llm.decode_bandwidth = 0.5667;
     e.tensorrt_llm.decode_layer_overhead_s = 0;
     e.tensorrt_llm.decode_overhead_s = 0.003262;
     e.sglang.prefill = 0.674;
     e.sglang.decode_bandwidth = 0.5467;
-    e.sglang.decode_layer_overhead_s = 0.0001985;
-    e.sglang.decode_overhead_s = 0.00567;
+    e.sglang.decode_layer_overhead_s = 0.0001817;
+    e.sglang.decode_overhead_s = 0.006017;
     e.llama_cpp.prefill = 0.3932;
     e.llama_cpp.decode_bandwidth = 0.7875;
     e.llama_cpp.decode_layer_overhead_s = 0;
     e.llama_cpp.decode_overhead_s = 0.00231;
     e.exllama.prefill = 0.45;
     e.exllama.decode_bandwidth = 0.7882;
-    e.exllama.decode_layer_overhead_s = 3.922e-06;
+    e.exllama.decode_layer_overhead_s = 4e-06;
     e.exllama.decode_overhead_s = 0.0009631;
     e.mlc.prefill = 0.45;
     e.mlc.decode_bandwidth = 0.9;

@@ -32,6 +32,7 @@ struct Efficiency {
   // (normalisation, activations) that alternate with the compute-bound convolutions.
   double vision = 0.40;
   double vision_bytes_per_flop = 0.02;
+  double vision_l2_reference_mb = 100;  // L2 that doubles the effective bandwidth
 
   // Diffusion: MFU of the UNet and the fixed cost of one denoising step.
   double diffusion = 0.45;

@@ -27,7 +27,8 @@ bool HasTf32(const catalog::GpuType& gpu) {
 }
 
 struct Peak {
-  double flops = 0;  // per second, dense
+  double flops = 0;    // per second, dense
+  bool tensor = true;  // on tensor cores; false for plain FP32 on CUDA cores
   std::string note;
   std::string unsupported;  // non-empty: this GPU cannot run the precision
 };
@@ -40,26 +41,39 @@ bool IsGeForce(const catalog::GpuType& gpu) {
 
 Peak ComputePeak(const catalog::GpuType& gpu, Precision precision) {
   constexpr double kTera = 1e12;
+  Peak peak;
   switch (precision) {
     case Precision::kFp32:
-      return {gpu.fp32_tflops * kTera, "", ""};
+      peak.flops = gpu.fp32_tflops * kTera;
+      peak.tensor = false;
+      break;
     case Precision::kTf32:
-      if (HasTf32(gpu)) return {gpu.Tensor16Tflops() / 2 * kTera, "", ""};
-      return {gpu.fp32_tflops * kTera, "no TF32 on " + gpu.arch + ": estimated at the FP32 rate",
-              ""};
+      if (HasTf32(gpu)) {
+        peak.flops = gpu.Tensor16Tflops() / 2 * kTera;
+      } else {
+        peak.flops = gpu.fp32_tflops * kTera;
+        peak.tensor = false;
+        peak.note = "no TF32 on " + gpu.arch + ": estimated at the FP32 rate";
+      }
+      break;
     case Precision::kBf16:
-      if (gpu.bf16_tflops) return {*gpu.bf16_tflops * kTera, "", ""};
-      return {gpu.fp16_tflops * kTera,
-              "no BF16 on " + gpu.arch + ": estimated in FP16 (use --precision fp16)", ""};
+      peak.flops = gpu.Tensor16Tflops() * kTera;
+      if (!gpu.bf16_tflops)
+        peak.note = "no BF16 on " + gpu.arch + ": estimated in FP16 (use --precision fp16)";
+      break;
     case Precision::kFp16:
-      return {gpu.fp16_tflops * kTera, "", ""};
+      peak.flops = gpu.fp16_tflops * kTera;
+      break;
     case Precision::kFp8:
-      if (gpu.fp8_tflops) return {*gpu.fp8_tflops * kTera, "", ""};
-      return {
-          0, "",
-          "the " + gpu.name + " (" + gpu.arch + ") has no FP8 tensor cores; use --precision bf16"};
+      if (gpu.fp8_tflops) {
+        peak.flops = *gpu.fp8_tflops * kTera;
+      } else {
+        peak.unsupported =
+            "the " + gpu.name + " (" + gpu.arch + ") has no FP8 tensor cores; use --precision bf16";
+      }
+      break;
   }
-  return {};
+  return peak;
 }
 
 double BytesPerWeight(const Workload& w) {
@@ -158,7 +172,7 @@ class Estimator {
     if (w.engine == Engine::kLlamaCpp && IsGeForce(gpu) && w.precision != Precision::kFp32) {
       peak_.flops *= 2;
     }
-    if (w.precision != Precision::kFp32) {
+    if (peak_.tensor) {
       const double per_watt = eff.tensor_tflops_per_watt * (w.precision == Precision::kFp8 ? 2 : 1);
       peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
     }
@@ -213,7 +227,10 @@ class Estimator {
     return e_;
   }
 
-  double SmallModelFactor() const { return m_.hidden / (m_.hidden + eff_.small_hidden); }
+  // Small matrices leave tensor cores idle; CUDA cores are easier to fill.
+  double SmallModelFactor() const {
+    return peak_.tensor ? m_.hidden / (m_.hidden + eff_.small_hidden) : 1.0;
+  }
 
   void TrainTransformer() {
     const double n = m_.params;
@@ -319,12 +336,18 @@ class Estimator {
     e_.fits = true;
   }
 
-  // Convolution layers are compute-bound and the normalisations between them memory-bound, so their
-  // times add up rather than overlap.
+  // A roofline: the slower of compute and the activations' memory traffic (normalisations and
+  // element-wise layers move about as many bytes as the convolutions compute on).
   void VisionSpeed(double flops_per_sample, double mfu, const char* unit) {
     const double compute_s = flops_per_sample / (mfu * peak_.flops);
-    const double memory_s = flops_per_sample * eff_.vision_bytes_per_flop / bandwidth_;
-    const double samples_per_s = count_ * ScalingEfficiency(gpu_, count_) / (compute_s + memory_s);
+    // FP32/TF32 activations are 4 bytes, twice the traffic of 16-bit ones.
+    const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
+    // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023).
+    const double l2_gain = 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb;
+    const double memory_s =
+        flops_per_sample * eff_.vision_bytes_per_flop * (wide ? 2 : 1) / (bandwidth_ * l2_gain);
+    const double samples_per_s =
+        count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
     e_.throughput.samples_per_s = samples_per_s;
     e_.throughput.images_per_s = samples_per_s;
     e_.throughput.steps_per_s = samples_per_s / (w_.batch * count_);
