@@ -56,6 +56,7 @@ boost::json::object WorkloadToJson(const Workload& w) {
   } else if (IsTraining(w.task)) {
     json["seq"] = w.seq;
     json["recompute"] = w.recompute.value_or(false);
+    json["flash_attention"] = w.flash_attention;
   } else {
     json["prompt_tokens"] = w.prompt_tokens;
     json["gen_tokens"] = w.gen_tokens;

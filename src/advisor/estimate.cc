@@ -126,15 +126,17 @@ double ForwardFlopsPerToken(const ModelSpec& m, double context) {
   return 2 * MatmulParams(m) + 4.0 * m.layers * context * AttentionWidth(m);
 }
 
-// Korthikanti et al. 2022 activation bytes per layer for one sequence of `seq` tokens, 16-bit, with
-// FlashAttention (no s x s scores): layer input and norms, Q, K, V (GQA-sized), attention output,
-// MLP input and intermediates (three for gated MLPs), MoE tokens routed to k experts.
-double ActivationBytesPerLayer(const ModelSpec& m, double seq) {
+// Korthikanti et al. 2022 activation bytes per layer for one sequence of `seq` tokens, 16-bit:
+// layer input and norms, Q, K, V (GQA-sized), attention output, MLP input and intermediates (three
+// for gated MLPs), MoE tokens routed to k experts; without FlashAttention also the s x s scores,
+// softmax and dropout mask of every head (5 a s^2 bytes).
+double ActivationBytesPerLayer(const ModelSpec& m, double seq, bool flash_attention) {
   const double h = m.hidden;
   const double experts = m.experts_per_token > 0 ? m.experts_per_token : 1;
   const double mlp = 2 * h + (m.gated_mlp ? 6.0 : 4.0) * m.ffn * experts;
   const double attention = 10 * h + 4 * KvWidth(m);
-  return seq * (attention + mlp);
+  const double scores = flash_attention ? 0 : 5.0 * m.heads * seq * seq;
+  return seq * (attention + mlp) + scores;
 }
 
 // Adapter parameters of LoRA with rank 16 on every linear layer of every block.
@@ -269,7 +271,8 @@ class Estimator {
       e_.memory.gradients = n * weight_bytes / shard;
       e_.memory.optimizer = n * optimizer_bytes / shard;
     }
-    const double per_layer = ActivationBytesPerLayer(m_, seq) * batch * (mixed ? 1 : 2);
+    const double per_layer =
+        ActivationBytesPerLayer(m_, seq, w_.flash_attention) * batch * (mixed ? 1 : 2);
     double activations = w_.recompute.value_or(false)
                              ? m_.layers * 2.0 * seq * batch * m_.hidden + per_layer
                              : m_.layers * per_layer;
@@ -317,8 +320,8 @@ class Estimator {
     if (m_.kind == ModelKind::kEncoder) {
       e_.memory.weights = m_.params * BytesPerWeight(w_);
       const double seq = w_.prompt_tokens;
-      e_.memory.activations =
-          ActivationBytesPerLayer(m_, seq) * w_.batch * 2;  // two layers live at once
+      e_.memory.activations = ActivationBytesPerLayer(m_, seq, w_.flash_attention) * w_.batch *
+                              2;  // two layers live at once
       const double flops = ForwardFlopsPerToken(m_, seq / 2) * seq;
       const double mfu = eff_.pytorch.prefill * SmallModelFactor();
       const double samples_per_s = mfu * peak_.flops / flops * count_;

@@ -89,6 +89,22 @@ TEST(MemoryTest, ABiggerBatchNeverNeedsLessMemory) {
   }
 }
 
+TEST(MemoryTest, WithoutFlashAttentionActivationsGrowWithTheSquareOfTheSequence) {
+  auto extra = [](int seq) {
+    Workload flash = Make(Llama2_7b(), Task::kFinetune);
+    flash.seq = seq;
+    flash.batch = 1;
+    Workload plain = flash;
+    plain.flash_attention = false;
+    return EstimateFor(plain, "H200").memory.activations -
+           EstimateFor(flash, "H200").memory.activations;
+  };
+  EXPECT_GT(extra(1024), 0);
+  // 5 x heads x seq^2 bytes per layer, times the activation factor: 4x when the sequence doubles.
+  EXPECT_NEAR(extra(2048) / extra(1024), 4.0, 1e-9);
+  EXPECT_NEAR(extra(1024), 32 * 5.0 * 32 * 1024 * 1024 * FittedEfficiency().activation_factor, 1);
+}
+
 TEST(MemoryTest, LoraOf7bFitsA24GbCardAndFullFineTuningDoesNot) {
   Workload lora = Make(Llama2_7b(), Task::kLora);
   lora.batch = 1;

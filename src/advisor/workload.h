@@ -69,6 +69,8 @@ struct Workload {
   // Activation checkpointing; unset: on for LoRA and QLoRA (as PEFT and axolotl recipes run them),
   // off for full training.
   std::optional<bool> recompute;
+  bool flash_attention =
+      true;  // false: attention scores are materialised (Korthikanti's 5 a s^2 term)
   WorkAmount work;
 };
 

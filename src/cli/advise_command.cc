@@ -41,6 +41,7 @@ struct AdviseFlags {
   double images = 0;
   bool recompute = false;
   bool no_recompute = false;
+  bool no_flash_attention = false;
   std::vector<std::string> gpus;
   std::string deadline;
   std::optional<double> budget_usd;
@@ -141,6 +142,7 @@ core::Result<advisor::Workload> BuildWorkload(const AdviseFlags& flags) {
     return core::InvalidArgumentError("give --recompute or --no-recompute, not both");
   }
   if (flags.recompute || flags.no_recompute) w.recompute = flags.recompute;
+  w.flash_attention = !flags.no_flash_attention;
   if (!flags.image_size.empty()) {
     core::Result<int> size = ParseImageSize(flags.image_size);
     if (!size.ok()) return size.status();
@@ -331,6 +333,8 @@ CommandRun DefineAdviseCommand(CLI::App& command) {
       "Activation checkpointing: less memory, a third more compute (default for lora/qlora)");
   command.add_flag("--no-recompute", flags->no_recompute,
                    "Keep all activations (default for train/finetune)");
+  command.add_flag("--no-flash-attention", flags->no_flash_attention,
+                   "Training keeps every head's attention scores (memory grows with seq^2)");
   command.add_option("--gpu", flags->gpus,
                      "Only this GPU type, optionally with a count: a100:4 (repeatable)");
   command.add_option("--deadline", flags->deadline, "Finish within this time: 90m, 12h, 3d");
