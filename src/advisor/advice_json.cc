@@ -1,6 +1,7 @@
 #include "advisor/advice_json.h"
 
 #include <boost/json/array.hpp>
+#include <cmath>
 
 namespace suanli::advisor {
 namespace {
@@ -23,9 +24,16 @@ std::string_view KindName(ModelKind kind) {
   return "?";
 }
 
+// JSON has no NaN or infinity; an estimate that produced one says null rather than break the
+// document.
+boost::json::value Finite(double value) {
+  if (std::isfinite(value)) return value;
+  return nullptr;
+}
+
 void PutIfSet(boost::json::object& object, std::string_view key,
               const std::optional<double>& value) {
-  if (value) object[key] = *value;
+  if (value) object[key] = Finite(*value);
 }
 
 boost::json::object WorkloadToJson(const Workload& w) {
@@ -85,24 +93,24 @@ boost::json::object EstimateToJson(const Estimate& e) {
       {"fits", e.fits},
       {"reason", e.reason},
       {"memory_gb",
-       {{"total", e.memory.Total() / kGb},
-        {"weights", e.memory.weights / kGb},
-        {"gradients", e.memory.gradients / kGb},
-        {"optimizer", e.memory.optimizer / kGb},
-        {"activations", e.memory.activations / kGb},
-        {"kv_cache", e.memory.kv_cache / kGb},
-        {"overhead", e.memory.overhead / kGb},
-        {"available", e.memory_capacity / kGb}}},
+       {{"total", Finite(e.memory.Total() / kGb)},
+        {"weights", Finite(e.memory.weights / kGb)},
+        {"gradients", Finite(e.memory.gradients / kGb)},
+        {"optimizer", Finite(e.memory.optimizer / kGb)},
+        {"activations", Finite(e.memory.activations / kGb)},
+        {"kv_cache", Finite(e.memory.kv_cache / kGb)},
+        {"overhead", Finite(e.memory.overhead / kGb)},
+        {"available", Finite(e.memory_capacity / kGb)}}},
       {"throughput", std::move(throughput)},
       {"bound", e.bound == Bound::kMemory ? "memory" : "compute"},
-      {"time_s", e.time_s},
+      {"time_s", Finite(e.time_s)},
       {"rent_usd_per_hour", e.rent_per_hour.ToDollars()},
       {"cost_usd", e.cost.ToDollars()},
       {"buy_usd", e.buy.ToDollars()},
       {"power_usd_per_hour", e.power_per_hour.ToDollars()},
       {"break_even_hours",
-       e.break_even_hours ? boost::json::value(*e.break_even_hours) : boost::json::value(nullptr)},
-      {"cost_per_unit", {{"unit", e.unit}, {"usd", e.cost_per_unit_usd}}},
+       e.break_even_hours ? Finite(*e.break_even_hours) : boost::json::value(nullptr)},
+      {"cost_per_unit", {{"unit", e.unit}, {"usd", Finite(e.cost_per_unit_usd)}}},
       {"notes", std::move(notes)},
   };
 }
@@ -116,7 +124,7 @@ boost::json::object AdviceToJson(const Advice& advice) {
     const Estimate& pick = advice.estimates[*advice.recommendation.index];
     recommendation["gpu"] = pick.gpu->name;
     recommendation["count"] = pick.count;
-    recommendation["time_s"] = pick.time_s;
+    recommendation["time_s"] = Finite(pick.time_s);
     recommendation["cost_usd"] = pick.cost.ToDollars();
   } else {
     recommendation["gpu"] = nullptr;

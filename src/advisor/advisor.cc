@@ -10,6 +10,7 @@ namespace {
 
 bool Qualifies(const Estimate& e, const AdviseOptions& options) {
   if (!e.supported || !e.fits) return false;
+  if (!std::isfinite(e.time_s) || e.time_s <= 0) return false;  // no finite answer: never the pick
   if (options.deadline_s && e.time_s > *options.deadline_s) return false;
   if (options.budget && e.cost > *options.budget) return false;
   return true;
@@ -24,27 +25,7 @@ int Tier(const Estimate& e, const AdviseOptions& options) {
   return 3;
 }
 
-std::string Duration(double seconds) {
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 2 * 3600) return fmt::format("{:.0f} min", seconds / 60);
-  if (seconds < 72 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
-  return fmt::format("{:.1f} days", seconds / 86400);
-}
-
 std::string Gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
-
-std::string Named(const Estimate& e) {
-  return e.count == 1 ? e.gpu->name : fmt::format("{}x {}", e.count, e.gpu->name);
-}
-
-std::string RateText(const Estimate& e) {
-  const Throughput& t = e.throughput;
-  if (t.train_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.train_tokens_per_s);
-  if (t.decode_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.decode_tokens_per_s);
-  if (t.images_per_s) return fmt::format("{:.2f} images/s", *t.images_per_s);
-  if (t.samples_per_s) return fmt::format("{:.0f} samples/s", *t.samples_per_s);
-  return "";
-}
 
 // What decides the speed: bandwidth when memory-bound, the precision's tensor rate when
 // compute-bound.
@@ -99,10 +80,10 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
   if (runner_up != nullptr && PrimaryRate(*runner_up) > 0 &&
       runner_up->rent_per_hour.micros() > 0) {
     reason += fmt::format(", {:.2f}x the {} at {:.2f}x its price per hour",
-                          PrimaryRate(pick) / PrimaryRate(*runner_up), Named(*runner_up),
+                          PrimaryRate(pick) / PrimaryRate(*runner_up), GpusText(*runner_up),
                           pick.rent_per_hour.ToDollars() / runner_up->rent_per_hour.ToDollars());
   }
-  reason += fmt::format(". The job takes {} and costs {} to rent", Duration(pick.time_s),
+  reason += fmt::format(". The job takes {} and costs {} to rent", DurationText(pick.time_s),
                         pick.cost.ToRoundedString());
   if (pick.break_even_hours) {
     reason += fmt::format(
@@ -116,23 +97,48 @@ std::string ExplainNothing(const Advice& advice, const AdviseOptions& options) {
   bool any_fits = false;
   for (const Estimate& e : advice.estimates) any_fits |= e.supported && e.fits;
   if (!any_fits) {
+    int most = 0;
+    for (const Estimate& e : advice.estimates) most = std::max(most, e.count);
     return fmt::format(
-        "{} does not fit on up to {} of any GPU considered; try --quant, a smaller --batch or "
-        "--seq, or --task lora/qlora",
-        advice.workload.model.name, options.max_count);
+        "{} does not fit on {} {} of any GPU considered; try --quant, a smaller --batch or --seq, "
+        "or --task lora/qlora",
+        advice.workload.model.name, most == 1 ? "one" : fmt::format("up to {}", most),
+        most == 1 ? "card" : "cards");
   }
   std::string limits;
   if (options.deadline_s)
-    limits += fmt::format("the deadline of {}", Duration(*options.deadline_s));
+    limits += fmt::format("the deadline of {}", DurationText(*options.deadline_s));
   if (options.budget)
     limits += (limits.empty() ? "" : " and ") +
               fmt::format("the budget of {}", options.budget->ToString());
   const Estimate& closest = advice.estimates.front();
   return fmt::format("no GPU that fits meets {}; the closest is {} ({}, {})", limits,
-                     Named(closest), Duration(closest.time_s), closest.cost.ToRoundedString());
+                     GpusText(closest), DurationText(closest.time_s),
+                     closest.cost.ToRoundedString());
 }
 
 }  // namespace
+
+std::string DurationText(double seconds) {
+  if (!std::isfinite(seconds) || seconds <= 0) return "—";
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{:.0f} min", seconds / 60);
+  if (seconds < 72 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  return fmt::format("{:.1f} days", seconds / 86400);
+}
+
+std::string GpusText(const Estimate& e) {
+  return e.count == 1 ? e.gpu->name : fmt::format("{}x {}", e.count, e.gpu->name);
+}
+
+std::string RateText(const Estimate& e) {
+  const Throughput& t = e.throughput;
+  if (t.train_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.train_tokens_per_s);
+  if (t.decode_tokens_per_s) return fmt::format("{:.0f} tokens/s", *t.decode_tokens_per_s);
+  if (t.images_per_s) return fmt::format("{:.2f} images/s", *t.images_per_s);
+  if (t.samples_per_s) return fmt::format("{:.0f} samples/s", *t.samples_per_s);
+  return "";
+}
 
 double PrimaryRate(const Estimate& e) {
   const Throughput& t = e.throughput;

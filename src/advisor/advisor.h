@@ -43,6 +43,12 @@ struct Advice {
 // The figure the ranking compares: tokens/s for LLMs, images/s or samples/s otherwise.
 double PrimaryRate(const Estimate& estimate);
 
+// For people: "1234 tokens/s" or "0.52 images/s"; "45 s", "12 min", "3.5 h", "2.1 days" ("—" when
+// not finite); "RTX 4090" or "4x H100 SXM".
+std::string RateText(const Estimate& estimate);
+std::string DurationText(double seconds);
+std::string GpusText(const Estimate& estimate);
+
 // REQUIRES: CompleteAndValidate(workload) succeeded. Never fails: GPUs that cannot run the workload
 // are in the estimates with fits = false and a reason.
 Advice Advise(const Workload& workload, const catalog::Catalog& catalog,

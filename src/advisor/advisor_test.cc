@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cmath>
+
 #include "advisor/advice_json.h"
+#include "advisor/model_zoo.h"
 #include "advisor/test_models.h"
 #include "catalog/catalog_file.h"
 
@@ -121,6 +126,61 @@ TEST(AdviceJsonTest, HasTheContractFields) {
       EXPECT_TRUE(e.at("throughput").as_object().contains("decode_tokens_per_s"));
       EXPECT_TRUE(e.at("throughput").as_object().contains("prefill_tokens_per_s"));
       EXPECT_FALSE(e.at("throughput").as_object().contains("train_tokens_per_s"));
+    }
+  }
+}
+
+// Every model of the zoo, every task it accepts, every GPU: numbers a person can act on (finite,
+// non-negative), a recommendation that fits, and JSON without NaN.
+TEST(AdvisorPropertyTest, EveryZooModelAndTaskGivesFiniteSaneNumbers) {
+  const ModelZoo zoo = *LoadBuiltInModelZoo();
+  int workloads = 0;
+  for (const ModelSpec& model : zoo.models()) {
+    for (Task task :
+         {Task::kTrain, Task::kFinetune, Task::kLora, Task::kQlora, Task::kInfer, Task::kServe}) {
+      Workload w;
+      w.model = model;
+      w.task = task;
+      if (!CompleteAndValidate(w).ok()) continue;  // e.g. LoRA on a CNN: refused with a reason
+      ++workloads;
+      const Advice advice = Advise(w, Catalog(), {});
+      for (const Estimate& e : advice.estimates) {
+        SCOPED_TRACE(model.name + " " + std::string(TaskName(task)) + " on " + e.gpu->name);
+        EXPECT_TRUE(std::isfinite(e.memory.Total()));
+        EXPECT_GE(e.memory.Total(), 0);
+        EXPECT_GE(e.cost.micros(), 0);
+        EXPECT_GE(e.rent_per_hour.micros(), 0);
+        if (e.fits) {
+          EXPECT_TRUE(std::isfinite(e.time_s));
+          EXPECT_GT(e.time_s, 0);
+          EXPECT_GT(PrimaryRate(e), 0);
+          EXPECT_LE(e.memory.Total(), e.memory_capacity);
+        }
+      }
+      if (advice.recommendation.index) {
+        EXPECT_TRUE(advice.estimates[*advice.recommendation.index].fits);
+      }
+      // A NaN or infinity would serialise as a bare token that no JSON parser accepts.
+      boost::system::error_code error;
+      (void)boost::json::parse(boost::json::serialize(AdviceToJson(advice)), error);
+      EXPECT_FALSE(error) << model.name << ": " << error.message();
+    }
+  }
+  EXPECT_GT(workloads, 100);
+}
+
+TEST(AdvisorPropertyTest, AMixtureWhoseTokensUseEveryExpertIsADenseModel) {
+  ModelSpec model = Mixtral8x7b();
+  model.experts_per_token = model.experts;
+  model.active_params = model.params;
+  Workload w;
+  w.model = model;
+  w.task = Task::kServe;
+  ASSERT_TRUE(CompleteAndValidate(w).ok());
+  const Advice advice = Advise(w, Catalog(), {});
+  for (const Estimate& e : advice.estimates) {
+    if (e.fits) {
+      EXPECT_TRUE(std::isfinite(*e.throughput.decode_tokens_per_s)) << e.gpu->name;
     }
   }
 }

@@ -14,11 +14,6 @@ constexpr double kContextBytes =
     0.5e9;  // CUDA context + cuBLAS/cuDNN workspaces (PyTorch: 0.3-2 GiB)
 constexpr double kEngineMemoryShare = 0.90;  // vLLM's default gpu_memory_utilization
 
-bool IsLanguageModel(ModelKind kind) {
-  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
-         kind == ModelKind::kEncoderDecoder;
-}
-
 bool HasTf32(const catalog::GpuType& gpu) {
   for (const char* arch : {"Ampere", "Ada", "Hopper", "Blackwell", "CDNA3"}) {
     if (gpu.arch == arch) return true;
@@ -149,16 +144,24 @@ double LoraParams(const ModelSpec& m) {
   return m.layers * kRank * per_layer;
 }
 
+bool HasFastInterconnect(const catalog::GpuType& gpu) {
+  return gpu.interconnect.find("NVLink") != std::string::npos ||
+         gpu.interconnect.find("Infinity Fabric") != std::string::npos;
+}
+
 // Throughput kept when `count` GPUs work on one job: gradient all-reduce, tensor-parallel
 // collectives.
 double ScalingEfficiency(const catalog::GpuType& gpu, int count) {
   if (count <= 1) return 1.0;
-  const bool nvlink = gpu.interconnect.find("NVLink") != std::string::npos ||
-                      gpu.interconnect.find("Infinity Fabric") != std::string::npos;
-  return std::pow(nvlink ? 0.95 : 0.85, std::log2(static_cast<double>(count)));
+  return std::pow(HasFastInterconnect(gpu) ? 0.95 : 0.85, std::log2(static_cast<double>(count)));
 }
 
+// Amounts beyond a trillion dollars are not estimates anyone acts on; saturating keeps Money's
+// integer arithmetic defined (and the JSON finite) for absurd inputs.
 core::Money MoneyFromDollars(double dollars) {
+  constexpr double kLimit = 1e12;
+  if (!(dollars > -kLimit)) dollars = -kLimit;  // NaN too
+  if (dollars > kLimit) dollars = kLimit;
   return core::Money::FromMicros(static_cast<int64_t>(std::llround(dollars * 1e6)));
 }
 
@@ -195,7 +198,7 @@ class Estimator {
       return Unsupported(std::string(EngineName(w_.engine)) + " runs on NVIDIA GPUs only");
     }
     if (IsTraining(w_.task)) {
-      IsLanguageModel(m_.kind) ? TrainTransformer() : TrainVision();
+      IsTransformer(m_.kind) ? TrainTransformer() : TrainVision();
     } else if (m_.kind == ModelKind::kDiffusion) {
       GenerateImages();
     } else if (m_.kind == ModelKind::kVision || m_.kind == ModelKind::kEncoder) {
@@ -273,9 +276,10 @@ class Estimator {
     }
     const double per_layer =
         ActivationBytesPerLayer(m_, seq, w_.flash_attention) * batch * (mixed ? 1 : 2);
-    double activations = w_.recompute.value_or(false)
-                             ? m_.layers * 2.0 * seq * batch * m_.hidden + per_layer
-                             : m_.layers * per_layer;
+    double activations =
+        w_.recompute.value_or(false)
+            ? m_.layers * 2.0 * seq * batch * m_.hidden * (mixed ? 1 : 2) + per_layer
+            : m_.layers * per_layer;
     if (m_.kind == ModelKind::kDecoderLm)
       activations += seq * batch * m_.vocab * 6.0;  // logits + fp32 loss
     e_.memory.activations = activations * eff_.activation_factor;
@@ -362,14 +366,14 @@ class Estimator {
   void GenerateImages() {
     const double scale = PixelScale();
     const double batch = w_.batch;
-    e_.memory.weights = m_.params * 2;
+    e_.memory.weights = m_.params * BytesPerWeight(w_);
     // Latent activations of the UNet, and the VAE decoder's full-resolution feature maps (its
     // peak).
     e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
     const double latents =
         2 * batch;  // classifier-free guidance runs the UNet on two latents per image
     const double step_compute = latents * m_.forward_flops * scale / (eff_.diffusion * peak_.flops);
-    const double step_memory = m_.params * 2 / bandwidth_;  // the weights, read once per step
+    const double step_memory = e_.memory.weights / bandwidth_;  // the weights, read once per step
     const double step_s = step_compute + step_memory + eff_.diffusion_step_overhead_s;
     const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.diffusion * peak_.flops);
     const double image_s = (w_.steps * step_s + decode_s) / batch;
@@ -388,6 +392,7 @@ class Estimator {
     const double all = m_.params * BytesPerWeight(w_);
     if (m_.experts <= 0 || m_.experts_per_token <= 0) return all;
     const double k_over_e = static_cast<double>(m_.experts_per_token) / m_.experts;
+    if (k_over_e >= 1) return all;  // every expert runs for every token: a dense model
     const double touched = 1 - std::pow(1 - k_over_e, batch);
     const double active = ActiveParams(m_);
     const double read = active + (m_.params - active) * (touched - k_over_e) / (1 - k_over_e);
@@ -410,8 +415,7 @@ class Estimator {
     const double compute_s =
         batch * ForwardFlopsPerToken(m_, context) / ParallelGpus() / (engine.prefill * peak_.flops);
     const double collectives_s =
-        ParallelGpus() > 1 ? 2.0 * m_.layers * (ScalingEfficiency(gpu_, 2) > 0.9 ? 8e-6 : 25e-6)
-                           : 0;
+        ParallelGpus() > 1 ? 2.0 * m_.layers * (HasFastInterconnect(gpu_) ? 8e-6 : 25e-6) : 0;
     e_.bound = memory_s >= compute_s ? Bound::kMemory : Bound::kCompute;
     double layer_overhead_s = engine.decode_layer_overhead_s;
     if (w_.quant && !w_.quant->gguf && w_.engine == Engine::kPytorch)
@@ -430,9 +434,10 @@ class Estimator {
     e_.memory.weights = m_.params * BytesPerWeight(w_) / count_;
     e_.memory.kv_cache =
         batch * (w_.prompt_tokens + w_.gen_tokens) * KvBytesPerToken(m_, w_) / count_;
-    // One layer's intermediates for a prompt processed in chunks of up to 512 tokens, and the
-    // logits.
-    const double chunk = std::min(512.0, static_cast<double>(w_.prompt_tokens)) * batch;
+    // One layer's intermediates for the prompt tokens processed at once (serving engines cap a step
+    // at 2048 tokens; plain PyTorch takes the whole batch), and the last position's logits.
+    double chunk = static_cast<double>(w_.prompt_tokens) * batch;
+    if (w_.engine != Engine::kPytorch) chunk = std::min(chunk, 2048.0);
     e_.memory.activations =
         chunk * (4.0 * m_.hidden + 3.0 * m_.ffn) * 2 / count_ + batch * m_.vocab * 4.0;
   }
@@ -536,7 +541,7 @@ void AddCosts(Estimate& e, const catalog::GpuType& gpu, const CostInputs& costs)
   e.power_per_hour = MoneyFromDollars(power_usd_per_hour);
   const double margin = e.rent_per_hour.ToDollars() - power_usd_per_hour;
   if (margin > 0) e.break_even_hours = e.buy.ToDollars() / margin;
-  if (e.time_s > 0 && std::isfinite(e.time_s)) {
+  if (e.fits && e.time_s > 0 && std::isfinite(e.time_s)) {
     e.cost = MoneyFromDollars(e.rent_per_hour.ToDollars() * e.time_s / 3600);
     if (e.work_units > 0) e.cost_per_unit_usd = e.cost.ToDollars() / e.work_units;
   }

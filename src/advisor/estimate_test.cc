@@ -196,9 +196,19 @@ TEST(SupportTest, TensorRtLlmRunsOnNvidiaOnly) {
   EXPECT_FALSE(EstimateFor(w, "MI300X").supported);
 }
 
+TEST(CostTest, AnEstimateThatDoesNotFitCostsNothingAndSaysWhy) {
+  const Estimate e = EstimateFor(Make(Llama2_70b(), Task::kFinetune), "RTX 4090");
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(e.cost.micros(), 0);
+  EXPECT_FALSE(e.reason.empty());
+}
+
 TEST(CostTest, RentIsPricePerHourTimesHoursForAllGpus) {
   Workload w = Make(Llama3_8b(), Task::kFinetune);
+  w.batch = 1;
+  w.recompute = true;
   const Estimate e = EstimateFor(w, "H100 SXM", 2);
+  ASSERT_TRUE(e.fits) << e.reason;
   const catalog::GpuType& h100 = Gpu("H100 SXM");
   EXPECT_EQ(e.rent_per_hour.micros(), 2 * h100.price.rent_per_hour.micros());
   EXPECT_NEAR(e.cost.ToDollars(), e.rent_per_hour.ToDollars() * e.time_s / 3600, 1e-6);

@@ -66,4 +66,11 @@ double CountTransformerParams(const ModelSpec& model);
 // models.
 double CountActiveParams(const ModelSpec& model);
 
+// Language models described by their transformer shapes (decoders, encoders, Whisper), as opposed
+// to vision and diffusion models described by their FLOPs.
+inline bool IsTransformer(ModelKind kind) {
+  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
+         kind == ModelKind::kEncoderDecoder;
+}
+
 }  // namespace suanli::advisor

@@ -20,11 +20,6 @@ constexpr KindName kKinds[] = {{"decoder_lm", ModelKind::kDecoderLm},
                                {"vision", ModelKind::kVision},
                                {"diffusion", ModelKind::kDiffusion}};
 
-bool IsTransformerKind(ModelKind kind) {
-  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
-         kind == ModelKind::kEncoderDecoder;
-}
-
 std::optional<ModelKind> ReadKind(catalog::YamlEntry& reader) {
   const std::string name = reader.String("kind");
   if (!reader.status().ok()) return std::nullopt;
@@ -75,7 +70,7 @@ ModelSpec ReadModel(catalog::YamlEntry& reader) {
   if (!model.name.empty()) reader.set_label(model.name);
   model.aliases = reader.StringList("aliases");
   model.kind = ReadKind(reader).value_or(ModelKind::kDecoderLm);
-  const bool transformer = IsTransformerKind(model.kind);
+  const bool transformer = IsTransformer(model.kind);
 
   // Vision transformers (ViT) may give shapes too; then they must give all of them.
   if (transformer || reader.Has("layers")) {
@@ -163,11 +158,18 @@ ModelSpec ReadModel(catalog::YamlEntry& reader) {
   return model;
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Lower-case letters and digits, and a '.' between two digits: "Qwen2.5-7B" is "qwen2.57b", which
+// "qwen2-57b" (another model) must not match.
 std::string LettersAndDigits(std::string_view name) {
   std::string key;
-  for (char c : name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) key += c;
+    const bool version_dot =
+        c == '.' && i > 0 && i + 1 < name.size() && IsDigit(name[i - 1]) && IsDigit(name[i + 1]);
+    if ((c >= 'a' && c <= 'z') || IsDigit(c) || version_dot) key += c;
   }
   return key;
 }
@@ -248,20 +250,10 @@ core::Result<const ModelSpec*> ModelZoo::Find(std::string_view name) const {
 }
 
 std::vector<std::string> ModelZoo::Suggestions(const std::string& key) const {
-  // Close enough to be a typo: a third of the name's length, and at least two edits.
-  const size_t limit = std::max<size_t>(2, key.size() / 3);
-  std::vector<std::pair<size_t, size_t>> distance_and_model(
-      models_.size(), {std::numeric_limits<size_t>::max(), 0});
-  for (const auto& [known, index] : by_key_) {
-    distance_and_model[index] =
-        std::min(distance_and_model[index], std::pair(core::EditDistance(key, known), index));
-  }
-  std::sort(distance_and_model.begin(), distance_and_model.end());
+  const std::vector<std::pair<std::string_view, size_t>> keys(by_key_.begin(), by_key_.end());
   std::vector<std::string> names;
-  for (const auto& [distance, index] : distance_and_model) {
-    if (distance > limit || names.size() == 3) break;
+  for (size_t index : core::ClosestMatches(key, keys, models_.size()))
     names.push_back(models_[index].name);
-  }
   return names;
 }
 

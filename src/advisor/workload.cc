@@ -60,9 +60,41 @@ constexpr QuantRow kQuantizations[] = {
     {"q2_k", 2.96, true},
 };
 
-bool IsLanguageModel(ModelKind kind) {
-  return kind == ModelKind::kDecoderLm || kind == ModelKind::kEncoder ||
-         kind == ModelKind::kEncoderDecoder;
+// The amounts of work that mean something for this model and task: images for a diffusion model,
+// tokens or requests for an LLM answering prompts, and so on. A wrong one would silently cost $0.
+core::Status CheckWorkKind(const Workload& w) {
+  const WorkAmount& work = w.work;
+  const bool training = IsTraining(w.task);
+  std::string allowed;
+  bool ok = true;
+  switch (w.model.kind) {
+    case ModelKind::kDiffusion:
+      allowed = "--images or --requests";
+      ok = work.tokens == 0 && work.samples == 0;
+      break;
+    case ModelKind::kVision:
+      allowed = "--samples (with --epochs) or --images";
+      ok = work.tokens == 0 && work.requests == 0;
+      break;
+    case ModelKind::kEncoder:
+      allowed = training ? "--tokens or --samples (with --epochs)" : "--samples or --requests";
+      ok = work.images == 0 && (training ? work.requests == 0 : work.tokens == 0);
+      break;
+    case ModelKind::kDecoderLm:
+    case ModelKind::kEncoderDecoder:
+      allowed =
+          training ? "--tokens or --samples (with --epochs)" : "--tokens (generated) or --requests";
+      ok = work.images == 0 && (training ? work.requests == 0 : work.samples == 0);
+      break;
+  }
+  if (ok) return core::Status::Ok();
+  const char* given = work.tokens > 0     ? "--tokens"
+                      : work.samples > 0  ? "--samples"
+                      : work.requests > 0 ? "--requests"
+                                          : "--images";
+  return core::InvalidArgumentError(std::string(given) + " does not apply to " +
+                                    std::string(TaskName(w.task)) + " on " + w.model.name +
+                                    "; give " + allowed);
 }
 
 void FillDefaults(Workload& w) {
@@ -91,7 +123,7 @@ void FillDefaults(Workload& w) {
     }
     if (w.prompt_tokens == 0) w.prompt_tokens = std::min(512, std::max(1, m.context / 2));
     if (w.gen_tokens == 0) w.gen_tokens = std::min(256, std::max(1, m.context / 4));
-    if (w.batch == 0 && w.task != Task::kServe) {
+    if (w.batch == 0 && !(w.task == Task::kServe && m.kind == ModelKind::kDecoderLm)) {
       w.batch =
           training ? (m.kind == ModelKind::kEncoder ? 32 : (w.task == Task::kTrain ? 8 : 4)) : 1;
     }
@@ -193,7 +225,7 @@ core::Status CompleteAndValidate(Workload& w) {
           "--precision fp8 already stores 8-bit weights; drop --quant " + w.quant->name +
           " or use --precision bf16");
     }
-    if (!IsLanguageModel(m.kind)) {
+    if (!IsTransformer(m.kind)) {
       return core::InvalidArgumentError("--quant applies to language models; " + m.name +
                                         " is not one");
     }
@@ -204,33 +236,53 @@ core::Status CompleteAndValidate(Workload& w) {
                                       " runs on --engine pytorch");
   }
   if (w.task == Task::kQlora || w.task == Task::kLora) {
-    if (!IsLanguageModel(m.kind) && m.kind != ModelKind::kDiffusion) {
+    if (!IsTransformer(m.kind) && m.kind != ModelKind::kDiffusion) {
       return core::InvalidArgumentError(
           "LoRA adapters apply to transformer and diffusion models, not " + m.name);
     }
   }
-  if (!IsLanguageModel(m.kind) && (w.prompt_tokens > 0 || w.gen_tokens > 0 || w.seq > 0)) {
+  if (!IsTransformer(m.kind) && (w.prompt_tokens > 0 || w.gen_tokens > 0 || w.seq > 0)) {
     return core::InvalidArgumentError(m.name +
                                       " does not take --seq, --prompt-tokens or --gen-tokens");
   }
-  if (IsLanguageModel(m.kind) && (w.image_size > 0 || w.steps > 0)) {
+  if (IsTransformer(m.kind) && (w.image_size > 0 || w.steps > 0)) {
     return core::InvalidArgumentError(m.name + " does not take --image-size or --steps");
   }
   if (m.kind == ModelKind::kEncoder && w.gen_tokens > 0) {
     return core::InvalidArgumentError(m.name +
                                       " is an encoder and generates no tokens; drop --gen-tokens");
   }
+  if (m.kind == ModelKind::kDiffusion && training) {
+    return core::InvalidArgumentError("training diffusion models is not modelled yet; " + m.name +
+                                      " can be estimated for --task infer or serve");
+  }
+  if (IsTransformer(m.kind) && training && (w.prompt_tokens > 0 || w.gen_tokens > 0)) {
+    return core::InvalidArgumentError(
+        "--prompt-tokens and --gen-tokens are for infer and serve; "
+        "training takes --seq");
+  }
+  if (IsTransformer(m.kind) && !training && w.seq > 0) {
+    return core::InvalidArgumentError(
+        "--seq is the training sequence; for infer and serve give "
+        "--prompt-tokens and --gen-tokens");
+  }
+  if (w.work.epochs != 1 && w.work.samples == 0) {
+    return core::InvalidArgumentError("--epochs counts passes over --samples; give --samples too");
+  }
+  SUANLI_RETURN_IF_ERROR(CheckWorkKind(w));
   FillDefaults(w);
-  if (IsLanguageModel(m.kind) && m.context > 0) {
+  if (IsTransformer(m.kind) && m.context > 0) {
     if (training && w.seq > m.context) {
       return core::InvalidArgumentError("--seq " + std::to_string(w.seq) + " is longer than " +
                                         m.name + "'s context of " + std::to_string(m.context) +
                                         " tokens");
     }
-    if (!training &&
-        w.prompt_tokens + (m.kind == ModelKind::kEncoder ? 0 : w.gen_tokens) > m.context) {
+    // In double: two int flags near INT_MAX must not wrap around and pass.
+    const double tokens =
+        static_cast<double>(w.prompt_tokens) + (m.kind == ModelKind::kEncoder ? 0 : w.gen_tokens);
+    if (!training && tokens > m.context) {
       return core::InvalidArgumentError(
-          "--prompt-tokens + --gen-tokens (" + std::to_string(w.prompt_tokens + w.gen_tokens) +
+          "--prompt-tokens + --gen-tokens (" + std::to_string(static_cast<int64_t>(tokens)) +
           ") is longer than " + m.name + "'s context of " + std::to_string(m.context) + " tokens");
     }
   }

@@ -69,6 +69,12 @@ std::vector<std::string> GpuNameTokens(std::string_view name) {
     } else if (current.size() > 2 && current.ends_with("gb") &&
                AllDigits(current.substr(0, current.size() - 2))) {
       tokens.push_back(std::string(current.substr(0, current.size() - 1)));
+    } else if (const size_t letters = current.find_first_not_of("0123456789");
+               letters > 0 && letters != std::string_view::npos && current.size() - letters >= 2 &&
+               current.substr(letters).find_first_of("0123456789") == std::string_view::npos) {
+      // A model number fused with its suffix: "3090ti" is "3090 ti".
+      tokens.emplace_back(current.substr(0, letters));
+      tokens.emplace_back(current.substr(letters));
     } else {
       tokens.emplace_back(current);
     }
@@ -201,18 +207,10 @@ void Catalog::SetPrice(std::string_view gpu_name, Price price) {
 }
 
 std::vector<std::string> Catalog::Suggestions(const std::string& squashed_query) const {
-  // Close enough to be a typo: a third of the name's length, and at least two edits.
-  const size_t limit = std::max<size_t>(2, squashed_query.size() / 3);
-  std::vector<std::pair<size_t, size_t>> distance_and_gpu(gpus_.size(),
-                                                          {std::numeric_limits<size_t>::max(), 0});
-  for (const auto& [squashed_name, index] : by_squashed_name_) {
-    const size_t distance = core::EditDistance(squashed_query, squashed_name);
-    distance_and_gpu[index] = std::min(distance_and_gpu[index], std::pair(distance, index));
-  }
-  std::sort(distance_and_gpu.begin(), distance_and_gpu.end());
+  const std::vector<std::pair<std::string_view, size_t>> keys(by_squashed_name_.begin(),
+                                                              by_squashed_name_.end());
   std::vector<std::string> names;
-  for (const auto& [distance, index] : distance_and_gpu) {
-    if (distance > limit || names.size() == 3) break;
+  for (size_t index : core::ClosestMatches(squashed_query, keys, gpus_.size())) {
     names.push_back(gpus_[index].name);
   }
   return names;

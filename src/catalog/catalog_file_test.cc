@@ -128,6 +128,12 @@ TEST(CatalogFileTest, AMissingOrUnknownFieldIsAnError) {
               "gpus[0]: missing field 'name'");
 }
 
+TEST(CatalogFileTest, AFieldGivenTwiceIsAnError) {
+  ExpectError(Load(kGpus, With(kPrices, "    rent_usd_per_hour: 0.74\n",
+                               "    rent_usd_per_hour: 0.74\n    rent_usd_per_hour: 9\n")),
+              "prices.yaml:4: RTX 4090: field 'rent_usd_per_hour' is given twice");
+}
+
 TEST(CatalogFileTest, TwoTypesWithOneNameAreAnError) {
   ExpectError(Load(With(kGpus, "name: V100 16GB PCIe", "name: GeForce RTX 4090"), kPrices),
               "names both");

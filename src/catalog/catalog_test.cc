@@ -29,6 +29,7 @@ TEST(GpuNameTokensTest, IgnoresCaseVendorWordsAndHowSizesAreWritten) {
   EXPECT_EQ(GpuNameTokens("A100-SXM4-80GB"), (std::vector<std::string>{"a100", "sxm4", "80g"}));
   EXPECT_EQ(GpuNameTokens("a100 80 GB"), (std::vector<std::string>{"a100", "80g"}));
   EXPECT_EQ(GpuNameTokens("a100_80g"), (std::vector<std::string>{"a100", "80g"}));
+  EXPECT_EQ(GpuNameTokens("RTX 3090Ti"), (std::vector<std::string>{"rtx", "3090", "ti"}));
   EXPECT_TRUE(GpuNameTokens(" - ").empty());
 }
 
@@ -39,6 +40,8 @@ TEST(CatalogTest, FindsTheSeedGpusByTheNamesPeopleType) {
   EXPECT_EQ(FoundName("NVIDIA GeForce RTX 4090"), "RTX 4090");
   EXPECT_EQ(FoundName("3090"), "RTX 3090");  // fewer extra words than "RTX 3090 Ti"
   EXPECT_EQ(FoundName("rtx 3090 ti"), "RTX 3090 Ti");
+  EXPECT_EQ(FoundName("3090ti"), "RTX 3090 Ti");
+  EXPECT_EQ(FoundName("4060ti"), "RTX 4060 Ti 16GB");
   EXPECT_EQ(FoundName("A6000"), "RTX A6000");
   EXPECT_EQ(FoundName("A100 80GB SXM"), "A100 80GB SXM");
   EXPECT_EQ(FoundName("a100-80g"), "A100 80GB SXM");

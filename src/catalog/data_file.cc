@@ -139,8 +139,15 @@ std::vector<std::string> YamlEntry::StringList(const std::string& key) {
 
 void YamlEntry::RejectUnknownFields(std::initializer_list<std::string_view> known) {
   if (!status_.ok()) return;
+  std::vector<std::string> seen;
   for (const auto& field : entry_) {
     const std::string key = field.first.Scalar();
+    // yaml-cpp keeps both of two equal keys and reads the first; the second would be silently lost.
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      FailAt(field.first, "field '" + key + "' is given twice; keep one");
+      return;
+    }
+    seen.push_back(key);
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
       for (std::string_view name : known) list += (list.empty() ? "" : ", ") + std::string(name);

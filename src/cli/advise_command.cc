@@ -192,27 +192,11 @@ core::Result<advisor::AdviseOptions> BuildOptions(const AdviseFlags& flags,
     if (!deadline.ok()) return deadline.status();
     options.deadline_s = *deadline;
   }
-  if (flags.budget_usd)
+  if (flags.budget_usd) {  // at most $1e9 (the flag's bound), so the micro-dollars fit in int64
     options.budget = core::Money::FromMicros(static_cast<int64_t>(*flags.budget_usd * 1e6));
+  }
   options.costs.power_usd_per_kwh = flags.power_usd_per_kwh;
   return options;
-}
-
-std::string Duration(double seconds) {
-  if (!(seconds > 0)) return "—";
-  if (seconds < 120) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 2 * 3600) return fmt::format("{:.0f}m", seconds / 60);
-  if (seconds < 72 * 3600) return fmt::format("{:.1f}h", seconds / 3600);
-  return fmt::format("{:.1f}d", seconds / 86400);
-}
-
-std::string Rate(const Estimate& e) {
-  const advisor::Throughput& t = e.throughput;
-  if (t.train_tokens_per_s) return fmt::format("{:.0f} tok/s", *t.train_tokens_per_s);
-  if (t.decode_tokens_per_s) return fmt::format("{:.0f} tok/s", *t.decode_tokens_per_s);
-  if (t.images_per_s) return fmt::format("{:.2f} img/s", *t.images_per_s);
-  if (t.samples_per_s) return fmt::format("{:.0f} samples/s", *t.samples_per_s);
-  return "—";
 }
 
 void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
@@ -237,12 +221,13 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
     const std::string name =
         e.count == 1 ? e.gpu->name : fmt::format("{}x {}", e.count, e.gpu->name);
     const std::string fits = !e.supported ? "no: unsupported" : (e.fits ? "yes" : "no");
-    table.AddRow(
-        {name, fits, fmt::format("{:.1f}/{:.0f}", e.memory.Total() / 1e9, e.gpu->memory_gb),
-         e.supported ? Rate(e) : "—", e.bound == advisor::Bound::kMemory ? "memory" : "compute",
-         e.fits ? Duration(e.time_s) : "—", e.fits ? e.cost.ToRoundedString() : "—",
-         e.rent_per_hour.ToString(),
-         e.break_even_hours ? fmt::format("{:.0f}h", *e.break_even_hours) : "—"});
+    table.AddRow({name, fits,
+                  fmt::format("{:.1f}/{:.1f}", e.memory.Total() / 1e9, e.memory_capacity / 1e9),
+                  e.supported ? advisor::RateText(e) : "—",
+                  e.bound == advisor::Bound::kMemory ? "memory" : "compute",
+                  e.fits ? advisor::DurationText(e.time_s) : "—",
+                  e.fits ? e.cost.ToRoundedString() : "—", e.rent_per_hour.ToString(),
+                  e.break_even_hours ? fmt::format("{:.0f}h", *e.break_even_hours) : "—"});
   }
   out << table.Render();
   if (hidden > 0)
@@ -309,21 +294,22 @@ CommandRun DefineAdviseCommand(CLI::App& command) {
   command
       .add_option("--batch", flags->batch,
                   "Batch per GPU (serve: default is the largest that fits)")
-      ->check(PositiveNumber());
+      ->check(PositiveInteger());
   command.add_option("--seq", flags->seq, "Training sequence length, tokens")
-      ->check(PositiveNumber());
+      ->check(PositiveInteger());
   command.add_option("--prompt-tokens", flags->prompt_tokens, "Prompt length, tokens")
-      ->check(PositiveNumber());
+      ->check(PositiveInteger());
   command.add_option("--gen-tokens", flags->gen_tokens, "Generated tokens per request")
-      ->check(PositiveNumber());
+      ->check(PositiveInteger());
   command.add_option("--image-size", flags->image_size, "Image size, e.g. 512 or 1024x1024");
-  command.add_option("--steps", flags->steps, "Diffusion denoising steps")->check(PositiveNumber());
+  command.add_option("--steps", flags->steps, "Diffusion denoising steps")
+      ->check(PositiveInteger());
   command.add_option("--tokens", flags->tokens, "Work: tokens to train on or to generate")
       ->check(PositiveNumber());
   command.add_option("--samples", flags->samples, "Work: samples per epoch")
       ->check(PositiveNumber());
   command.add_option("--epochs", flags->epochs, "Work: epochs over --samples")
-      ->check(PositiveNumber());
+      ->check(PositiveInteger());
   command.add_option("--requests", flags->requests, "Work: requests to answer")
       ->check(PositiveNumber());
   command.add_option("--images", flags->images, "Work: images to generate")
@@ -339,11 +325,11 @@ CommandRun DefineAdviseCommand(CLI::App& command) {
                      "Only this GPU type, optionally with a count: a100:4 (repeatable)");
   command.add_option("--deadline", flags->deadline, "Finish within this time: 90m, 12h, 3d");
   command.add_option("--budget", flags->budget_usd, "Spend at most this many dollars")
-      ->check(PositiveNumber());
+      ->check(PositiveNumber(1e9));
   command
       .add_option("--power-price", flags->power_usd_per_kwh,
                   "Electricity for buy-vs-rent, $/kWh (default 0.15)")
-      ->check(NonNegativeNumber());
+      ->check(NonNegativeNumber(100));
   command.add_flag("--json", flags->json, "Print JSON instead of a table");
   command.add_flag("--all", flags->all, "Show every GPU, not only the first 15 that fit");
   command.add_flag("--list-models", flags->list_models, "List the model zoo");

@@ -126,7 +126,7 @@ TEST(GpusCommandTest, SortsByAnyColumnBestFirstUnlessReversed) {
 
 TEST(GpusCommandTest, BadFlagsFailWithOneClearLine) {
   ExpectOneLineError(Suanli({"gpus", "--min-vram", "abc"}), 2,
-                     "--min-vram: 'abc' must be a number of 0 or more");
+                     "--min-vram: 'abc' must be a number from 0 to");
   ExpectOneLineError(Suanli({"gpus", "--min-vram", "-4"}), 2, "--min-vram");
   ExpectOneLineError(Suanli({"gpus", "--max-price", "-1"}), 2,
                      "--max-price: '-1' must be a number above 0");

@@ -1,5 +1,7 @@
 #include "cli/flags.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -17,26 +19,45 @@ std::optional<double> ParseFinite(const std::string& text) {
 
 }  // namespace
 
-CLI::Validator NonNegativeNumber() {
+CLI::Validator NonNegativeNumber(double max) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [max](std::string& text) -> std::string {
         std::optional<double> value = ParseFinite(text);
-        if (!value.has_value() || *value < 0)
-          return "'" + text + "' must be a number of 0 or more, such as 24";
+        if (!value.has_value() || *value < 0 || *value > max) {
+          return "'" + text + "' must be a number from 0 to " + fmt::format("{:g}", max) +
+                 ", such as 24";
+        }
         return "";
       },
       "NUMBER>=0");
 }
 
-CLI::Validator PositiveNumber() {
+CLI::Validator PositiveNumber(double max) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [max](std::string& text) -> std::string {
         std::optional<double> value = ParseFinite(text);
-        if (!value.has_value() || *value <= 0)
-          return "'" + text + "' must be a number above 0, such as 1.5";
+        if (!value.has_value() || *value <= 0 || *value > max) {
+          return "'" + text + "' must be a number above 0 and at most " + fmt::format("{:g}", max) +
+                 ", such as 1.5";
+        }
         return "";
       },
       "NUMBER>0");
+}
+
+CLI::Validator PositiveInteger(long max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        long value = 0;
+        const char* end = text.data() + text.size();
+        auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (error != std::errc() || stop != end || value < 1 || value > max) {
+          return "'" + text + "' must be a whole number from 1 to " + std::to_string(max) +
+                 ", such as 8";
+        }
+        return "";
+      },
+      "INTEGER>0");
 }
 
 }  // namespace suanli::cli

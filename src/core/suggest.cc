@@ -1,6 +1,7 @@
 #include "core/suggest.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace suanli::core {
@@ -20,6 +21,24 @@ size_t EditDistance(std::string_view a, std::string_view b) {
     }
   }
   return d[a.size()][b.size()];
+}
+
+std::vector<size_t> ClosestMatches(std::string_view query,
+                                   const std::vector<std::pair<std::string_view, size_t>>& keys,
+                                   size_t count, size_t most) {
+  const size_t limit = std::max<size_t>(2, query.size() / 3);
+  std::vector<std::pair<size_t, size_t>> distance_and_index(count, {SIZE_MAX, 0});
+  for (const auto& [key, index] : keys) {
+    distance_and_index[index] =
+        std::min(distance_and_index[index], std::pair(EditDistance(query, key), index));
+  }
+  std::sort(distance_and_index.begin(), distance_and_index.end());
+  std::vector<size_t> closest;
+  for (const auto& [distance, index] : distance_and_index) {
+    if (distance > limit || closest.size() == most) break;
+    closest.push_back(index);
+  }
+  return closest;
 }
 
 std::string JoinChoices(const std::vector<std::string>& names, std::string_view last_separator) {

@@ -16,6 +16,14 @@ TEST(EditDistanceTest, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
 }
 
+TEST(ClosestMatchesTest, FindsTyposClosestFirstAndNothingFarAway) {
+  const std::vector<std::pair<std::string_view, size_t>> keys = {
+      {"rtx4090", 0}, {"4090", 0}, {"rtx3090", 1}, {"rtx4080", 2}, {"a100", 3}};
+  EXPECT_EQ(ClosestMatches("rtx4900", keys, 4), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(ClosestMatches("rtx4900", keys, 4, 1), (std::vector<size_t>{0}));
+  EXPECT_TRUE(ClosestMatches("potato", keys, 4).empty());
+}
+
 TEST(JoinChoicesTest, ListsNamesWithTheLastSeparator) {
   EXPECT_EQ(JoinChoices({}, " or "), "");
   EXPECT_EQ(JoinChoices({"RTX 4090"}, " or "), "RTX 4090");
