@@ -58,12 +58,12 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
   std::string reason;
   const double spare = pick.memory_capacity - pick.memory.Total();
   if (pick.count == 1) {
-    reason =
-        fmt::format("{} needs {} and fits in the {}'s {:.0f} GB with {} to spare", w.model.name,
-                    Gb(pick.memory.Total()), pick.gpu->name, pick.gpu->memory_gb, Gb(spare));
+    reason = fmt::format("{} needs {} and fits in the {}'s {} ({:.0f} GiB) with {} to spare",
+                         w.model.name, Gb(pick.memory.Total()), pick.gpu->name,
+                         Gb(pick.memory_capacity), pick.gpu->memory_gb, Gb(spare));
   } else {
-    reason = fmt::format("{} needs {} GPUs ({} of each {:.0f} GB card)", w.model.name, pick.count,
-                         Gb(pick.memory.Total()), pick.gpu->memory_gb);
+    reason = fmt::format("{} needs {} GPUs ({} of each {}, {:.0f} GiB)", w.model.name, pick.count,
+                         Gb(pick.memory.Total()), Gb(pick.memory_capacity), pick.gpu->memory_gb);
   }
   reason += fmt::format("; {} is {}-bound, so the {}'s {} give {}", PhaseName(w),
                         pick.bound == Bound::kMemory ? "bandwidth" : "compute", pick.gpu->name,
