@@ -17,33 +17,27 @@ std::optional<double> ParseFinite(const std::string& text) {
   return value;
 }
 
+// A finite number within bounds; `zero_allowed` decides whether the lower bound 0 is included.
+CLI::Validator FiniteNumber(bool zero_allowed, double max) {
+  return CLI::Validator(
+      [zero_allowed, max](std::string& text) -> std::string {
+        std::optional<double> value = ParseFinite(text);
+        const bool low = value.has_value() && (zero_allowed ? *value >= 0 : *value > 0);
+        if (!low || *value > max) {
+          return "'" + text + "' must be a number " +
+                 (zero_allowed ? "from 0 to " : "above 0 and at most ") + fmt::format("{:g}", max) +
+                 (zero_allowed ? ", such as 24" : ", such as 1.5");
+        }
+        return "";
+      },
+      zero_allowed ? "NUMBER>=0" : "NUMBER>0");
+}
+
 }  // namespace
 
-CLI::Validator NonNegativeNumber(double max) {
-  return CLI::Validator(
-      [max](std::string& text) -> std::string {
-        std::optional<double> value = ParseFinite(text);
-        if (!value.has_value() || *value < 0 || *value > max) {
-          return "'" + text + "' must be a number from 0 to " + fmt::format("{:g}", max) +
-                 ", such as 24";
-        }
-        return "";
-      },
-      "NUMBER>=0");
-}
+CLI::Validator NonNegativeNumber(double max) { return FiniteNumber(true, max); }
 
-CLI::Validator PositiveNumber(double max) {
-  return CLI::Validator(
-      [max](std::string& text) -> std::string {
-        std::optional<double> value = ParseFinite(text);
-        if (!value.has_value() || *value <= 0 || *value > max) {
-          return "'" + text + "' must be a number above 0 and at most " + fmt::format("{:g}", max) +
-                 ", such as 1.5";
-        }
-        return "";
-      },
-      "NUMBER>0");
-}
+CLI::Validator PositiveNumber(double max) { return FiniteNumber(false, max); }
 
 CLI::Validator PositiveInteger(long max) {
   return CLI::Validator(
