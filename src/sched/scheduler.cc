@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/check.h"
 
@@ -10,6 +12,14 @@ namespace suanli::sched {
 namespace {
 
 constexpr int kMaxGpusPerNode = 64;
+
+bool HasLabels(const Node& node, const std::map<std::string, std::string>& selector) {
+  for (const auto& [key, value] : selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return false;
+  }
+  return true;
+}
 
 // The schedulable nodes of one GPU type, bucketed by their number of free GPUs so best fit is a
 // walk up from the pod's count instead of a scan of every node.
@@ -29,11 +39,13 @@ class TypeIndex {
     Add(node, to_free);
   }
 
-  // Best fit: the first node, from the fewest free GPUs up, with `count` GPUs and `needs` free.
-  int Find(int count, const Resources& needs, const std::vector<Node>& nodes) const {
-    for (int free = count; free <= kMaxGpusPerNode; ++free) {
+  // Best fit: the first node, from the fewest free GPUs up, with the pod's GPUs, resources and
+  // labels.
+  int Find(const PodRequest& pod, const std::vector<Node>& nodes) const {
+    for (int free = pod.gpu_count; free <= kMaxGpusPerNode; ++free) {
       for (int node : by_free_[free]) {
-        if (nodes[node].free.Covers(needs)) return node;
+        if (nodes[node].free.Covers(pod.needs) && HasLabels(nodes[node], pod.node_selector))
+          return node;
       }
     }
     return -1;
@@ -75,6 +87,68 @@ std::string WhyUnplaced(const PodRequest& pod, const TypeIndex* index) {
          std::to_string(pod.needs.disk_gb) + " GB disk free";
 }
 
+// Finds interruptible pods whose stopping would make room for an on-demand pod. Only nodes that run
+// interruptible pods are searched, so a cluster without them pays nothing.
+class Preemption {
+ public:
+  Preemption(const std::vector<RunningPod>& running, const std::vector<Node>& nodes) {
+    if (running.empty()) return;
+    std::unordered_map<std::string, int> node_index;
+    for (size_t i = 0; i < nodes.size(); ++i) node_index.emplace(nodes[i].id, static_cast<int>(i));
+    for (const RunningPod& pod : running) {
+      auto it = node_index.find(pod.node_id);
+      if (pod.interruptible && it != node_index.end()) by_node_[it->second].push_back(&pod);
+    }
+    for (auto& [node, pods] : by_node_) {
+      // Lowest priority first, then the newest: the pods whose owners lose least.
+      std::sort(pods.begin(), pods.end(), [](const RunningPod* a, const RunningPod* b) {
+        return a->priority != b->priority ? a->priority < b->priority : a->sequence > b->sequence;
+      });
+    }
+  }
+
+  // The node needing the fewest victims to fit `pod`; adds them to plan.preempt and returns the
+  // reason the pod waits. nullopt when no preemption helps.
+  std::optional<std::string> Try(const PodRequest& pod, const std::vector<Node>& nodes,
+                                 Plan& plan) {
+    int best_node = -1;
+    std::vector<const RunningPod*> best_victims;
+    for (const auto& [node_index, candidates] : by_node_) {
+      const Node& node = nodes[node_index];
+      if (!node.schedulable || node.gpu_type != pod.gpu_type || !HasLabels(node, pod.node_selector))
+        continue;
+      int gpus = std::popcount(node.free_gpus);
+      Resources free = node.free;
+      std::vector<const RunningPod*> victims;
+      for (const RunningPod* victim : candidates) {
+        if (gpus >= pod.gpu_count && free.Covers(pod.needs)) break;
+        if (victim->priority > pod.priority || taken_.contains(victim->id)) continue;
+        victims.push_back(victim);
+        gpus += victim->gpu_count;
+        free.vcpu += victim->uses.vcpu;
+        free.ram_mb += victim->uses.ram_mb;
+        free.disk_gb += victim->uses.disk_gb;
+      }
+      const bool fits = gpus >= pod.gpu_count && free.Covers(pod.needs);
+      if (fits && !victims.empty() && (best_node < 0 || victims.size() < best_victims.size())) {
+        best_node = node_index;
+        best_victims = std::move(victims);
+      }
+    }
+    if (best_node < 0) return std::nullopt;
+    for (const RunningPod* victim : best_victims) {
+      taken_.insert(victim->id);
+      plan.preempt.push_back(victim->id);
+    }
+    return "waiting for " + Plural(static_cast<int>(best_victims.size()), "interruptible pod") +
+           " to stop on " + nodes[best_node].id;
+  }
+
+ private:
+  std::map<int, std::vector<const RunningPod*>> by_node_;  // node index -> its interruptible pods
+  std::unordered_set<std::string> taken_;                  // already chosen this round
+};
+
 std::vector<int> TakeGpus(Node& node, int count) {
   std::vector<int> indices;
   for (int taken = 0; taken < count; ++taken) {
@@ -87,7 +161,9 @@ std::vector<int> TakeGpus(Node& node, int count) {
 
 }  // namespace
 
-Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending) {
+Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
+              const std::vector<RunningPod>& running) {
+  Preemption preemption(running, nodes);
   std::unordered_map<std::string, TypeIndex> by_type;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = nodes[i];
@@ -110,9 +186,14 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending) {
     }
     auto type = by_type.find(pod.gpu_type);
     TypeIndex* index = type == by_type.end() ? nullptr : &type->second;
-    const int chosen = index == nullptr ? -1 : index->Find(pod.gpu_count, pod.needs, nodes);
+    const int chosen = index == nullptr ? -1 : index->Find(pod, nodes);
     if (chosen < 0) {
-      plan.unplaced.push_back({pod.id, WhyUnplaced(pod, index)});
+      std::string reason = WhyUnplaced(pod, index);
+      if (!pod.interruptible) {
+        if (std::optional<std::string> waiting = preemption.Try(pod, nodes, plan))
+          reason = *waiting;
+      }
+      plan.unplaced.push_back({pod.id, std::move(reason)});
       continue;
     }
     Node& node = nodes[chosen];

@@ -108,5 +108,59 @@ TEST(SchedulerTest, NeverGivesOneGpuToTwoPods) {
   EXPECT_EQ(plan.bindings.size() + plan.unplaced.size(), pods.size());
 }
 
+TEST(SchedulerTest, HonoursNodeSelectors) {
+  std::vector<Node> nodes = {MakeNode("plain", "RTX 4090", 8), MakeNode("nvme", "RTX 4090", 8)};
+  nodes[1].labels = {{"disk", "nvme"}, {"region", "sh"}};
+  PodRequest pod = MakePod("wants-nvme", "RTX 4090", 1);
+  pod.node_selector = {{"disk", "nvme"}};
+  PodRequest nowhere = MakePod("wants-gz", "RTX 4090", 1, 1);
+  nowhere.node_selector = {{"region", "gz"}};
+  const Plan plan = Schedule(nodes, {pod, nowhere});
+  EXPECT_EQ(NodeOf(plan)["wants-nvme"], "nvme");
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].pod_id, "wants-gz");
+}
+
+RunningPod Running(std::string id, std::string node, int gpus, bool interruptible,
+                   uint64_t sequence) {
+  RunningPod pod;
+  pod.id = std::move(id);
+  pod.node_id = std::move(node);
+  pod.gpu_count = gpus;
+  pod.uses = {8, 32 * 1024, 50};
+  pod.interruptible = interruptible;
+  pod.sequence = sequence;
+  return pod;
+}
+
+TEST(SchedulerTest, AnOnDemandPodPreemptsTheNewestInterruptiblePodsItNeeds) {
+  std::vector<Node> nodes = {MakeNode("n", "H100 SXM", 2)};
+  nodes[0].free_gpus = 0;  // both GPUs in use
+  const std::vector<RunningPod> running = {Running("old-spot", "n", 1, true, 1),
+                                           Running("new-spot", "n", 1, true, 2)};
+  const Plan plan = Schedule(nodes, {MakePod("on-demand", "H100 SXM", 1)}, running);
+  EXPECT_TRUE(plan.bindings.empty());  // the GPU is still in use until the spot pod stops
+  EXPECT_EQ(plan.preempt, (std::vector<std::string>{"new-spot"}));
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].reason, "waiting for 1 interruptible pod to stop on n");
+}
+
+TEST(SchedulerTest, NeverPreemptsOnDemandPodsOrForInterruptibleOnes) {
+  std::vector<Node> nodes = {MakeNode("n", "H100 SXM", 1)};
+  nodes[0].free_gpus = 0;
+  const Plan on_demand_victim =
+      Schedule(nodes, {MakePod("on-demand", "H100 SXM", 1)}, {Running("steady", "n", 1, false, 1)});
+  EXPECT_TRUE(on_demand_victim.preempt.empty());
+  PodRequest spot = MakePod("spot", "H100 SXM", 1);
+  spot.interruptible = true;
+  const Plan spot_preempts = Schedule(nodes, {spot}, {Running("other-spot", "n", 1, true, 1)});
+  EXPECT_TRUE(spot_preempts.preempt.empty());
+  // Two on-demand pods cannot both claim the same victim in one round.
+  const Plan two = Schedule(nodes, {MakePod("a", "H100 SXM", 1, 1), MakePod("b", "H100 SXM", 1, 2)},
+                            {Running("only-spot", "n", 1, true, 1)});
+  EXPECT_EQ(two.preempt, (std::vector<std::string>{"only-spot"}));
+  EXPECT_EQ(two.unplaced[1].reason, "no node has 1 free H100 SXM; all are in use");
+}
+
 }  // namespace
 }  // namespace suanli::sched
