@@ -1,0 +1,51 @@
+// HttpServer: HTTP/1.1 with keep-alive on a TCP port, for the API, the console and the agents.
+//
+// Threading: `threads` I/O threads run the connections. The handler is called on one of them and
+// must not block: it answers through the Responder, at once or later from any thread (a request
+// that waits for a durable commit, or an agent's long poll). A Responder must be called exactly
+// once; one dropped without being called answers 500 so no client hangs. The server reads the
+// next request of a keep-alive connection only after the previous one is answered.
+//
+// Limits: a body larger than max_body_bytes is answered 413 without calling the handler; headers
+// larger than 16 KiB get 431; a connection idle for idle_timeout is closed.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "net/http.h"
+
+namespace suanli::net {
+
+using Responder = std::function<void(HttpResponse)>;
+using HttpHandler = std::function<void(HttpRequest&& request, Responder respond)>;
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7070;  // 0: any free port (tests), see HttpServer::port()
+  size_t max_body_bytes = 1 << 20;
+  int threads = 2;
+  std::chrono::seconds idle_timeout{75};
+};
+
+class HttpServer {
+ public:
+  // Binds and starts serving. UNAVAILABLE when the address cannot be bound ("127.0.0.1:7070 is in
+  // use; is another suanli server running? choose another with --listen").
+  static core::Result<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
+                                                         HttpHandler handler);
+
+  virtual ~HttpServer() = default;
+  virtual uint16_t port() const = 0;
+
+  // Stops accepting, gives in-flight requests up to `grace` to be answered, closes every
+  // connection and joins the threads. Idempotent; the destructor calls it.
+  virtual void Stop(std::chrono::milliseconds grace = std::chrono::seconds(5)) = 0;
+};
+
+}  // namespace suanli::net

@@ -1,0 +1,101 @@
+// Store: where the control plane's state survives a crash.
+//
+// The control plane keeps its state in memory and writes every change through a Store; it reads the
+// store only at start-up (Load) and for history that it does not keep in memory (the ledger and the
+// transitions). Entities (users, tokens, pods, nodes, ...) are JSON documents keyed by id, so
+// adding a field needs no migration; the append-only ledger and transitions have typed columns,
+// because billing queries and sums them. SqliteStore is the implementation (PostgreSQL can follow
+// behind the same interface).
+//
+// Durability: Commit returns OK only once the batches are on disk (SQLite WAL, synchronous=FULL);
+// on any error nothing of them is applied. Commit is called by one writer thread (CommitQueue);
+// Ledger and Transitions may be called from other threads at the same time.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ledger_types.h"
+#include "core/status.h"
+
+namespace suanli::store {
+
+enum class Collection {
+  kUsers,
+  kApiTokens,
+  kSshKeys,
+  kTemplates,
+  kPods,
+  kNodes,
+  kJoinTokens,
+  kSettings
+};
+
+// "users", "api_tokens", ...: also the table names.
+std::string_view CollectionName(Collection collection);
+
+struct Document {
+  Collection collection = Collection::kUsers;
+  std::string id;
+  std::string json;  // a JSON object; the store does not look inside
+};
+
+struct DocumentKey {
+  Collection collection = Collection::kUsers;
+  std::string id;
+};
+
+// What one request changes; applied all or nothing.
+struct Batch {
+  std::vector<Document> puts;                 // insert or replace
+  std::vector<DocumentKey> deletes;           // deleting a missing document is not an error
+  std::vector<core::Transition> transitions;  // appended; seq must be new
+  std::vector<core::LedgerEntry> ledger;      // appended; seq must be new
+
+  bool empty() const {
+    return puts.empty() && deletes.empty() && transitions.empty() && ledger.empty();
+  }
+};
+
+struct Snapshot {
+  std::vector<Document> documents;  // every document of every collection
+  int64_t last_transition_seq = 0;  // 0 when there are none
+  int64_t last_ledger_seq = 0;
+};
+
+// Empty fields do not filter; times filter on the entry's `to` (transitions: `at`), from <= t < to.
+struct HistoryQuery {
+  std::string user_id;
+  std::string pod_id;
+  std::optional<core::TimePoint> from;
+  std::optional<core::TimePoint> to;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual core::Result<Snapshot> Load() = 0;
+
+  // Applies `batches` in order in one transaction and returns once it is durable. INVALID_ARGUMENT
+  // or INTERNAL (a reused seq, a document that is not JSON), UNAVAILABLE (disk full, I/O error):
+  // nothing applied in every case.
+  virtual core::Status Commit(std::span<const Batch> batches) = 0;
+
+  // History in seq order.
+  virtual core::Result<std::vector<core::LedgerEntry>> Ledger(const HistoryQuery& query) = 0;
+  virtual core::Result<std::vector<core::Transition>> Transitions(const HistoryQuery& query) = 0;
+};
+
+// Opens (creating if needed) the SQLite database at `file`, in WAL mode with synchronous=FULL, and
+// migrates its schema to the current version. FAILED_PRECONDITION when the file was written by a
+// newer suanli; UNAVAILABLE when it cannot be opened or locked (another server uses it).
+core::Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& file);
+
+}  // namespace suanli::store
