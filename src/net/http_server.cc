@@ -1,1 +1,496 @@
-// Placeholder: being written.
+#include "net/http_server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "net/http_client.h"
+
+namespace suanli::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using ErrorCode = boost::system::error_code;
+
+constexpr uint32_t kHeaderLimitBytes = 16 * 1024;
+// How long a connection that we close after an error keeps reading (and discarding) what the client
+// still sends, so that the client reads our answer instead of a reset.
+constexpr std::chrono::seconds kLingerTime{2};
+
+// An io_context whose services can be shut down before it is destroyed: Stop() uses it to destroy
+// every handler still queued (and the connections they hold) once the threads are joined.
+class IoContext : public asio::io_context {
+ public:
+  using asio::io_context::io_context;
+  using asio::execution_context::shutdown;
+};
+
+class Connection;
+
+// What the server and its connections share. Connections (and through them Responders that user
+// code may keep past Stop) hold it by shared_ptr, so the io_context outlives every socket.
+struct ServerState {
+  ServerState(HttpServerOptions server_options, HttpHandler server_handler)
+      : options(std::move(server_options)), handler(std::move(server_handler)) {}
+
+  // Admits a post onto the io_context unless Stop() has closed the gate; LeavePost() when done.
+  bool EnterPost() {
+    posting.fetch_add(1);
+    if (stopped.load()) {
+      posting.fetch_sub(1);
+      return false;
+    }
+    return true;
+  }
+  void LeavePost() { posting.fetch_sub(1); }
+
+  void RequestStarted() { in_flight.fetch_add(1); }
+  void RequestFinished() {
+    if (in_flight.fetch_sub(1) == 1 && draining.load()) {
+      std::lock_guard<std::mutex> lock(drain_mu);
+      drain_cv.notify_all();
+    }
+  }
+
+  const HttpServerOptions options;
+  const HttpHandler handler;
+  IoContext ioc;
+
+  std::atomic<bool> draining{false};  // Stop() began: answer with Connection: close
+  std::atomic<bool> stopped{false};   // no more posts onto ioc
+  std::atomic<int> posting{0};
+  std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
+  std::mutex drain_mu;
+  std::condition_variable drain_cv;
+
+  std::mutex connections_mu;
+  std::unordered_set<Connection*> connections;  // guarded by connections_mu
+};
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+void ParseTarget(std::string_view target, HttpRequest& request) {
+  size_t question = target.find('?');
+  request.path = PercentDecode(target.substr(0, question), /*plus_is_space=*/false);
+  if (question == std::string_view::npos) return;
+  std::string_view rest = target.substr(question + 1);
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    size_t equals = pair.find('=');
+    std::string_view key = pair.substr(0, equals);
+    std::string_view value =
+        equals == std::string_view::npos ? std::string_view() : pair.substr(equals + 1);
+    request.query.emplace_back(PercentDecode(key, true), PercentDecode(value, true));
+  }
+}
+
+// One TCP connection. Everything but Answer() and CloseNow() runs on the connection's strand.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<ServerState> state, tcp::socket socket)
+      : state_(std::move(state)), stream_(std::move(socket)) {
+    ErrorCode ec;
+    tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_address_ = remote.address().to_string();
+    std::lock_guard<std::mutex> lock(state_->connections_mu);
+    state_->connections.insert(this);
+  }
+
+  ~Connection() {
+    std::lock_guard<std::mutex> lock(state_->connections_mu);
+    state_->connections.erase(this);
+  }
+
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+  }
+
+  // Called from any thread, once per request handed to the handler.
+  void Answer(HttpResponse&& response) {
+    if (!state_->EnterPost()) {
+      state_->RequestFinished();  // Stop() closes the socket; nobody will write this
+      return;
+    }
+    try {
+      asio::dispatch(stream_.get_executor(),
+                     [self = shared_from_this(), response = std::move(response)]() mutable {
+                       self->Write(std::move(response), /*counted=*/true, /*close_after=*/false);
+                     });
+    } catch (...) {
+      state_->RequestFinished();
+    }
+    state_->LeavePost();
+  }
+
+  // Stop() only, once the I/O threads are joined.
+  void CloseNow() {
+    ErrorCode ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+ private:
+  void DoRead() {
+    parser_.emplace();
+    parser_->body_limit(state_->options.max_body_bytes);
+    parser_->header_limit(kHeaderLimitBytes);
+    stream_.expires_after(state_->options.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) {
+                       self->OnRead(ec);
+                     });
+  }
+
+  void OnRead(ErrorCode ec) {
+    if (ec == http::error::body_limit) {
+      WriteError(ErrorResponse(413, "PAYLOAD_TOO_LARGE",
+                               "request body is larger than the " +
+                                   std::to_string(state_->options.max_body_bytes) +
+                                   "-byte limit; send a smaller body"));
+      return;
+    }
+    if (ec == http::error::header_limit) {
+      WriteError(ErrorResponse(431, "HEADERS_TOO_LARGE",
+                               "request headers are larger than the " +
+                                   std::to_string(kHeaderLimitBytes) +
+                                   "-byte limit; send fewer or shorter headers"));
+      return;
+    }
+    if (ec && ec.category() == http::make_error_code(http::error::bad_method).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      WriteError(ErrorResponse(400, "BAD_REQUEST", "malformed HTTP request: " + ec.message()));
+      return;
+    }
+    if (ec) {  // the client left, went idle too long, or Stop() closed the socket
+      Close();
+      return;
+    }
+    stream_.expires_never();  // the handler may take its time; the client has its own timeout
+
+    http::request<http::string_body> message = parser_->release();
+    parser_.reset();
+    keep_alive_ = message.keep_alive();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    ParseTarget(request.target, request);
+    request.headers.reserve(static_cast<size_t>(std::distance(message.begin(), message.end())));
+    for (const auto& field : message) {
+      request.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.remote_address = remote_address_;
+
+    state_->RequestStarted();
+    try {
+      auto answer = std::make_shared<ResponseState>(shared_from_this());
+      state_->handler(std::move(request), [answer](HttpResponse response) {
+        answer->Answer(std::move(response));
+      });
+    } catch (...) {
+      // A handler that throws has dropped its Responder, which answers 500.
+    }
+  }
+
+  // Answers once: the Responder's copies share it, and the last one to go answers 500 if nobody
+  // answered, so that no client waits forever on a forgotten request.
+  class ResponseState {
+   public:
+    explicit ResponseState(std::shared_ptr<Connection> connection)
+        : connection_(std::move(connection)) {}
+    ResponseState(const ResponseState&) = delete;
+    ResponseState& operator=(const ResponseState&) = delete;
+    ~ResponseState() {
+      if (answered_.load()) return;
+      try {
+        connection_->Answer(ErrorResponse(
+            500, "INTERNAL",
+            "the server dropped this request without answering it; this is a bug in suanli"));
+      } catch (...) {
+        connection_->state_->RequestFinished();
+      }
+    }
+    void Answer(HttpResponse&& response) {
+      if (answered_.exchange(true)) return;  // a second answer is ignored
+      connection_->Answer(std::move(response));
+    }
+
+   private:
+    std::shared_ptr<Connection> connection_;
+    std::atomic<bool> answered_{false};
+  };
+
+  void WriteError(HttpResponse&& response) {
+    Write(std::move(response), /*counted=*/false, /*close_after=*/true);
+  }
+
+  void Write(HttpResponse&& response, bool counted, bool close_after) {
+    counted_ = counted;
+    close_after_ = close_after || !keep_alive_ || state_->draining.load();
+    int status = response.status;
+    if (status < 100 || status > 999) status = 500;
+    response_.clear();
+    response_.version(11);
+    response_.result(static_cast<unsigned>(status));
+    response_.set(http::field::server, "suanli");
+    response_.set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) response_.insert(name, value);
+    response_.body() = std::move(response.body);
+    response_.keep_alive(!close_after_);
+    response_.prepare_payload();
+    stream_.expires_after(state_->options.idle_timeout);
+    http::async_write(stream_, response_,
+                      [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) {
+                        self->OnWrite(ec);
+                      });
+  }
+
+  void OnWrite(ErrorCode ec) {
+    if (counted_) {
+      counted_ = false;
+      state_->RequestFinished();
+    }
+    response_.body().clear();
+    if (ec) {
+      Close();
+      return;
+    }
+    if (close_after_) {
+      Linger();
+      return;
+    }
+    DoRead();
+  }
+
+  // Half-closes, then reads and discards until the client closes too (or kLingerTime passes):
+  // closing with unread data would make the kernel send a reset that can destroy our answer.
+  void Linger() {
+    ErrorCode ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) {
+      Close();
+      return;
+    }
+    buffer_.consume(buffer_.size());
+    stream_.expires_after(kLingerTime);
+    DrainSome();
+  }
+
+  void DrainSome() {
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](ErrorCode ec, size_t bytes) {
+                              if (ec) {
+                                self->Close();
+                                return;
+                              }
+                              self->buffer_.commit(bytes);
+                              self->buffer_.consume(self->buffer_.size());
+                              self->DrainSome();
+                            });
+  }
+
+  void Close() {
+    ErrorCode ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  const std::shared_ptr<ServerState> state_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  std::string remote_address_;
+  bool keep_alive_ = true;
+  bool counted_ = false;
+  bool close_after_ = false;
+};
+
+class BeastHttpServer final : public HttpServer {
+ public:
+  explicit BeastHttpServer(std::shared_ptr<ServerState> state)
+      : state_(std::move(state)),
+        acceptor_(asio::make_strand(state_->ioc)),
+        retry_timer_(acceptor_.get_executor()) {}
+
+  ~BeastHttpServer() override { Stop(std::chrono::milliseconds(0)); }
+
+  BeastHttpServer(const BeastHttpServer&) = delete;
+  BeastHttpServer& operator=(const BeastHttpServer&) = delete;
+
+  core::Status Listen() {
+    const HttpServerOptions& options = state_->options;
+    std::string where = options.host + ":" + std::to_string(options.port);
+    if (options.host.find(':') != std::string::npos) {
+      where = "[" + options.host + "]:" + std::to_string(options.port);
+    }
+    ErrorCode ec;
+    asio::ip::address address = asio::ip::make_address(options.host, ec);
+    if (ec) {
+      tcp::resolver resolver(state_->ioc);
+      auto results = resolver.resolve(options.host, std::to_string(options.port), ec);
+      if (ec || results.empty()) {
+        return core::InvalidArgumentError("cannot listen on " + where + ": '" + options.host +
+                                          "' is neither an IP address nor a known host name");
+      }
+      address = results.begin()->endpoint().address();
+    }
+    tcp::endpoint endpoint(address, options.port);
+    if (!acceptor_.open(endpoint.protocol(), ec)) {
+      acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+      if (!ec) acceptor_.bind(endpoint, ec);
+      if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+      std::string reason = ec == asio::error::address_in_use
+                               ? "address already in use; is another suanli server running?"
+                               : Lower(ec.message()) + ";";
+      return core::UnavailableError("cannot listen on " + where + ": " + reason +
+                                    " choose another address with --listen");
+    }
+    port_ = acceptor_.local_endpoint(ec).port();
+    return core::Status::Ok();
+  }
+
+  void Run() {
+    DoAccept();
+    int threads = std::max(1, state_->options.threads);
+    threads_.reserve(static_cast<size_t>(threads));
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([state = state_] {
+        for (;;) {
+          try {
+            state->ioc.run();
+            return;
+          } catch (...) {
+            // A handler threw past its own catch; the connection it served is gone, serve on.
+          }
+        }
+      });
+    }
+  }
+
+  uint16_t port() const override { return port_; }
+
+  void Stop(std::chrono::milliseconds grace) override {
+    std::lock_guard<std::mutex> stop_lock(stop_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    try {
+      StopAccepting();
+      state_->draining.store(true);
+      {
+        std::unique_lock<std::mutex> lock(state_->drain_mu);
+        state_->drain_cv.wait_for(lock, grace, [this] { return state_->in_flight.load() == 0; });
+      }
+      state_->stopped.store(true);
+      while (state_->posting.load() != 0) std::this_thread::yield();
+      state_->ioc.stop();
+      for (std::thread& thread : threads_) thread.join();
+      threads_.clear();
+      {
+        std::lock_guard<std::mutex> lock(state_->connections_mu);
+        for (Connection* connection : state_->connections) connection->CloseNow();
+      }
+      // Destroys every queued handler and the connections they hold; connections that a Responder
+      // still holds die with it.
+      state_->ioc.shutdown();
+    } catch (...) {
+      // Nothing here should throw; if it did, there is nothing better to do than stop anyway.
+    }
+  }
+
+ private:
+  void DoAccept() {
+    acceptor_.async_accept(asio::make_strand(state_->ioc),
+                           [this](ErrorCode ec, tcp::socket socket) { OnAccept(ec, socket); });
+  }
+
+  void OnAccept(ErrorCode ec, tcp::socket& socket) {
+    if (!acceptor_.is_open() || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of file descriptors, typically: wait a little instead of spinning.
+      retry_timer_.expires_after(std::chrono::milliseconds(50));
+      retry_timer_.async_wait([this](ErrorCode timer_ec) {
+        if (!timer_ec && acceptor_.is_open()) DoAccept();
+      });
+      return;
+    }
+    ErrorCode option_ec;
+    socket.set_option(tcp::no_delay(true), option_ec);
+    try {
+      std::make_shared<Connection>(state_, std::move(socket))->Start();
+    } catch (...) {
+      // Out of memory for one connection: it is dropped, the server goes on.
+    }
+    DoAccept();
+  }
+
+  void StopAccepting() {
+    ErrorCode ec;
+    if (threads_.empty()) {  // never ran: nothing else touches the acceptor
+      acceptor_.close(ec);
+      return;
+    }
+    std::promise<void> closed;
+    std::future<void> done = closed.get_future();
+    asio::post(acceptor_.get_executor(), [this, &closed, &ec] {
+      acceptor_.close(ec);
+      retry_timer_.cancel();
+      closed.set_value();
+    });
+    done.wait();
+  }
+
+  std::shared_ptr<ServerState> state_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
+  uint16_t port_ = 0;
+  std::vector<std::thread> threads_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;  // guarded by stop_mu_
+};
+
+}  // namespace
+
+core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                            HttpHandler handler) {
+  try {
+    auto server = std::make_unique<BeastHttpServer>(
+        std::make_shared<ServerState>(options, std::move(handler)));
+    SUANLI_RETURN_IF_ERROR(server->Listen());
+    server->Run();
+    return std::unique_ptr<HttpServer>(std::move(server));
+  } catch (const std::exception& e) {
+    return core::InternalError(std::string("cannot start the HTTP server: ") + e.what());
+  }
+}
+
+}  // namespace suanli::net
