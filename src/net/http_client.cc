@@ -259,8 +259,9 @@ class BeastHttpClient final : public HttpClient {
       parser.get().body().size = piece_->size();
       // A long stream (`docker logs -f`) may last: the timeout bounds each silence, not the whole.
       stream_->expires_after(options_.timeout);
-      http::async_read(*stream_, buffer_, parser,
-                       [&ec](ErrorCode read_ec, size_t /*bytes*/) { ec = read_ec; });
+      // read_some: hand over what has arrived rather than wait for a full piece.
+      http::async_read_some(*stream_, buffer_, parser,
+                            [&ec](ErrorCode read_ec, size_t /*bytes*/) { ec = read_ec; });
       RunIo();
       if (ec == http::error::need_buffer) ec = {};
       size_t received = piece_->size() - parser.get().body().size;
