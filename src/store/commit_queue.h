@@ -36,8 +36,8 @@ class CommitQueue {
   CommitQueue& operator=(const CommitQueue&) = delete;
 
   // Queues `batch` (an empty batch is allowed: it completes after everything before it is durable)
-  // and returns its sequence number (1, 2, ...). Once a failure is latched, nothing is queued: `done`
-  // runs at once, on the caller's thread, with the latched error, before Submit returns.
+  // and returns its sequence number (1, 2, ...). Once a failure is latched, nothing is queued:
+  // `done` runs at once, on the caller's thread, with the latched error, before Submit returns.
   uint64_t Submit(Batch batch, Done done);
 
   // Runs `done` once every batch up to `sequence` is durable (at once, on the caller's thread, if
