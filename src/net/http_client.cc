@@ -61,12 +61,8 @@ class BeastHttpClient final : public HttpClient {
   using Socket = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
 
   // For TCP: host and port; for unix sockets: the socket's path in `host`.
-  BeastHttpClient(std::string url, std::string host, std::string port,
-                  HttpClientOptions options)
-      : url_(std::move(url)),
-        host_(std::move(host)),
-        port_(std::move(port)),
-        options_(options) {}
+  BeastHttpClient(std::string url, std::string host, std::string port, HttpClientOptions options)
+      : url_(std::move(url)), host_(std::move(host)), port_(std::move(port)), options_(options) {}
 
   core::Result<HttpResponse> Send(std::string_view method, std::string_view target,
                                   std::string_view body, const Headers& headers) override {
@@ -134,14 +130,24 @@ class BeastHttpClient final : public HttpClient {
     Disconnect();
     if (ec == beast::error::timeout) {
       return core::UnavailableError(url_ + " did not answer " + std::string(method) + " " +
-                                    std::string(target) + " within " +
-                                    Duration(options_.timeout) + "; is it overloaded or stuck?");
+                                    std::string(target) + " within " + Duration(options_.timeout) +
+                                    "; is it overloaded or stuck?");
     }
     if (ec == http::error::body_limit) {
-      return core::ResourceExhaustedError(
-          url_ + " answered " + std::string(method) + " " + std::string(target) +
-          " with a body larger than the " + std::to_string(kMaxResponseBodyBytes >> 20) +
-          " MiB limit");
+      return core::ResourceExhaustedError(url_ + " answered " + std::string(method) + " " +
+                                          std::string(target) + " with a body larger than the " +
+                                          std::to_string(kMaxResponseBodyBytes >> 20) +
+                                          " MiB limit");
+    }
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+        ec == asio::error::eof) {
+      return core::UnavailableError(url_ + " closed the connection before answering " +
+                                    std::string(method) + " " + std::string(target));
+    }
+    if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
+      return core::UnavailableError(url_ + " sent a malformed HTTP answer to " +
+                                    std::string(method) + " " + std::string(target) + " (" +
+                                    ec.message() + ")");
     }
     return core::UnavailableError("cannot reach " + url_ + ": " + Reason(ec));
   }
@@ -157,8 +163,12 @@ class BeastHttpClient final : public HttpClient {
     }
     request.target(target);
     request.version(11);
-    request.set(http::field::host, std::is_same_v<Protocol, tcp> ? host_ + ":" + port_
-                                                                   : std::string("localhost"));
+    if constexpr (std::is_same_v<Protocol, tcp>) {
+      bool ipv6 = host_.find(':') != std::string::npos;
+      request.set(http::field::host, (ipv6 ? "[" + host_ + "]" : host_) + ":" + port_);
+    } else {
+      request.set(http::field::host, "localhost");  // what the docker CLI sends
+    }
     request.set(http::field::user_agent, "suanli");
     if (!body.empty()) request.set(http::field::content_type, "application/json");
     for (const auto& [name, value] : headers) request.set(name, value);
@@ -216,8 +226,8 @@ class BeastHttpClient final : public HttpClient {
     }
   }
 
-  core::Result<HttpResponse> ReadWhole(std::string_view method, std::string_view target,
-                                       bool head, bool& stale) {
+  core::Result<HttpResponse> ReadWhole(std::string_view method, std::string_view target, bool head,
+                                       bool& stale) {
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBodyBytes);
     parser.header_limit(kMaxResponseHeaderBytes);
@@ -236,8 +246,7 @@ class BeastHttpClient final : public HttpClient {
     return response;
   }
 
-  core::Result<HttpResponse> ReadStream(std::string_view method, std::string_view target,
-                                        bool head,
+  core::Result<HttpResponse> ReadStream(std::string_view method, std::string_view target, bool head,
                                         const std::function<bool(std::string_view)>& on_data,
                                         bool& stale) {
     http::response_parser<http::buffer_body> parser;

@@ -198,15 +198,15 @@ TEST(HttpClientTest, StreamHandsOverEachChunkAsItArrives) {
   auto client = ClientOrDie(socket.url());
   std::string received;
   bool signalled = false;
-  auto response = client->Stream("GET", "/containers/x/logs?follow=1", {}, {},
-                                 [&](std::string_view piece) {
-                                   received += piece;
-                                   if (!signalled && received.size() >= 5) {
-                                     signalled = true;
-                                     got_first.set_value();
-                                   }
-                                   return true;
-                                 });
+  auto response =
+      client->Stream("GET", "/containers/x/logs?follow=1", {}, {}, [&](std::string_view piece) {
+        received += piece;
+        if (!signalled && received.size() >= 5) {
+          signalled = true;
+          got_first.set_value();
+        }
+        return true;
+      });
   server.join();
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 200);
@@ -255,10 +255,10 @@ TEST(HttpClientTest, StreamTimesOutWhenTheBodyStalls) {
     std::string pending;
     ReadRequest(connection, pending);
     boost::system::error_code ec;
-    boost::asio::write(connection,
-                       boost::asio::buffer(std::string_view(
-                           "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")),
-                       ec);
+    boost::asio::write(
+        connection,
+        boost::asio::buffer(std::string_view("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")),
+        ec);
     char byte = 0;
     connection.read_some(boost::asio::buffer(&byte, 1), ec);  // until the client gives up
   });

@@ -36,8 +36,8 @@ constexpr std::chrono::seconds kLingerTime{2};
 // every handler still queued (and the connections they hold) once the threads are joined.
 class IoContext : public asio::io_context {
  public:
-  using asio::io_context::io_context;
   using asio::execution_context::shutdown;
+  using asio::io_context::io_context;
 };
 
 class Connection;
@@ -70,6 +70,10 @@ struct ServerState {
   const HttpServerOptions options;
   const HttpHandler handler;
   IoContext ioc;
+  // Keeps run() going while a connection waits for its handler with no I/O pending (after Stop()
+  // closed the acceptor, nothing else would).
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
+      asio::make_work_guard(ioc)};
 
   std::atomic<bool> draining{false};  // Stop() began: answer with Connection: close
   std::atomic<bool> stopped{false};   // no more posts onto ioc
@@ -162,10 +166,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(state_->options.max_body_bytes);
     parser_->header_limit(kHeaderLimitBytes);
     stream_.expires_after(state_->options.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) { self->OnRead(ec); });
   }
 
   void OnRead(ErrorCode ec) {
@@ -209,11 +212,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request.remote_address = remote_address_;
 
     state_->RequestStarted();
+    std::shared_ptr<ResponseState> answer;
     try {
-      auto answer = std::make_shared<ResponseState>(shared_from_this());
-      state_->handler(std::move(request), [answer](HttpResponse response) {
-        answer->Answer(std::move(response));
-      });
+      answer = std::make_shared<ResponseState>(shared_from_this());
+    } catch (...) {
+      state_->RequestFinished();
+      Close();
+      return;
+    }
+    try {
+      state_->handler(std::move(request),
+                      [answer](HttpResponse response) { answer->Answer(std::move(response)); });
     } catch (...) {
       // A handler that throws has dropped its Responder, which answers 500.
     }
@@ -266,10 +275,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.keep_alive(!close_after_);
     response_.prepare_payload();
     stream_.expires_after(state_->options.idle_timeout);
-    http::async_write(stream_, response_,
-                      [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) {
-                        self->OnWrite(ec);
-                      });
+    http::async_write(
+        stream_, response_,
+        [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) { self->OnWrite(ec); });
   }
 
   void OnWrite(ErrorCode ec) {
@@ -412,6 +420,7 @@ class BeastHttpServer final : public HttpServer {
       }
       state_->stopped.store(true);
       while (state_->posting.load() != 0) std::this_thread::yield();
+      state_->work.reset();
       state_->ioc.stop();
       for (std::thread& thread : threads_) thread.join();
       threads_.clear();

@@ -85,8 +85,8 @@ class RawConnection {
   // One response: its head and its Content-Length body. Empty at end of stream.
   std::string ReadResponse() {
     boost::system::error_code ec;
-    size_t head_end = boost::asio::read_until(socket_, boost::asio::dynamic_buffer(pending_),
-                                              "\r\n\r\n", ec);
+    size_t head_end =
+        boost::asio::read_until(socket_, boost::asio::dynamic_buffer(pending_), "\r\n\r\n", ec);
     if (ec) return "";
     std::string head = pending_.substr(0, head_end);
     size_t length = 0;
@@ -128,8 +128,8 @@ TEST(HttpServerTest, RoundTripsAGetAndAPostWithDecodedPathQueryAndHeaders) {
   });
   auto client = ClientOf(*server);
 
-  auto get = client->Send("GET", "/v1/pods%2Fp-1?state=running&name=a+b%26c&flag&state=x",
-                          {}, {{"X-Trace", "abc"}});
+  auto get = client->Send("GET", "/v1/pods%2Fp-1?state=running&name=a+b%26c&flag&state=x", {},
+                          {{"X-Trace", "abc"}});
   ASSERT_TRUE(get.ok()) << get.status().ToString();
   EXPECT_EQ(get->status, 201);
   EXPECT_EQ(get->body, "GET ");
@@ -270,8 +270,8 @@ TEST(HttpServerTest, PipelinedRequestsAreHandledOneAtATimeInOrder) {
 
 TEST(HttpServerTest, ResponderCalledLaterFromAnotherThreadAnswers) {
   ResponderQueue queue;
-  auto server = StartOrDie(
-      [&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
+  auto server =
+      StartOrDie([&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
   std::thread answerer([&] { queue.Pop()(Text(202, "later")); });
   auto client = ClientOf(*server);
   auto response = client->Send("POST", "/v1/commit", "{}");
@@ -363,8 +363,8 @@ TEST(HttpServerTest, StartWithAHostThatIsNoAddressIsInvalidArgument) {
 
 TEST(HttpServerTest, StopClosesARequestStillInFlightAfterTheGraceWithoutHanging) {
   ResponderQueue queue;
-  auto server = StartOrDie(
-      [&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
+  auto server =
+      StartOrDie([&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
   auto client = ClientOf(*server);
   std::future<core::Result<HttpResponse>> pending =
       std::async(std::launch::async, [&] { return client->Send("GET", "/slow"); });
@@ -379,8 +379,8 @@ TEST(HttpServerTest, StopClosesARequestStillInFlightAfterTheGraceWithoutHanging)
 
 TEST(HttpServerTest, StopWaitsForARequestAnsweredWithinTheGrace) {
   ResponderQueue queue;
-  auto server = StartOrDie(
-      [&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
+  auto server =
+      StartOrDie([&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
   auto client = ClientOf(*server);
   std::future<core::Result<HttpResponse>> pending =
       std::async(std::launch::async, [&] { return client->Send("GET", "/slow"); });
@@ -433,8 +433,8 @@ TEST(HttpClientTest, ClosedPortIsUnavailableAndNamesTheUrl) {
 
 TEST(HttpClientTest, TimesOutWhenTheServerDoesNotAnswer) {
   ResponderQueue queue;
-  auto server = StartOrDie(
-      [&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
+  auto server =
+      StartOrDie([&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
   HttpClientOptions options;
   options.timeout = std::chrono::milliseconds(200);
   auto client = ClientOf(*server, options);
@@ -442,8 +442,9 @@ TEST(HttpClientTest, TimesOutWhenTheServerDoesNotAnswer) {
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(response.status().message(),
-            UrlOf(*server) + " did not answer GET /v1/stuck within 200 ms; is it overloaded or "
-                             "stuck?");
+            UrlOf(*server) +
+                " did not answer GET /v1/stuck within 200 ms; is it overloaded or "
+                "stuck?");
   queue.Pop()(Text(200, "too late"));  // the server writes to a closed connection: no harm
 
   // The client recovers with a new connection.
