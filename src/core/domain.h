@@ -1,0 +1,164 @@
+// The control plane's entities: users and their credentials, templates, pods and nodes.
+//
+// Plain values. The control plane owns them in memory and stores each as a JSON document
+// (server/domain_json.h); the API shows them in the same shape, minus secrets. Money is integer
+// micro-dollars, times are UTC with millisecond precision (what the API shows is what billing
+// uses).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/money.h"
+#include "core/pod_state.h"
+
+namespace suanli::core {
+
+enum class Role { kUser, kAdmin };
+
+struct User {
+  std::string id;  // "usr_..."
+  std::string name;
+  Role role = Role::kUser;
+  Money balance;  // credits minus charges; may dip below zero by the seconds a stop takes
+  Money spend_cap_per_hour;  // 0: no cap
+  TimePoint created_at;
+  std::vector<std::string> notices;  // what the system did to the user's pods and why, newest last
+};
+
+// Only the hash of a secret is kept; the secret itself is shown once, when it is created.
+struct ApiToken {
+  std::string id;  // "tok_..."
+  std::string user_id;
+  std::string name;
+  std::string secret_hash;    // hex SHA-256
+  std::string secret_prefix;  // the first characters, so a person can tell tokens apart
+  TimePoint created_at;
+};
+
+struct SshKey {
+  std::string id;  // "key_..."
+  std::string user_id;
+  std::string name;
+  std::string public_key;   // one OpenSSH line: "ssh-ed25519 AAAA... comment"
+  std::string fingerprint;  // "SHA256:..." as ssh-keygen -l prints it
+  TimePoint created_at;
+};
+
+struct PortSpec {
+  int container_port = 0;
+  std::string protocol;  // "tcp" or "http"
+};
+
+struct Template {
+  std::string id;        // "pytorch" for built-ins, "tpl_..." for the rest
+  std::string owner_id;  // empty for built-ins
+  bool is_public = false;
+  std::string name;
+  std::string description;
+  std::string image;
+  std::vector<std::string> command;  // empty: the image's own
+  std::map<std::string, std::string> env;
+  std::vector<PortSpec> ports;
+  int container_disk_gb = 20;
+  int volume_gb = 20;
+  std::string volume_mount_path = "/workspace";
+  TimePoint created_at;
+};
+
+enum class DesiredState { kRunning, kStopped, kTerminated };
+
+struct PortMapping {
+  int container_port = 0;
+  std::string protocol;
+  int host_port = 0;
+};
+
+struct Pod {
+  std::string id;  // "pod_..."
+  std::string owner_id;
+  std::string name;
+  std::string template_id;  // empty when created from an image
+  std::string image;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::vector<PortSpec> ports;
+  std::string gpu_type;  // canonical catalog name
+  int gpu_count = 1;
+  int vcpu = 0;
+  int memory_gb = 0;
+  int container_disk_gb = 0;
+  int volume_gb = 0;
+  std::string volume_mount_path;
+  bool interruptible = false;
+  int priority = 0;
+  std::map<std::string, std::string> node_selector;
+  uint64_t sequence = 0;  // creation order, for first-come first-served scheduling
+
+  DesiredState desired = DesiredState::kRunning;
+  PodState state = PodState::kPending;
+  std::string state_reason;  // why it is pending, why it stopped, what failed
+  TimePoint state_since;     // when `state` was entered
+  int64_t generation = 1;    // bumped whenever what the agent must do changes
+  int64_t report_seq = 0;    // the last agent report applied (repeats are ignored)
+
+  int64_t restarts = 0;  // the agent restarts the container when this passes its own count
+
+  std::string node_id;       // empty while unbound
+  std::string last_node_id;  // where it last ran: that node's agent may still report on it
+  std::vector<int> gpu_indices;
+  std::string container_id;
+  std::vector<PortMapping> port_mappings;
+
+  Money gpu_price_per_hour;  // whole pod; fixed when the current run started
+  Money storage_price_per_gb_month;
+  TimePoint created_at;
+  std::optional<TimePoint> running_since;  // start of the open billing interval
+  TimePoint gpu_billed_to;                 // the open interval is charged up to here
+  TimePoint storage_billed_to;             // the volume is charged up to here
+  Money cost;                              // everything charged for this pod so far
+  bool volume_confirmed_empty = false;     // terminate without --force is allowed
+};
+
+enum class NodeState { kReady, kUnreachable };
+
+struct GpuDevice {
+  int index = 0;
+  std::string uuid;
+  std::string type;  // canonical catalog name
+  double memory_gb = 0;
+  bool simulated = false;
+};
+
+struct Node {
+  std::string id;  // "node_..."
+  std::string name;
+  std::string token_hash;  // the agent's credential, hex SHA-256
+  NodeState state = NodeState::kReady;
+  bool cordoned = false;  // no new pods
+  bool draining = false;  // cordoned, and its pods are being stopped
+  std::map<std::string, std::string> labels;
+  std::vector<GpuDevice> gpus;
+  int vcpu = 0;
+  int memory_gb = 0;
+  int disk_gb = 0;
+  std::string agent_version;
+  int64_t generation = 0;  // bumped whenever the desired state of any of its pods changes
+  TimePoint registered_at;
+  TimePoint last_heartbeat;
+};
+
+struct JoinToken {
+  std::string id;  // "join_..."
+  std::string secret_hash;
+  std::string secret_prefix;
+  std::string note;
+  TimePoint created_at;
+  TimePoint expires_at;
+};
+
+}  // namespace suanli::core

@@ -1,0 +1,119 @@
+// Api: the REST API under /v1, /healthz and /metrics, over a ControlPlane.
+//
+// One table of routes {method, path pattern, who may call, summary, handler}: the router, the
+// OpenAPI document (/v1/openapi.json) and the metrics' labels all come from it, so they cannot
+// drift apart. A handler parses and checks the request, calls the control plane, and answers only
+// once the change (or, for a read, everything it could have seen) is durable in the store.
+//
+// Thread-safe: Handle runs on the HTTP threads; all state is in the control plane, the commit
+// queue and lock-free metrics.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "net/http.h"
+#include "net/http_server.h"
+#include "server/control_plane.h"
+#include "server/metrics.h"
+
+namespace suanli::server {
+
+enum class Access {
+  kPublic,  // no token
+  kUser,    // any person's API token
+  kAdmin,   // an admin's API token
+  kNode,    // a node agent's token
+  kJoin,    // a join token (agent registration)
+};
+
+struct RouteInfo {
+  std::string_view method;
+  std::string_view pattern;  // "/v1/pods/{id}"
+  Access access;
+  std::string_view summary;
+};
+
+class Api {
+ public:
+  Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock);
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  void Handle(net::HttpRequest&& request, net::Responder respond);
+
+  static std::span<const RouteInfo> Routes();
+  static boost::json::object OpenApiDocument();
+
+ private:
+  struct Call;
+  using Handler = void (Api::*)(Call& call);
+  struct Route;
+  static std::span<const Route> RouteTable();
+
+  void Finish(Call& call, core::Result<boost::json::value> result, uint64_t sequence,
+              int created_status = 200);
+  void Answer(Call& call, net::HttpResponse response);
+  template <typename T, typename View>
+  void Reply(Call& call, core::Result<Written<T>> result, View view, int status = 200);
+
+  void Healthz(Call& call);
+  void Metrics(Call& call);
+  void OpenApi(Call& call);
+  void Gpus(Call& call);
+  void Availability(Call& call);
+  void CreateUser(Call& call);
+  void ListUsers(Call& call);
+  void GetUser(Call& call);
+  void AddCredits(Call& call);
+  void UpdateMe(Call& call);
+  void ListTokens(Call& call);
+  void CreateToken(Call& call);
+  void RevokeToken(Call& call);
+  void ListSshKeys(Call& call);
+  void AddSshKey(Call& call);
+  void DeleteSshKey(Call& call);
+  void ListTemplates(Call& call);
+  void CreateTemplate(Call& call);
+  void GetTemplate(Call& call);
+  void DeleteTemplate(Call& call);
+  void ListPods(Call& call);
+  void CreatePod(Call& call);
+  void GetPod(Call& call);
+  void StopPod(Call& call);
+  void StartPod(Call& call);
+  void RestartPod(Call& call);
+  void TerminatePod(Call& call);
+  void PodTransitions(Call& call);
+  void Balance(Call& call);
+  void LedgerEntries(Call& call);
+  void Usage(Call& call);
+  void ListJoinTokens(Call& call);
+  void CreateJoinToken(Call& call);
+  void DeleteJoinToken(Call& call);
+  void ListNodes(Call& call);
+  void GetNode(Call& call);
+  void CordonNode(Call& call);
+  void UncordonNode(Call& call);
+  void DrainNode(Call& call);
+  void DeleteNode(Call& call);
+  void SetPrice(Call& call);
+  void RegisterNode(Call& call);
+  void Heartbeat(Call& call);
+  void AgentPods(Call& call);
+  void ReportPod(Call& call);
+
+  void ActOnPod(Call& call, core::PodAction action);
+  void ActOnNode(Call& call, ControlPlane::NodeAction action);
+  boost::json::object PodView(const core::Pod& pod) const;
+
+  ControlPlane& plane_;
+  store::CommitQueue& queue_;
+  core::Clock& clock_;
+  RequestMetrics metrics_;
+  std::vector<std::string> metric_labels_;
+};
+
+}  // namespace suanli::server

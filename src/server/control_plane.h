@@ -1,0 +1,335 @@
+// ControlPlane: the state of the cloud and every change to it.
+//
+// It holds users, credentials, templates, pods and nodes in memory, checks who may do what, and
+// turns each accepted change into a store::Batch that it submits to the CommitQueue in the same
+// critical section, so the order of the writes on disk is the order of the changes in memory. A
+// caller acknowledges a change to its client only once the queue says the returned sequence is
+// durable (Written<T>::sequence); reads wait for the same, so nobody sees a write that could still
+// be lost.
+//
+// The scheduler and the meter run in Tick(), which the server calls every second and tests call
+// after stepping a ManualClock. Time comes only from the injected Clock.
+//
+// Thread-safe: one mutex guards everything; no method blocks on I/O while holding it.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "catalog/catalog.h"
+#include "core/clock.h"
+#include "core/domain.h"
+#include "core/status.h"
+#include "sched/scheduler.h"
+#include "store/commit_queue.h"
+#include "store/store.h"
+
+namespace suanli::server {
+
+// Random bytes for ids and secrets (OpenSSL in production).
+class Entropy {
+ public:
+  virtual ~Entropy() = default;
+  virtual std::string Bytes(size_t count) = 0;
+};
+
+// Who is calling: a user (maybe an admin) by API token, or a node's agent by its node token.
+struct Principal {
+  std::string user_id;  // empty for an agent
+  core::Role role = core::Role::kUser;
+  std::string node_id;  // empty for a person
+  bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
+};
+
+// A change accepted in memory, and the commit sequence after which it may be acknowledged.
+template <typename T>
+struct Written {
+  T value;
+  uint64_t sequence = 0;
+};
+
+struct ControlPlaneOptions {
+  core::Duration unreachable_after = std::chrono::seconds(30);  // no heartbeat for this long
+  core::Duration charge_every = std::chrono::seconds(60);       // ledger slice of a running pod
+  core::Duration minimum_runway = std::chrono::minutes(10);     // to start a pod
+  core::Money storage_per_gb_month = core::Money::FromMicros(100'000);  // $0.10
+  core::Duration join_token_lifetime = std::chrono::hours(24);
+  int long_poll_limit_s = 60;
+};
+
+struct PodSpec {
+  std::string name;
+  std::string template_id;
+  std::string image;
+  std::optional<std::vector<std::string>> command;
+  std::map<std::string, std::string> env;
+  std::optional<std::vector<core::PortSpec>> ports;
+  std::string gpu_type;  // any catalog name or alias; "" or "cheapest": the cheapest type free now
+  int gpu_count = 1;
+  std::optional<int> vcpu;
+  std::optional<int> memory_gb;
+  std::optional<int> container_disk_gb;
+  std::optional<int> volume_gb;
+  std::optional<std::string> volume_mount_path;
+  bool interruptible = false;
+  std::map<std::string, std::string> node_selector;
+};
+
+struct TemplateSpec {
+  std::string name;
+  std::string description;
+  std::string image;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::vector<core::PortSpec> ports;
+  int container_disk_gb = 20;
+  int volume_gb = 20;
+  std::string volume_mount_path = "/workspace";
+  bool is_public = false;
+};
+
+// What an agent says about its host, at registration and in each heartbeat.
+struct NodeReport {
+  std::string name;
+  std::vector<core::GpuDevice> gpus;
+  int vcpu = 0;
+  int memory_gb = 0;
+  int disk_gb = 0;
+  std::string agent_version;
+  std::map<std::string, std::string> labels;
+};
+
+// An agent's report of a pod's actual state. `seq` increases per pod; a report at or below the
+// last applied one is a repeat and changes nothing.
+struct PodReport {
+  int64_t seq = 0;
+  core::PodState state = core::PodState::kStarting;
+  core::TimePoint at;  // when the agent saw it; clamped to [last change, now]
+  std::string container_id;
+  std::vector<core::PortMapping> port_mappings;
+  std::string message;
+  std::optional<int> exit_code;
+};
+
+// What an agent must run: its node's pods, with the generation they were computed at.
+struct DesiredPods {
+  int64_t generation = 0;
+  std::vector<core::Pod> pods;
+  std::map<std::string, std::vector<std::string>> ssh_keys;  // owner id -> public keys
+};
+
+struct UsageRow {
+  std::string key;  // pod id or day ("2026-12-02")
+  core::Money gpu;
+  core::Money storage;
+  int64_t gpu_seconds = 0;
+};
+
+struct Availability {
+  std::string gpu_type;
+  int total = 0;
+  int free = 0;
+  int largest_free_on_one_node = 0;
+  core::Money price_per_hour;
+  bool simulated = false;
+};
+
+struct Gauges {
+  std::map<std::string, int> pods_by_state;
+  std::map<std::string, std::pair<int, int>> gpus_by_type;  // allocated, free
+  int pending = 0;
+  int nodes_ready = 0;
+  int nodes_unreachable = 0;
+  int64_t charged_micros = 0;  // total charged since start-up
+};
+
+class ControlPlane {
+ public:
+  // Loads the state from `store` (creating the admin on first start). The secret of a new admin
+  // token is returned through `new_admin_token` (empty when an admin already existed).
+  static core::Result<std::unique_ptr<ControlPlane>> Open(
+      store::Store& store, store::CommitQueue& queue, catalog::Catalog catalog, core::Clock& clock,
+      Entropy& entropy, ControlPlaneOptions options, std::string* new_admin_token);
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  // --- Credentials. UNAUTHENTICATED for a missing, unknown or revoked secret.
+  core::Result<Principal> Authenticate(std::string_view bearer) const;
+  core::Result<Principal> AuthenticateNode(std::string_view bearer) const;
+
+  // --- Users (admin), the caller's own account.
+  core::Result<Written<core::User>> CreateUser(const Principal& caller, std::string name,
+                                               core::Role role, core::Money credits);
+  core::Result<Written<std::vector<core::User>>> ListUsers(const Principal& caller) const;
+  core::Result<Written<core::User>> GetUser(const Principal& caller, std::string_view id) const;
+  core::Result<Written<core::User>> AddCredits(const Principal& caller, std::string_view user_id,
+                                               core::Money amount, std::string note);
+  core::Result<Written<core::User>> SetSpendCap(const Principal& caller, core::Money per_hour);
+  // What the caller pays per hour now (running GPUs and every volume).
+  core::Money SpendRate(std::string_view user_id) const;
+
+  // --- API tokens and SSH keys of the caller. The token's secret is returned once.
+  core::Result<Written<std::pair<core::ApiToken, std::string>>> CreateToken(
+      const Principal& caller, std::string name, std::string_view for_user = {});
+  core::Result<Written<std::vector<core::ApiToken>>> ListTokens(const Principal& caller) const;
+  core::Result<Written<core::ApiToken>> RevokeToken(const Principal& caller, std::string_view id);
+  core::Result<Written<core::SshKey>> AddSshKey(const Principal& caller, std::string name,
+                                                std::string public_key);
+  core::Result<Written<std::vector<core::SshKey>>> ListSshKeys(const Principal& caller) const;
+  core::Result<Written<core::SshKey>> DeleteSshKey(const Principal& caller, std::string_view id);
+
+  // --- Templates: built-ins, public ones, and the caller's own.
+  core::Result<Written<core::Template>> CreateTemplate(const Principal& caller, TemplateSpec spec);
+  core::Result<Written<std::vector<core::Template>>> ListTemplates(const Principal& caller) const;
+  core::Result<Written<core::Template>> GetTemplate(const Principal& caller,
+                                                    std::string_view id) const;
+  core::Result<Written<core::Template>> DeleteTemplate(const Principal& caller,
+                                                       std::string_view id);
+
+  // --- Pods.
+  core::Result<Written<core::Pod>> CreatePod(const Principal& caller, PodSpec spec);
+  // Pods as shown: `cost` includes what has accrued since the last charge.
+  core::Result<Written<std::vector<core::Pod>>> ListPods(const Principal& caller) const;
+  core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
+  // stop, start, restart; terminate refuses a volume with data unless `force`.
+  core::Result<Written<core::Pod>> Act(const Principal& caller, std::string_view id,
+                                       core::PodAction action, bool force = false);
+
+  // --- Nodes (admin) and join tokens.
+  core::Result<Written<std::pair<core::JoinToken, std::string>>> CreateJoinToken(
+      const Principal& caller, std::string note);
+  core::Result<Written<std::vector<core::JoinToken>>> ListJoinTokens(const Principal& caller) const;
+  core::Result<Written<core::JoinToken>> DeleteJoinToken(const Principal& caller,
+                                                         std::string_view id);
+  core::Result<Written<std::vector<core::Node>>> ListNodes(const Principal& caller) const;
+  core::Result<Written<core::Node>> GetNode(const Principal& caller, std::string_view id) const;
+  enum class NodeAction { kCordon, kUncordon, kDrain };
+  core::Result<Written<core::Node>> ActOnNode(const Principal& caller, std::string_view id,
+                                              NodeAction action);
+  // NOT_FOUND while pods are bound to it (drain first).
+  core::Result<Written<core::Node>> DeleteNode(const Principal& caller, std::string_view id);
+  core::Result<Written<std::vector<Availability>>> GpuAvailability(const Principal& caller) const;
+
+  // --- The agent's side. Register returns the node and its secret token.
+  core::Result<Written<std::pair<core::Node, std::string>>> RegisterNode(
+      std::string_view join_secret, NodeReport report);
+  core::Result<Written<core::Node>> Heartbeat(const Principal& node, NodeReport report);
+  core::Result<Written<core::Pod>> ReportPod(const Principal& node, std::string_view pod_id,
+                                             const PodReport& report);
+  // The node's desired pods now.
+  core::Result<DesiredPods> DesiredFor(const Principal& node) const;
+  // Calls `notify` once, from a later Tick() or change, when the node's generation passes `after`
+  // or `deadline` passes; at once if it already has.
+  void WhenNodeChanges(const Principal& node, int64_t after, core::TimePoint deadline,
+                       std::function<void()> notify);
+
+  // --- Billing.
+  core::Result<std::vector<core::LedgerEntry>> Ledger(const Principal& caller,
+                                                      std::string_view user_id) const;
+  core::Result<std::vector<core::Transition>> Transitions(const Principal& caller,
+                                                          std::string_view pod_id) const;
+  enum class UsageBy { kPod, kDay };
+  core::Result<std::vector<UsageRow>> Usage(const Principal& caller, std::string_view user_id,
+                                            UsageBy by) const;
+  // The price of one GPU of `gpu_type` for an hour (catalog, or the admin's override).
+  core::Money GpuPrice(std::string_view gpu_type) const;
+  core::Result<Written<core::Money>> SetGpuPrice(const Principal& caller, std::string_view gpu_type,
+                                                 core::Money per_hour);
+  core::Money storage_price() const { return options_.storage_per_gb_month; }
+  core::Duration minimum_runway() const { return options_.minimum_runway; }
+  int long_poll_limit_s() const { return options_.long_poll_limit_s; }
+  const catalog::Catalog& catalog() const { return catalog_; }
+
+  // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
+  // stops the pods of users out of money or over their cap, and wakes agents whose desired state
+  // changed. Returns the commit sequence of what it wrote.
+  uint64_t Tick();
+
+  Gauges gauges() const;
+  core::TimePoint Now() const;
+
+ private:
+  ControlPlane(store::Store& store, store::CommitQueue& queue, catalog::Catalog catalog,
+               core::Clock& clock, Entropy& entropy, ControlPlaneOptions options);
+  class Change;
+  class Locked;
+  struct Waiter {
+    int64_t after;
+    core::TimePoint deadline;
+    std::function<void()> notify;
+  };
+
+  core::Status Load(std::string* new_admin_token);
+  core::Status AddBuiltInTemplates();
+
+  // All of these REQUIRE mutex_ held.
+  std::optional<boost::json::object> Serialize(store::Collection collection,
+                                               const std::string& id) const;
+  void QueueWakeups(const std::string& node_id);
+  std::string NewId(std::string_view prefix);
+  std::string IssueToken(Change& change, const std::string& user_id, std::string name);
+  void Credit(Change& change, core::User& user, core::Money amount, std::string note);
+  bool CanSee(const Principal& caller, const core::Template& spec) const;
+  core::Result<const core::Template*> FindTemplate(const Principal& caller,
+                                                   std::string_view id) const;
+  core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id);
+  core::Money PodGpuRate(const core::Pod& pod) const;
+  core::Money PodStorageRate(const core::Pod& pod) const;  // per hour
+  core::Money UserRate(const std::string& user_id) const;
+  core::Money Unbilled(const core::Pod& pod, core::TimePoint now) const;
+  core::Money LiveBalance(const core::User& user, core::TimePoint now) const;
+  core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
+                              core::TimePoint now) const;
+  void SetState(Change& change, core::Pod& pod, core::PodState to, core::TimePoint at,
+                std::string reason);
+  void ChargePod(Change& change, core::Pod& pod, core::TimePoint to);
+  void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason);
+  void TouchNode(Change& change, const std::string& node_id);
+  void Notify(Change& change, core::User& user, std::string notice);
+  void Unbind(Change& change, core::Pod& pod);
+  void Schedule(Change& change, core::TimePoint now);
+  void EnforceLimits(Change& change, core::TimePoint now);
+  std::vector<sched::Node> SchedulerNodes() const;
+  std::string ResolveCheapest(int gpu_count) const;
+  core::Status CheckNodeReport(NodeReport& report) const;
+  core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
+
+  store::Store& store_;
+  store::CommitQueue& queue_;
+  catalog::Catalog catalog_;
+  core::Clock& clock_;
+  Entropy& entropy_;
+  const ControlPlaneOptions options_;
+
+  mutable std::mutex mutex_;
+  std::map<std::string, core::User> users_;                     // guarded by mutex_
+  std::map<std::string, core::ApiToken> tokens_;                // guarded by mutex_
+  std::unordered_map<std::string, std::string> token_by_hash_;  // guarded by mutex_
+  std::map<std::string, core::SshKey> ssh_keys_;                // guarded by mutex_
+  std::map<std::string, core::Template> templates_;             // guarded by mutex_
+  std::map<std::string, core::Pod> pods_;                       // guarded by mutex_
+  std::set<std::string> pending_;  // unbound pods waiting for a GPU;           guarded by mutex_
+  std::map<std::string, core::Node> nodes_;                    // guarded by mutex_
+  std::map<std::string, std::set<std::string>> pods_on_node_;  // guarded by mutex_
+  std::unordered_map<std::string, std::string> node_by_hash_;  // guarded by mutex_
+  std::map<std::string, core::JoinToken> join_tokens_;         // guarded by mutex_
+  std::map<std::string, core::Money> price_overrides_;         // guarded by mutex_
+  std::map<std::string, std::vector<Waiter>> waiters_;         // guarded by mutex_
+  std::vector<std::function<void()>> wakeups_;  // run by Locked after unlock; guarded by mutex_
+  int64_t last_transition_seq_ = 0;             // guarded by mutex_
+  int64_t last_ledger_seq_ = 0;                 // guarded by mutex_
+  uint64_t last_pod_sequence_ = 0;              // guarded by mutex_
+  int64_t charged_micros_ = 0;                  // guarded by mutex_
+  bool schedule_needed_ = true;                 // guarded by mutex_
+};
+
+}  // namespace suanli::server

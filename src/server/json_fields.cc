@@ -1,0 +1,195 @@
+#include "server/json_fields.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <limits>
+
+namespace suanli::server {
+namespace {
+
+std::string TypeName(const boost::json::value& value) {
+  switch (value.kind()) {
+    case boost::json::kind::null:
+      return "null";
+    case boost::json::kind::bool_:
+      return "a boolean";
+    case boost::json::kind::string:
+      return "a string";
+    case boost::json::kind::array:
+      return "an array";
+    case boost::json::kind::object:
+      return "an object";
+    default:
+      return "a number";
+  }
+}
+
+std::optional<int64_t> AsInteger(const boost::json::value& value) {
+  if (value.is_int64()) return value.as_int64();
+  if (value.is_uint64()) {
+    if (value.as_uint64() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      return std::nullopt;
+    return static_cast<int64_t>(value.as_uint64());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+core::Result<boost::json::object> ParseJsonObject(std::string_view body) {
+  if (body.empty()) return boost::json::object();
+  boost::system::error_code error;
+  boost::json::value value = boost::json::parse(body, error);
+  if (error) {
+    return core::InvalidArgumentError("the request body is not valid JSON (" + error.message() +
+                                      "); send one JSON object");
+  }
+  if (!value.is_object()) {
+    return core::InvalidArgumentError("the request body must be a JSON object, not " +
+                                      TypeName(value));
+  }
+  return std::move(value.as_object());
+}
+
+void JsonFields::Fail(std::string message) {
+  if (error_.ok()) error_ = core::InvalidArgumentError(std::move(message));
+}
+
+const boost::json::value* JsonFields::Get(std::string_view key, bool required) {
+  known_.emplace(key);
+  const boost::json::value* value = object_.if_contains(key);
+  if (value == nullptr && required) Fail(std::string(key) + ": is required");
+  return value;
+}
+
+const boost::json::value* JsonFields::Raw(std::string_view key) { return Get(key, false); }
+
+void JsonFields::String(std::string_view key, std::string* out, bool required, size_t max_length) {
+  const boost::json::value* value = Get(key, required);
+  if (value == nullptr) return;
+  if (!value->is_string()) {
+    Fail(std::string(key) + ": must be a string, got " + TypeName(*value));
+    return;
+  }
+  const boost::json::string& text = value->as_string();
+  if (text.size() > max_length) {
+    Fail(std::string(key) + ": is " + std::to_string(text.size()) + " characters long; at most " +
+         std::to_string(max_length) + " are allowed");
+    return;
+  }
+  *out = std::string(text);
+}
+
+void JsonFields::Int64(std::string_view key, int64_t* out, int64_t min, int64_t max,
+                       bool required) {
+  const boost::json::value* value = Get(key, required);
+  if (value == nullptr) return;
+  const std::optional<int64_t> number = AsInteger(*value);
+  if (!number || *number < min || *number > max) {
+    Fail(std::string(key) + ": must be an integer from " + std::to_string(min) + " to " +
+         std::to_string(max) + ", got " + boost::json::serialize(*value));
+    return;
+  }
+  *out = *number;
+}
+
+void JsonFields::Int(std::string_view key, int* out, int min, int max, bool required) {
+  int64_t number = *out;
+  Int64(key, &number, min, max, required);
+  *out = static_cast<int>(number);
+}
+
+void JsonFields::OptionalInt(std::string_view key, std::optional<int>* out, int min, int max) {
+  if (object_.if_contains(key) == nullptr) {
+    known_.emplace(key);
+    return;
+  }
+  int number = 0;
+  const bool was_ok = ok();
+  Int(key, &number, min, max);
+  if (ok() || !was_ok) *out = number;
+}
+
+void JsonFields::Bool(std::string_view key, bool* out) {
+  const boost::json::value* value = Get(key, false);
+  if (value == nullptr) return;
+  if (!value->is_bool()) {
+    Fail(std::string(key) + ": must be true or false, got " + TypeName(*value));
+    return;
+  }
+  *out = value->as_bool();
+}
+
+void JsonFields::StringList(std::string_view key, std::vector<std::string>* out, size_t max_items) {
+  const boost::json::value* value = Get(key, false);
+  if (value == nullptr) return;
+  if (!value->is_array() || value->as_array().size() > max_items) {
+    Fail(std::string(key) + ": must be an array of at most " + std::to_string(max_items) +
+         " strings");
+    return;
+  }
+  std::vector<std::string> items;
+  for (const boost::json::value& item : value->as_array()) {
+    if (!item.is_string() || item.as_string().size() > 4096) {
+      Fail(std::string(key) + ": every item must be a string of at most 4096 characters");
+      return;
+    }
+    items.emplace_back(item.as_string());
+  }
+  *out = std::move(items);
+}
+
+void JsonFields::OptionalStringList(std::string_view key,
+                                    std::optional<std::vector<std::string>>* out) {
+  if (object_.if_contains(key) == nullptr) {
+    known_.emplace(key);
+    return;
+  }
+  std::vector<std::string> items;
+  StringList(key, &items);
+  if (ok()) *out = std::move(items);
+}
+
+void JsonFields::StringMap(std::string_view key, std::map<std::string, std::string>* out,
+                           size_t max_items) {
+  const boost::json::value* value = Get(key, false);
+  if (value == nullptr) return;
+  if (!value->is_object() || value->as_object().size() > max_items) {
+    Fail(std::string(key) + ": must be an object of at most " + std::to_string(max_items) +
+         " string values");
+    return;
+  }
+  std::map<std::string, std::string> items;
+  for (const auto& entry : value->as_object()) {
+    if (!entry.value().is_string() || entry.key().empty() || entry.key().size() > 256 ||
+        entry.value().as_string().size() > 32768) {
+      Fail(std::string(key) + "." + std::string(entry.key()) +
+           ": must be a string (names 1-256 characters, values at most 32 KiB)");
+      return;
+    }
+    items.emplace(std::string(entry.key()), std::string(entry.value().as_string()));
+  }
+  *out = std::move(items);
+}
+
+void JsonFields::Micros(std::string_view key, core::Money* out, bool required,
+                        bool allow_negative) {
+  constexpr int64_t kLimit = 1'000'000'000'000'000;  // $1e12
+  int64_t micros = out->micros();
+  Int64(key, &micros, allow_negative ? -kLimit : 0, kLimit, required);
+  *out = core::Money::FromMicros(micros);
+}
+
+core::Status JsonFields::Finish() {
+  if (!error_.ok()) return error_;
+  for (const auto& entry : object_) {
+    if (known_.contains(std::string_view(entry.key()))) continue;
+    std::string known;
+    for (const std::string& name : known_) known += (known.empty() ? "" : ", ") + name;
+    return core::InvalidArgumentError("unknown field '" + std::string(entry.key()) +
+                                      "'; known fields: " + known);
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace suanli::server

@@ -1,0 +1,184 @@
+#include "server/server.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <charconv>
+#include <condition_variable>
+#include <fstream>
+#include <mutex>
+#include <ostream>
+#include <thread>
+
+#include "net/http_server.h"
+#include "server/api.h"
+#include "server/control_plane.h"
+#include "server/secrets.h"
+#include "store/commit_queue.h"
+#include "store/store.h"
+
+namespace suanli::server {
+namespace {
+
+core::Result<std::pair<std::string, uint16_t>> ParseListen(std::string_view listen) {
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon != std::string_view::npos) {
+    const std::string_view digits = listen.substr(colon + 1);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (error != std::errc() || end != digits.data() + digits.size()) port = -1;
+  }
+  if (colon == std::string_view::npos || colon == 0 || port < 0 || port > 65535) {
+    return core::InvalidArgumentError("--listen '" + std::string(listen) +
+                                      "' must be HOST:PORT, e.g. 127.0.0.1:7070");
+  }
+  return std::pair<std::string, uint16_t>(std::string(listen.substr(0, colon)),
+                                          static_cast<uint16_t>(port));
+}
+
+core::Status WriteSecretFile(const std::filesystem::path& path, const std::string& secret) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << secret << "\n";
+    out.close();
+    if (!out) return core::UnavailableError("cannot write " + temporary.string());
+  }
+  std::filesystem::permissions(
+      temporary, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error)
+    return core::UnavailableError("cannot write " + path.string() + ": " + error.message());
+  return core::Status::Ok();
+}
+
+class ServerImpl final : public Server {
+ public:
+  ServerImpl(core::Clock& clock, std::ostream& log) : clock_(clock), log_(log) {}
+  ~ServerImpl() override { Stop(); }
+
+  core::Status Init(const ServerOptions& options, catalog::Catalog catalog) {
+    core::Result<std::pair<std::string, uint16_t>> address = ParseListen(options.listen);
+    if (!address.ok()) return address.status();
+    std::error_code error;
+    std::filesystem::create_directories(options.data_dir, error);
+    if (error) {
+      return core::UnavailableError("cannot create the data directory " +
+                                    options.data_dir.string() + ": " + error.message());
+    }
+    std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all, error);
+    core::Result<std::unique_ptr<store::Store>> store =
+        store::OpenSqliteStore(options.data_dir / "suanli.db");
+    if (!store.ok()) return store.status();
+    store_ = std::move(*store);
+    queue_ = std::make_unique<store::CommitQueue>(*store_);
+    std::string admin_token;
+    core::Result<std::unique_ptr<ControlPlane>> plane =
+        ControlPlane::Open(*store_, *queue_, std::move(catalog), clock_, entropy_,
+                           ControlPlaneOptions(), &admin_token);
+    if (!plane.ok()) return plane.status();
+    plane_ = std::move(*plane);
+    if (!admin_token.empty()) {
+      SUANLI_RETURN_IF_ERROR(WriteSecretFile(options.data_dir / "admin-token", admin_token));
+      log_ << "created the admin; its API token is in "
+           << (options.data_dir / "admin-token").string() << " (mode 0600)\n";
+    }
+    api_ = std::make_unique<Api>(*plane_, *queue_, clock_);
+    net::HttpServerOptions http;
+    http.host = address->first;
+    http.port = address->second;
+    http.max_body_bytes = options.max_body_bytes;
+    http.threads = options.threads;
+    core::Result<std::unique_ptr<net::HttpServer>> server =
+        net::HttpServer::Start(http, [this](net::HttpRequest&& request, net::Responder respond) {
+          api_->Handle(std::move(request), std::move(respond));
+        });
+    if (!server.ok()) return server.status();
+    http_ = std::move(*server);
+    ticker_ = std::thread([this] { TickLoop(); });
+    return core::Status::Ok();
+  }
+
+  uint16_t port() const override { return http_->port(); }
+  core::Status failure() const override { return queue_->latched_error(); }
+
+  void Stop() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    wake_.notify_all();
+    if (ticker_.joinable()) ticker_.join();
+    if (http_) http_->Stop();
+    queue_.reset();  // commits what is queued
+  }
+
+ private:
+  void TickLoop() {
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      lock.unlock();
+      plane_->Tick();
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopped_; });
+    }
+  }
+
+  core::Clock& clock_;
+  std::ostream& log_;
+  OpenSslEntropy entropy_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::CommitQueue> queue_;
+  std::unique_ptr<ControlPlane> plane_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<net::HttpServer> http_;
+  std::thread ticker_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopped_ = false;  // guarded by mutex_
+};
+
+}  // namespace
+
+core::Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options,
+                                                    catalog::Catalog catalog, core::Clock& clock,
+                                                    std::ostream& log) {
+  auto server = std::make_unique<ServerImpl>(clock, log);
+  SUANLI_RETURN_IF_ERROR(server->Init(options, std::move(catalog)));
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
+                                     std::ostream& log) {
+  // Block the signals in every thread the server starts; this thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  core::SystemClock clock;
+  core::Result<std::unique_ptr<Server>> server =
+      Server::Start(options, std::move(catalog), clock, log);
+  if (!server.ok()) return server.status();
+  log << "suanli server listening on http://" << options.listen.substr(0, options.listen.rfind(':'))
+      << ":" << (*server)->port() << " (data in " << options.data_dir.string() << ")" << std::endl;
+  // Wake every 250 ms to notice a failed store, which stops the server too.
+  const timespec poll{0, 250'000'000};
+  while (true) {
+    const int signal = sigtimedwait(&signals, nullptr, &poll);
+    if (signal == SIGTERM || signal == SIGINT) {
+      log << "stopping: answering requests in flight and saving what is queued" << std::endl;
+      (*server)->Stop();
+      return core::Status::Ok();
+    }
+    if (const core::Status failure = (*server)->failure(); !failure.ok()) {
+      (*server)->Stop();
+      return core::UnavailableError("the store failed, so the server stopped: " +
+                                    failure.message() + "; fix it and start the server again");
+    }
+  }
+}
+
+}  // namespace suanli::server

@@ -1,0 +1,44 @@
+// The `suanli server` process: the store, the control plane, the API on HTTP, and the loop that
+// ticks the scheduler and the meter every second.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace suanli::server {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:7070";  // HOST:PORT; port 0 picks a free one
+  std::filesystem::path data_dir = "suanli-data";
+  size_t max_body_bytes = 1 << 20;
+  int threads = 2;
+};
+
+class Server {
+ public:
+  // Opens the store in data_dir (creating it, 0700), bootstraps the admin on first start (its
+  // token in data_dir/admin-token, 0600) and starts serving. `log` gets one line per event worth
+  // an operator's attention.
+  static core::Result<std::unique_ptr<Server>> Start(const ServerOptions& options,
+                                                     catalog::Catalog catalog, core::Clock& clock,
+                                                     std::ostream& log);
+  virtual ~Server() = default;
+  virtual uint16_t port() const = 0;
+  // Why the server stopped by itself (a failed store), or OK while it runs.
+  virtual core::Status failure() const = 0;
+  // Stops accepting, answers what is in flight, commits what is queued. Idempotent.
+  virtual void Stop() = 0;
+};
+
+// Runs until SIGTERM or SIGINT (graceful) or a store failure (exit status 1).
+core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
+                                     std::ostream& log);
+
+}  // namespace suanli::server
