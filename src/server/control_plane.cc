@@ -1252,11 +1252,11 @@ Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
 
 Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, NodeReport report) {
   if (caller.node_id.empty()) return core::PermissionDeniedError("only a node's agent may do this");
-  report.name = nodes_.at(caller.node_id).name;  // the name never changes after registration
-  SUANLI_RETURN_IF_ERROR(CheckNodeReport(report));
   Locked locked(*this);
   const auto it = nodes_.find(caller.node_id);
   if (it == nodes_.end()) return core::NotFoundError("this node was removed; register it again");
+  report.name = it->second.name;  // the name never changes after registration
+  SUANLI_RETURN_IF_ERROR(CheckNodeReport(report));
   core::Node& node = it->second;
   Change change(*this);
   node.last_heartbeat = Now();
