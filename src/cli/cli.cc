@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <ostream>
 
@@ -16,7 +18,23 @@ constexpr CommandSpec kCommands[] = {
     {"compare", "Compare GPU types side by side, as ratios to the first", DefineCompareCommand},
     {"advise", "Predict memory, speed, time and cost of a workload on every GPU, and pick one",
      DefineAdviseCommand},
+    {"server", "Run the control plane: REST API, scheduler and per-second billing",
+     DefineServerCommand},
+    {"login", "Save the server URL and your API token for the commands below", DefineLoginCommand},
+    {"pods", "Deploy, list, stop, start and remove pods", DefinePodsCommand},
+    {"templates", "List, show, create and remove pod templates", DefineTemplatesCommand},
+    {"availability", "Free GPUs on the cluster, by type, with prices", DefineAvailabilityCommand},
+    {"nodes", "GPU servers: list, cordon, drain, remove; join tokens for new ones",
+     DefineNodesCommand},
+    {"billing", "Balance, spending, usage by pod or day, and the ledger", DefineBillingCommand},
+    {"users", "Users and their credits (admin), or yourself", DefineUsersCommand},
+    {"tokens", "Your API tokens: list, create, revoke", DefineTokensCommand},
+    {"ssh-keys", "SSH public keys put into your pods", DefineSshKeysCommand},
+    {"prices", "Set the hourly price of a GPU type (admin)", DefinePricesCommand},
 };
+
+// Global flags that take a value, so the search for the command word skips that value.
+constexpr std::string_view kGlobalFlagsWithValue[] = {"--prices", "--url", "--token"};
 
 // CLI11 messages may span lines; the contract is one line per error.
 std::string OneLine(std::string text) {
@@ -32,7 +50,8 @@ std::string OneLine(std::string text) {
 std::optional<std::string> UnknownCommandError(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& word = args[i];
-    if (word == "--prices") {
+    if (std::find(std::begin(kGlobalFlagsWithValue), std::end(kGlobalFlagsWithValue), word) !=
+        std::end(kGlobalFlagsWithValue)) {
       ++i;  // its value
       continue;
     }
@@ -66,13 +85,30 @@ core::Result<catalog::Catalog> CommandContext::LoadCatalog() const {
   return catalog::LoadBuiltInCatalog(&override_file);
 }
 
+core::Result<std::unique_ptr<ApiClient>> CommandContext::Api(bool require_token) const {
+  core::Result<std::optional<ApiConfig>> file = ReadConfigFile(ConfigFilePath(*api_env));
+  if (!file.ok()) return file.status();
+  return ApiClient::Create(ResolveApiConfig(api_url, api_token, *api_env, *file), *api_env,
+                           require_token);
+}
+
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return RunCli(args, out, err, ApiEnvironment::FromProcess());
+}
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+           const ApiEnvironment& api_env) {
   CLI::App app(
       "suanli: choose the GPU a deep-learning job needs, and rent it on your own GPU cloud.",
       "suanli");
   app.require_subcommand(1);
   app.fallthrough();  // global flags such as --prices may follow the subcommand
-  CommandContext context{out, err, ""};
+  CommandContext context{out, err, "", "", "", &api_env};
+  app.add_option("--url", context.api_url,
+                 "The suanli server, http://HOST:PORT (else $SUANLI_URL, the login, or " +
+                     std::string(kDefaultApiUrl) + ")");
+  app.add_option("--token", context.api_token,
+                 "Your API token (else $SUANLI_TOKEN or the one `suanli login` saved)");
   app.add_option(
          "--prices", context.prices_file,
          "An operator's price file (same shape as data/prices.yaml) that replaces built-in prices")
@@ -100,8 +136,12 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {
     std::string hint = "suanli --help";
-    for (const auto& [command, run] : runs) {
-      if (command->parsed()) hint = "suanli " + command->get_name() + " --help";
+    for (const auto& entry : runs) {
+      const CLI::App* command = entry.first;
+      if (!command->parsed()) continue;
+      hint = "suanli " + command->get_name();
+      for (const CLI::App* sub : command->get_subcommands()) hint += " " + sub->get_name();
+      hint += " --help";
     }
     err << "suanli: " << OneLine(error.what()) << " (see '" << hint << "')\n";
     return 2;

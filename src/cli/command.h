@@ -8,11 +8,13 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "catalog/catalog.h"
+#include "cli/api_client.h"
 #include "core/status.h"
 
 namespace suanli::cli {
@@ -21,9 +23,17 @@ struct CommandContext {
   std::ostream& out;        // results: tables and JSON
   std::ostream& err;        // notes and errors for the person at the terminal
   std::string prices_file;  // --prices: an operator's prices on top of the built-in ones
+  std::string api_url;      // --url, empty when not given
+  std::string api_token;    // --token, empty when not given
+  const ApiEnvironment* api_env = nullptr;  // not owned; outlives the command
 
   // The built-in catalog with --prices applied; errors name the file and line.
   core::Result<catalog::Catalog> LoadCatalog() const;
+
+  // The server and token from --url/--token, the environment or the login file (see
+  // api_client.h). UNAUTHENTICATED without a token when `require_token`; INVALID_ARGUMENT for a bad
+  // URL or login file.
+  core::Result<std::unique_ptr<ApiClient>> Api(bool require_token = true) const;
 };
 
 using CommandRun = std::function<core::Status(CommandContext&)>;
@@ -38,6 +48,17 @@ struct CommandSpec {
 CommandRun DefineGpusCommand(CLI::App& command);
 CommandRun DefineCompareCommand(CLI::App& command);
 CommandRun DefineAdviseCommand(CLI::App& command);
+CommandRun DefineServerCommand(CLI::App& command);
+CommandRun DefineLoginCommand(CLI::App& command);
+CommandRun DefinePodsCommand(CLI::App& command);
+CommandRun DefineTemplatesCommand(CLI::App& command);
+CommandRun DefineNodesCommand(CLI::App& command);
+CommandRun DefineAvailabilityCommand(CLI::App& command);
+CommandRun DefineBillingCommand(CLI::App& command);
+CommandRun DefineUsersCommand(CLI::App& command);
+CommandRun DefineTokensCommand(CLI::App& command);
+CommandRun DefineSshKeysCommand(CLI::App& command);
+CommandRun DefinePricesCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
 

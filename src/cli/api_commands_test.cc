@@ -1,0 +1,286 @@
+// The API commands run in process against a fake server: what they send, print and exit with.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <boost/json/parse.hpp>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "cli/fake_api_server.h"
+
+namespace suanli::cli {
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+Outcome Suanli(const ApiEnvironment& env, std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int exit_code = RunCli(args, out, err, env);
+  return {exit_code, out.str(), err.str()};
+}
+
+void ExpectOneLineError(const Outcome& outcome, int exit_code, std::string_view expected) {
+  EXPECT_EQ(outcome.exit_code, exit_code) << outcome.err;
+  EXPECT_TRUE(outcome.out.empty()) << outcome.out;
+  EXPECT_NE(outcome.err.find(expected), std::string::npos) << "stderr: " << outcome.err;
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+}
+
+std::string PodJson(std::string_view id, std::string_view state, std::string_view reason = "") {
+  return R"({"id":")" + std::string(id) + R"(","name":"nb","state":")" + std::string(state) +
+         R"(","desired_state":"running","state_reason":")" + std::string(reason) +
+         R"(","gpu_type":"RTX 4090","gpu_count":1,"node_id":"node_a","cost_micros":0,)"
+         R"("uptime_s":0,"created_at":"2026-12-02T14:46:25Z"})";
+}
+
+TEST(PodsCommandTest, ListPrintsATableOrTheServersJson) {
+  FakeApiServer server([](const FakeRequest& request) {
+    EXPECT_EQ(request.target, "/v1/pods");
+    return FakeApiServer::Json(200, R"({"pods":[)" + PodJson("pod_1", "running") + "]}");
+  });
+  const ApiEnvironment env = server.Environment();
+  const Outcome table = Suanli(env, {"pods", "list"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("ID ", 0), 0u) << table.out;
+  EXPECT_NE(table.out.find("1x RTX 4090"), std::string::npos) << table.out;
+
+  const Outcome bare = Suanli(env, {"pods"});  // list is the default
+  EXPECT_EQ(bare.out, table.out);
+
+  const Outcome json = Suanli(env, {"pods", "list", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const boost::json::value parsed = boost::json::parse(json.out);
+  EXPECT_EQ(parsed.at("pods").at(0).at("id").as_string(), "pod_1");
+  EXPECT_EQ(server.requests().back().Header("Authorization"), "Bearer sl_test");
+}
+
+TEST(PodsCommandTest, ServerErrorsExitWithTheirCodeAndOneLine) {
+  FakeApiServer server([](const FakeRequest& request) {
+    if (request.method == "DELETE") {
+      return FakeApiServer::Error(409, "FAILED_PRECONDITION",
+                                  "pod_1's volume may hold data; add --force to delete it");
+    }
+    return FakeApiServer::Error(404, "NOT_FOUND", "no pod 'pod_zz'");
+  });
+  const ApiEnvironment env = server.Environment();
+  ExpectOneLineError(Suanli(env, {"pods", "get", "pod_zz"}), 3, "suanli pods: no pod 'pod_zz'");
+  ExpectOneLineError(Suanli(env, {"pods", "rm", "pod_1"}), 5, "add --force");
+  EXPECT_EQ(server.requests().back().target, "/v1/pods/pod_1");
+  (void)Suanli(env, {"pods", "rm", "pod_1", "--force"});
+  EXPECT_EQ(server.requests().back().target, "/v1/pods/pod_1?force=true");
+}
+
+TEST(PodsCommandTest, IdsAreEncodedSoTheyCannotChangeTheRoute) {
+  FakeApiServer server(
+      [](const FakeRequest&) { return FakeApiServer::Json(200, PodJson("x", "stopped")); });
+  (void)Suanli(server.Environment(), {"pods", "stop", "../users/1"});
+  EXPECT_EQ(server.requests().back().target, "/v1/pods/..%2Fusers%2F1/stop");
+}
+
+TEST(PodsCommandTest, CreateSendsOnlyTheFlagsGiven) {
+  FakeApiServer server([](const FakeRequest&) {
+    return FakeApiServer::Json(201, PodJson("pod_new", "pending", "waiting for a GPU"));
+  });
+  const Outcome outcome =
+      Suanli(server.Environment(), {"pods", "create", "--template", "pytorch", "--gpu", "RTX 4090",
+                                    "--gpu-count", "2", "--env", "A=1", "--env", "B=x=y", "--port",
+                                    "8888/http", "--volume-gb", "20", "--interruptible"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out, "pod_new pending (waiting for a GPU)\n");
+  const FakeRequest& request = server.requests().back();
+  EXPECT_EQ(request.method, "POST");
+  EXPECT_EQ(request.target, "/v1/pods");
+  EXPECT_EQ(boost::json::parse(request.body),
+            boost::json::parse(R"({"template":"pytorch","gpu_type":"RTX 4090","gpu_count":2,
+              "volume_gb":20,"env":{"A":"1","B":"x=y"},"ports":["8888/http"],
+              "interruptible":true})"));
+}
+
+TEST(PodsCommandTest, CreateRefusesBadInputBeforeCallingTheServer) {
+  FakeApiServer server([](const FakeRequest&) { return FakeApiServer::Json(201, "{}"); });
+  const ApiEnvironment env = server.Environment();
+  ExpectOneLineError(Suanli(env, {"pods", "create", "--gpu", "4090"}), 2, "--template or --image");
+  ExpectOneLineError(Suanli(env, {"pods", "create", "--image", "x", "--env", "NOEQUALS"}), 2,
+                     "--env 'NOEQUALS' is not KEY=VALUE");
+  ExpectOneLineError(Suanli(env, {"pods", "create", "--image", "x", "--gpu-count", "lots"}), 2,
+                     "--gpu-count");
+  EXPECT_TRUE(server.requests().empty());
+}
+
+TEST(PodsCommandTest, CreateWithWaitPollsUntilRunning) {
+  int polls = 0;
+  FakeApiServer server([&polls](const FakeRequest& request) {
+    if (request.method == "POST") return FakeApiServer::Json(201, PodJson("pod_w", "pending"));
+    ++polls;
+    return FakeApiServer::Json(200, PodJson("pod_w", polls < 3 ? "starting" : "running"));
+  });
+  const Outcome outcome =
+      Suanli(server.Environment(), {"pods", "create", "--image", "ubuntu", "--wait", "--json"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(boost::json::parse(outcome.out).at("state").as_string(), "running");
+  EXPECT_EQ(polls, 3);
+  EXPECT_EQ(server.sleeps(), 2);
+  EXPECT_EQ(server.requests().back().target, "/v1/pods/pod_w");
+}
+
+TEST(PodsCommandTest, WaitGivesUpAtTheTimeoutWithTheReason) {
+  FakeApiServer server([](const FakeRequest&) {
+    return FakeApiServer::Json(200, PodJson("pod_p", "pending", "no free RTX 4090"));
+  });
+  const Outcome outcome = Suanli(server.Environment(), {"pods", "wait", "pod_p", "--timeout", "5"});
+  ExpectOneLineError(outcome, 9, "pod pod_p is still pending after 5 s, not running: no free");
+  EXPECT_EQ(server.sleeps(), 10);  // every 0.5 s of the manual clock
+}
+
+TEST(PodsCommandTest, WaitStopsAtOnceWhenThePodFails) {
+  FakeApiServer server([](const FakeRequest&) {
+    return FakeApiServer::Json(200, PodJson("pod_f", "failed", "image not found: ubuntuu"));
+  });
+  ExpectOneLineError(Suanli(server.Environment(), {"pods", "wait", "pod_f"}), 5,
+                     "pod pod_f is failed, not running: image not found: ubuntuu");
+  EXPECT_EQ(server.sleeps(), 0);
+  const Outcome bad_state =
+      Suanli(server.Environment(), {"pods", "wait", "pod_f", "--state", "runing"});
+  EXPECT_EQ(bad_state.exit_code, 2);
+}
+
+TEST(PodsCommandTest, WaitForStoppedAcceptsStopped) {
+  FakeApiServer server(
+      [](const FakeRequest&) { return FakeApiServer::Json(200, PodJson("pod_s", "stopped")); });
+  const Outcome outcome =
+      Suanli(server.Environment(), {"pods", "wait", "pod_s", "--state", "stopped"});
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out, "pod_s stopped\n");
+}
+
+TEST(ApiCommandsTest, NoTokenAnywhereSaysHowToLogIn) {
+  FakeApiServer server([](const FakeRequest&) { return FakeApiServer::Json(200, "{}"); });
+  ApiEnvironment env = server.Environment();
+  env.suanli_token.reset();
+  ExpectOneLineError(Suanli(env, {"pods", "list"}), 7, "no API token; run `suanli login --token");
+}
+
+TEST(ApiCommandsTest, AnUnreachableServerExitsUnavailableWithAHint) {
+  ApiEnvironment env = ApiEnvironment::FromProcess();
+  env.xdg_config_home = "/nonexistent-suanli-test";
+  const Outcome outcome = Suanli(env, {"--url", "http://127.0.0.1:1", "--token", "sl_x", "pods"});
+  ExpectOneLineError(outcome, 9, "is `suanli server` running?");
+}
+
+TEST(ApiCommandsTest, LoginChecksTheTokenThenSavesItForLaterCommands) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("suanli-login-test-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  FakeApiServer server([](const FakeRequest& request) {
+    if (request.Header("Authorization") != "Bearer sl_good") {
+      return FakeApiServer::Error(401, "UNAUTHENTICATED", "unknown API token");
+    }
+    if (request.target == "/v1/users/me") {
+      return FakeApiServer::Json(
+          200, R"({"id":"usr_1","name":"ada","role":"admin","balance_micros":2500000})");
+    }
+    return FakeApiServer::Json(200, R"({"pods":[]})");
+  });
+  ApiEnvironment env = server.Environment();
+  env.suanli_token.reset();
+  env.xdg_config_home = dir;
+
+  ExpectOneLineError(Suanli(env, {"login", "--token", "sl_bad"}), 7,
+                     "not saved: unknown API token");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/suanli/config.json"));
+
+  const Outcome login =
+      Suanli(env, {"login", "--url", "http://gpu-box:7070", "--token", "sl_good"});
+  ASSERT_EQ(login.exit_code, 0) << login.err;
+  EXPECT_NE(login.out.find("logged in to http://gpu-box:7070 as ada (admin, usr_1)"),
+            std::string::npos)
+      << login.out;
+  core::Result<std::optional<ApiConfig>> saved = ReadConfigFile(dir + "/suanli/config.json");
+  ASSERT_TRUE(saved.ok() && saved->has_value());
+  EXPECT_EQ((*saved)->url, "http://gpu-box:7070");
+  EXPECT_EQ((*saved)->token, "sl_good");
+
+  const Outcome pods = Suanli(env, {"pods", "list"});
+  EXPECT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_NE(pods.err.find("no pods"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ApiCommandsTest, DollarsOnTheCommandLineBecomeMicroDollars) {
+  FakeApiServer server([](const FakeRequest& request) {
+    if (request.target == "/v1/users") {
+      return FakeApiServer::Json(
+          201, R"({"user":{"id":"usr_2","name":"bo","role":"user","balance_micros":12500000},
+                   "token":"sl_new"})");
+    }
+    return FakeApiServer::Json(200, R"({"id":"usr_2","name":"bo","balance_micros":37500000})");
+  });
+  const ApiEnvironment env = server.Environment();
+  const Outcome create = Suanli(env, {"users", "create", "bo", "--credits", "12.50"});
+  ASSERT_EQ(create.exit_code, 0) << create.err;
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"name":"bo","credits_micros":12500000})"));
+  EXPECT_NE(create.out.find("sl_new"), std::string::npos);
+  EXPECT_NE(create.out.find("$12.50"), std::string::npos);
+
+  const Outcome credit = Suanli(env, {"users", "credit", "usr_2", "25", "--note", "grant"});
+  ASSERT_EQ(credit.exit_code, 0) << credit.err;
+  EXPECT_EQ(server.requests().back().target, "/v1/users/usr_2/credits");
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"amount_micros":25000000,"note":"grant"})"));
+  EXPECT_EQ(credit.out, "usr_2 bo: balance $37.50\n");
+
+  ExpectOneLineError(Suanli(env, {"users", "credit", "usr_2", "12.5.0"}), 2, "AMOUNT");
+}
+
+TEST(ApiCommandsTest, UsageAsCsvPassesTheServersTextThrough) {
+  FakeApiServer server([](const FakeRequest& request) {
+    EXPECT_EQ(request.target, "/v1/billing/usage?by=day&format=csv&user=usr_2");
+    net::HttpResponse response = FakeApiServer::Json(200, "key,total_micros\n2026-12-01,5\n");
+    response.content_type = "text/csv";
+    return response;
+  });
+  const Outcome outcome =
+      Suanli(server.Environment(), {"billing", "usage", "--by", "day", "--csv", "--user", "usr_2"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out, "key,total_micros\n2026-12-01,5\n");
+}
+
+TEST(ApiCommandsTest, JoinTokenPrintsTheAgentCommand) {
+  FakeApiServer server([](const FakeRequest& request) {
+    EXPECT_EQ(request.target, "/v1/join-tokens");
+    return FakeApiServer::Json(201,
+                               R"({"join_token":{"id":"jt_1","expires_at":"2026-12-03T00:00:00Z"},
+                                        "secret":"slj_abc"})");
+  });
+  ApiEnvironment env = server.Environment();
+  env.suanli_url = "http://10.0.0.5:7070";
+  const Outcome outcome = Suanli(env, {"nodes", "join-token", "--note", "box-2"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("suanli agent --server http://10.0.0.5:7070 --join-token slj_abc"),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"note":"box-2"})"));
+}
+
+TEST(ApiCommandsTest, EveryGroupHasHelp) {
+  FakeApiServer server([](const FakeRequest&) { return FakeApiServer::Json(200, "{}"); });
+  for (const char* group : {"pods", "templates", "nodes", "billing", "users", "tokens", "ssh-keys",
+                            "prices", "login", "availability"}) {
+    const Outcome outcome = Suanli(server.Environment(), {group, "--help"});
+    EXPECT_EQ(outcome.exit_code, 0) << group << outcome.err;
+    EXPECT_NE(outcome.out.find("--json"), std::string::npos) << group;
+  }
+  EXPECT_TRUE(server.requests().empty());
+}
+
+}  // namespace
+}  // namespace suanli::cli

@@ -1,0 +1,125 @@
+#include "cli/api_views.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <sstream>
+
+namespace suanli::cli {
+namespace {
+
+// Two pods as GET /v1/pods answers: one running on a node, one pending with a reason.
+constexpr const char* kPodsFixture = R"({"pods":[
+  {"id":"pod_7hq2","name":"llama-ft","owner_id":"usr_1","template_id":"tpl_pytorch",
+   "image":"pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime","gpu_type":"RTX 4090","gpu_count":1,
+   "vcpu":8,"memory_gb":32,"container_disk_gb":50,"volume_gb":20,"volume_mount_path":"/workspace",
+   "interruptible":false,"desired_state":"running","state":"running","state_reason":"",
+   "actions":["stop","restart","terminate"],"node_id":"node_a","gpu_indices":[2],
+   "port_mappings":[{"container_port":8888,"protocol":"http","host_port":41234}],
+   "gpu_price_per_hour_micros":740000,"storage_price_per_hour_micros":1917,
+   "cost_micros":1234567,"uptime_s":7500,"created_at":"2026-12-02T14:46:25.123Z"},
+  {"id":"pod_9x","name":"","gpu_type":"H100 80GB SXM","gpu_count":8,"desired_state":"running",
+   "state":"pending","state_reason":"no node has 8 free H100 80GB SXM","node_id":"",
+   "cost_micros":0,"uptime_s":0,"created_at":"2026-12-02T15:00:00Z"}
+]})";
+
+TEST(ApiViewsTest, PodsTableShowsTheUsefulColumnsAligned) {
+  const boost::json::value pods = boost::json::parse(kPodsFixture);
+  const std::string table = PodsTable(JsonArray(pods, "pods"));
+  std::istringstream lines(table);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header.rfind("ID", 0), 0u) << header;
+  for (const char* column : {"NAME", "STATE", "GPU", "NODE", "COST", "UPTIME", "AGE", "REASON"}) {
+    EXPECT_NE(header.find(column), std::string::npos) << column;
+  }
+  EXPECT_NE(first.find("pod_7hq2"), std::string::npos);
+  EXPECT_NE(first.find("llama-ft"), std::string::npos);
+  EXPECT_NE(first.find("running"), std::string::npos);
+  EXPECT_NE(first.find("1x RTX 4090"), std::string::npos);
+  EXPECT_NE(first.find("node_a"), std::string::npos);
+  EXPECT_NE(first.find("$1.234567"), std::string::npos) << first;
+  EXPECT_NE(first.find("2h05m"), std::string::npos);
+  EXPECT_NE(first.find("2026-12-02 14:46"), std::string::npos);
+  EXPECT_NE(second.find("8x H100 80GB SXM"), std::string::npos);
+  EXPECT_NE(second.find("no node has 8 free H100 80GB SXM"), std::string::npos);
+  // Columns line up: STATE starts at the same place in every line.
+  EXPECT_EQ(header.find("STATE"), first.find("running"));
+  EXPECT_EQ(header.find("STATE"), second.find("pending"));
+  EXPECT_EQ(table.back(), '\n');
+}
+
+TEST(ApiViewsTest, PodDetailShowsPortsPricesAndIndices) {
+  const boost::json::value pods = boost::json::parse(kPodsFixture);
+  const std::string detail = PodDetail(JsonArray(pods, "pods")[0]);
+  EXPECT_NE(detail.find("GPU:"), std::string::npos);
+  EXPECT_NE(detail.find("1x RTX 4090 (GPU 2)"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("8888/http -> host port 41234"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("$0.74/h GPU"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("20 GB at /workspace"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("stop, restart, terminate"), std::string::npos) << detail;
+}
+
+TEST(ApiViewsTest, MissingOrOddFieldsShowAsBlanksNotCrashes) {
+  const boost::json::value odd = boost::json::parse(R"([{"id":5,"cost_micros":"x"}, 7, null])");
+  const std::string table = PodsTable(odd.as_array());
+  EXPECT_NE(table.find("5"), std::string::npos);
+  EXPECT_EQ(MoneyText(odd.as_array()[0], "cost_micros"), "-");
+  EXPECT_EQ(PodGpuText(odd.as_array()[1]), "-");
+}
+
+TEST(ApiViewsTest, DurationsTimesAndMoneyReadEasily) {
+  EXPECT_EQ(DurationText(0), "0s");
+  EXPECT_EQ(DurationText(45), "45s");
+  EXPECT_EQ(DurationText(192), "3m12s");
+  EXPECT_EQ(DurationText(7500), "2h05m");
+  EXPECT_EQ(DurationText(273600), "3d04h");
+  EXPECT_EQ(DurationText(-5), "0s");
+  EXPECT_EQ(TimeText("2026-12-02T14:46:25.123Z"), "2026-12-02 14:46");
+  EXPECT_EQ(TimeText(""), "-");
+  EXPECT_EQ(TimeText("soon"), "soon");
+  const boost::json::value user = boost::json::parse(R"({"balance_micros":12500000})");
+  EXPECT_EQ(MoneyText(user, "balance_micros"), "$12.50");
+}
+
+TEST(ApiViewsTest, BalanceWithNothingChargedHasNoRunway) {
+  const boost::json::value balance = boost::json::parse(
+      R"({"balance_micros":5000000,"spend_rate_per_hour_micros":0,"runway_s":null,
+          "spend_cap_per_hour_micros":0,"storage_per_gb_month_micros":100000})");
+  const std::string detail = BalanceDetail(balance);
+  EXPECT_NE(detail.find("Balance:    $5.00"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("nothing is charged now"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("Spend cap:  none"), std::string::npos) << detail;
+  const boost::json::value spending = boost::json::parse(
+      R"({"balance_micros":5000000,"spend_rate_per_hour_micros":740000,"runway_s":24324})");
+  EXPECT_NE(BalanceDetail(spending).find("6h45m"), std::string::npos) << BalanceDetail(spending);
+}
+
+TEST(ApiViewsTest, UsageTableTotalsTheRows) {
+  const boost::json::value usage = boost::json::parse(R"({"usage":[
+    {"key":"2026-12-01","gpu_micros":1480000,"storage_micros":20000,"total_micros":1500000,
+     "gpu_seconds":7200},
+    {"key":"2026-12-02","gpu_micros":740000,"storage_micros":0,"total_micros":740000,
+     "gpu_seconds":3600}]})");
+  const std::string table = UsageTable(JsonArray(usage, "usage"), "day");
+  EXPECT_EQ(table.rfind("DAY", 0), 0u) << table;
+  EXPECT_NE(table.find("2.00"), std::string::npos) << table;
+  EXPECT_NE(table.find("total: $2.24"), std::string::npos) << table;
+}
+
+TEST(ApiViewsTest, NodesTableGroupsGpusAndMarksSimulatedOnes) {
+  const boost::json::value nodes = boost::json::parse(R"([{"id":"node_a","name":"box",
+    "state":"ready","cordoned":true,"draining":false,"gpus":[
+      {"index":0,"type":"RTX 4090","simulated":true},{"index":1,"type":"RTX 4090","simulated":true}],
+    "vcpu":32,"memory_gb":128,"gpus_allocated":1,"agent_version":"0.1.0",
+    "last_heartbeat":"2026-12-02T15:00:01Z"}])");
+  const std::string table = NodesTable(nodes.as_array());
+  EXPECT_NE(table.find("ready,cordoned"), std::string::npos) << table;
+  EXPECT_NE(table.find("2x RTX 4090 (simulated)"), std::string::npos) << table;
+  EXPECT_NE(table.find("1/2"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace suanli::cli

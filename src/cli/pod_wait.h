@@ -1,0 +1,23 @@
+// Waiting for a pod to reach a state, as `suanli pods wait` and `pods create --wait` do.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <string_view>
+
+#include "cli/api_client.h"
+#include "core/status.h"
+
+namespace suanli::cli {
+
+// Polls GET /v1/pods/ID every `interval` (sleeping with env.sleep, timing with env.clock) until
+// the pod's state is `want`, and returns the pod. FAILED_PRECONDITION with the pod's state_reason
+// when it reaches a state it will not leave on its own for `want` (failed or terminated; exited,
+// or stopped by request, while waiting for running); UNAVAILABLE when `timeout` passes first; the
+// API's error when a poll fails.
+core::Result<boost::json::value> WaitForPodState(
+    ApiClient& api, const ApiEnvironment& env, std::string_view id, std::string_view want,
+    std::chrono::milliseconds timeout,
+    std::chrono::milliseconds interval = std::chrono::milliseconds(500));
+
+}  // namespace suanli::cli
