@@ -1,1 +1,433 @@
-// Placeholder
+#include "server/control_plane.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "billing/meter.h"
+#include "catalog/catalog_file.h"
+#include "server/secrets.h"
+#include "store/store_testing.h"
+
+namespace suanli::server {
+namespace {
+
+using core::Money;
+using core::PodState;
+using std::chrono::seconds;
+
+Money Dollars(std::string_view text) { return *Money::ParseDollars(text); }
+
+// A control plane on a real SQLite file, with time that moves only when a test says so.
+class ControlPlaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    clock_.Set(core::TimePoint(seconds(1'796'200'000)));  // 2026-12-02
+    Open();
+    admin_ = *plane_->Authenticate(admin_token_);
+  }
+
+  void Open() {
+    store_ = store::OpenSqliteStore(dir_.File("suanli.db")).value();
+    queue_ = std::make_unique<store::CommitQueue>(*store_);
+    std::string token;
+    auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
+                                    entropy_, ControlPlaneOptions(), &token);
+    ASSERT_TRUE(plane.ok()) << plane.status().ToString();
+    plane_ = std::move(*plane);
+    if (!token.empty()) admin_token_ = token;
+  }
+
+  void Reopen() {
+    plane_.reset();
+    queue_.reset();
+    store_.reset();
+    Open();
+  }
+
+  // Blocks until `sequence` is durable; a test never acts on a write that is not.
+  void Durable(uint64_t sequence) {
+    std::promise<core::Status> done;
+    queue_->AfterDurable(sequence, [&done](const core::Status& status) { done.set_value(status); });
+    ASSERT_TRUE(done.get_future().get().ok());
+  }
+
+  Principal NewUser(std::string name, std::string_view credits) {
+    auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser, Dollars(credits));
+    EXPECT_TRUE(user.ok()) << user.status().ToString();
+    Durable(user->sequence);
+    return Principal{user->value.id, core::Role::kUser, ""};
+  }
+
+  Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090") {
+    auto join = plane_->CreateJoinToken(admin_, "test");
+    EXPECT_TRUE(join.ok());
+    NodeReport report;
+    report.name = std::move(name);
+    for (int i = 0; i < gpus; ++i) {
+      report.gpus.push_back({i, "GPU-" + std::to_string(i), type, 24, true});
+    }
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto node = plane_->RegisterNode(join->value.second, report);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    Durable(node->sequence);
+    return *plane_->Authenticate(node->value.second);
+  }
+
+  void Heartbeat(const Principal& node, int gpus) {
+    NodeReport report;
+    for (int i = 0; i < gpus; ++i)
+      report.gpus.push_back({i, "GPU-" + std::to_string(i), "RTX 4090", 24, true});
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto beat = plane_->Heartbeat(node, report);
+    ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+    Durable(beat->sequence);
+  }
+
+  core::Pod CreatePod(const Principal& user, int gpus = 1, int volume_gb = 0,
+                      bool interruptible = false) {
+    PodSpec spec;
+    spec.image = "busybox";
+    spec.gpu_type = "4090";
+    spec.gpu_count = gpus;
+    spec.volume_gb = volume_gb;
+    spec.interruptible = interruptible;
+    auto pod = plane_->CreatePod(user, spec);
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    Durable(pod->sequence);
+    return pod->value;
+  }
+
+  core::Pod Get(const Principal& user, const std::string& id) {
+    return plane_->GetPod(user, id)->value;
+  }
+
+  core::Status Report(const Principal& node, const std::string& pod_id, int64_t seq, PodState state,
+                      core::TimePoint at) {
+    PodReport report;
+    report.seq = seq;
+    report.state = state;
+    report.at = at;
+    auto result = plane_->ReportPod(node, pod_id, report);
+    if (result.ok()) Durable(result->sequence);
+    return result.status();
+  }
+
+  Money LedgerSum(const Principal& user, const std::string& pod_id) {
+    Money sum;
+    const std::vector<core::LedgerEntry> entries = plane_->Ledger(user, "").value();
+    for (const core::LedgerEntry& entry : entries) {
+      if (entry.pod_id == pod_id) sum = sum + entry.amount;
+    }
+    return sum;
+  }
+
+  store::testing::TempDir dir_;
+  core::ManualClock clock_;
+  OpenSslEntropy entropy_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::CommitQueue> queue_;
+  std::unique_ptr<ControlPlane> plane_;
+  std::string admin_token_;
+  Principal admin_;
+};
+
+TEST_F(ControlPlaneTest, FirstStartCreatesTheAdminOnceAndItSurvivesARestart) {
+  ASSERT_TRUE(admin_.is_admin());
+  const std::string first_token = admin_token_;
+  Reopen();
+  EXPECT_EQ(admin_token_, first_token);  // no second admin, no new token
+  auto again = plane_->Authenticate(first_token);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->user_id, admin_.user_id);
+  EXPECT_EQ(plane_->ListUsers(admin_)->value.size(), 1u);
+}
+
+TEST_F(ControlPlaneTest, UnknownOrRevokedTokensAreUnauthenticated) {
+  EXPECT_EQ(plane_->Authenticate("sl_nope").status().code(), core::StatusCode::kUnauthenticated);
+  EXPECT_EQ(plane_->Authenticate("").status().code(), core::StatusCode::kUnauthenticated);
+  const Principal alice = NewUser("alice", "5");
+  auto token = plane_->CreateToken(alice, "laptop");
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(plane_->Authenticate(token->value.second).ok());
+  ASSERT_TRUE(plane_->RevokeToken(alice, token->value.first.id).ok());
+  EXPECT_EQ(plane_->Authenticate(token->value.second).status().code(),
+            core::StatusCode::kUnauthenticated);
+}
+
+TEST_F(ControlPlaneTest, PodIsBilledPerSecondFromRunningToStoppedToTheMicroDollar) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  core::Pod pod = CreatePod(alice);
+  EXPECT_EQ(pod.state, PodState::kStarting);  // placed at once on the idle node
+  EXPECT_EQ(pod.node_id, node.node_id);
+  auto desired = plane_->DesiredFor(node);
+  ASSERT_EQ(desired->pods.size(), 1u);
+
+  const core::TimePoint started = clock_.Now() + std::chrono::milliseconds(250);
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, started).ok());
+  pod = Get(alice, pod.id);
+  EXPECT_EQ(pod.state, PodState::kRunning);
+  EXPECT_EQ(pod.gpu_price_per_hour, plane_->GpuPrice("RTX 4090"));
+
+  // The meter charges slices while it runs; the slices must add up exactly.
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(std::chrono::milliseconds(61'700));
+    Durable(plane_->Tick());
+  }
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  clock_.Advance(seconds(2));
+  const core::TimePoint stopped = clock_.Now() - std::chrono::milliseconds(600);
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, stopped).ok());
+
+  const Money expected =
+      billing::ChargeBetween(plane_->GpuPrice("RTX 4090"), started, started, stopped);
+  EXPECT_GT(expected.micros(), 0);
+  EXPECT_EQ(Money() - LedgerSum(alice, pod.id), expected);
+  auto user = plane_->GetUser(alice, "me");
+  EXPECT_EQ(user->value.balance, Dollars("10") - expected);
+  pod = Get(alice, pod.id);
+  EXPECT_EQ(pod.state, PodState::kStopped);
+  EXPECT_TRUE(pod.node_id.empty());  // the GPU is free again
+  EXPECT_EQ(pod.cost, expected);
+}
+
+TEST_F(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
+  const Principal alice = NewUser("alice", "50");
+  const Principal node = NewNode("n1", 8);
+  std::vector<std::string> pods;
+  int64_t seq = 0;
+  for (int round = 0; round < 3; ++round) {
+    Heartbeat(node, 8);
+    core::Pod pod = CreatePod(alice, 1 + round, 10);
+    pods.push_back(pod.id);
+    clock_.Advance(std::chrono::milliseconds(1'300 + 7 * round));
+    ASSERT_TRUE(Report(node, pod.id, ++seq, PodState::kRunning, clock_.Now()).ok());
+    clock_.Advance(std::chrono::milliseconds(100'123 * (round + 1)));
+    Durable(plane_->Tick());
+  }
+  for (const std::string& id : pods) {
+    ASSERT_TRUE(plane_->Act(alice, id, core::PodAction::kTerminate, /*force=*/true).ok());
+    clock_.Advance(std::chrono::milliseconds(999));
+    ASSERT_TRUE(Report(node, id, ++seq, PodState::kTerminated, clock_.Now()).ok());
+  }
+  // Recompute: GPU seconds between running and the next transition, at the price recorded when it
+  // started running; storage from creation to termination.
+  for (const std::string& id : pods) {
+    store::HistoryQuery query;
+    query.pod_id = id;
+    const std::vector<core::Transition> transitions = *store_->Transitions(query);
+    ASSERT_GE(transitions.size(), 3u);
+    const core::Pod pod = Get(alice, id);
+    Money expected;
+    for (size_t i = 0; i + 1 < transitions.size(); ++i) {
+      if (transitions[i].to != PodState::kRunning) continue;
+      const core::TimePoint from = transitions[i].at;
+      const core::TimePoint to = transitions[i + 1].at;
+      expected =
+          expected + billing::ChargeBetween(transitions[i].gpu_price_per_hour, from, from, to);
+    }
+    EXPECT_EQ(transitions.front().reason, "created");
+    EXPECT_EQ(transitions.back().to, PodState::kTerminated);
+    expected = expected + billing::StorageChargeBetween(
+                              plane_->storage_price(), pod.volume_gb, transitions.front().at,
+                              transitions.front().at, transitions.back().at);
+    EXPECT_EQ(Money() - LedgerSum(alice, id), expected) << id;
+  }
+}
+
+TEST_F(ControlPlaneTest, ARepeatedReportChangesNothing) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 5, PodState::kRunning, clock_.Now()).ok());
+  clock_.Advance(seconds(30));
+  ASSERT_TRUE(Report(node, pod.id, 5, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(Report(node, pod.id, 4, PodState::kStopped, clock_.Now()).ok());  // older: ignored
+  const core::Pod after = Get(alice, pod.id);
+  EXPECT_EQ(after.state, PodState::kRunning);
+  EXPECT_EQ(after.running_since, pod.state_since);
+  EXPECT_EQ(after.report_seq, 5);
+}
+
+TEST_F(ControlPlaneTest, AnAgentCannotReportAnotherNodesPod) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal first = NewNode("n1", 1);
+  const Principal second = NewNode("n2", 1);
+  const core::Pod pod = CreatePod(alice);
+  const Principal& other = pod.node_id == first.node_id ? second : first;
+  EXPECT_EQ(Report(other, pod.id, 1, PodState::kRunning, clock_.Now()).code(),
+            core::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kStarting);
+}
+
+TEST_F(ControlPlaneTest, APendingPodSaysWhyItWaits) {
+  const Principal alice = NewUser("alice", "100");
+  NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice, 2);
+  EXPECT_EQ(pod.state, PodState::kPending);
+  EXPECT_NE(pod.state_reason.find("2 free RTX 4090"), std::string::npos) << pod.state_reason;
+}
+
+TEST_F(ControlPlaneTest, APodCannotStartWithoutTenMinutesOfBalance) {
+  const Principal alice = NewUser("alice", "0.01");
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "H100 SXM";
+  auto pod = plane_->CreatePod(alice, spec);
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(pod.status().message().find("10 minutes"), std::string::npos);
+  EXPECT_TRUE(plane_->ListPods(alice)->value.empty());
+}
+
+TEST_F(ControlPlaneTest, ASpendCapRefusesAPodThatWouldExceedIt) {
+  const Principal alice = NewUser("alice", "100");
+  ASSERT_TRUE(plane_->SetSpendCap(alice, Dollars("0.10")).ok());
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  auto pod = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(pod.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(pod.status().message().find("spend cap"), std::string::npos);
+}
+
+TEST_F(ControlPlaneTest, AnEmptyBalanceStopsRunningPodsAndTellsTheOwner) {
+  const Principal alice = NewUser("alice", "0.20");  // ~16 minutes of a 4090
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  for (int minute = 0; minute < 40; ++minute) {
+    clock_.Advance(seconds(60));
+    Durable(plane_->Tick());
+    if (Get(alice, pod.id).desired == core::DesiredState::kStopped) break;
+  }
+  const core::Pod stopped = Get(alice, pod.id);
+  EXPECT_EQ(stopped.desired, core::DesiredState::kStopped);
+  EXPECT_NE(stopped.state_reason.find("balance"), std::string::npos);
+  const core::User user = plane_->GetUser(alice, "me")->value;
+  ASSERT_FALSE(user.notices.empty());
+  EXPECT_NE(user.notices.back().find(pod.id), std::string::npos);
+  // Usage continues, by the second, until the agent says the container stopped.
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kStopped);
+}
+
+TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForce) {
+  const Principal alice = NewUser("alice", "10");
+  const core::Pod pod = CreatePod(alice, 1, 20);
+  auto refused = plane_->Act(alice, pod.id, core::PodAction::kTerminate);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("--force"), std::string::npos);
+  auto forced = plane_->Act(alice, pod.id, core::PodAction::kTerminate, true);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->value.state, PodState::kTerminated);  // never placed: gone at once
+}
+
+TEST_F(ControlPlaneTest, WrongActionsAreRefusedWithTheReason) {
+  const Principal alice = NewUser("alice", "10");
+  const core::Pod pod = CreatePod(alice);  // pending: no nodes
+  auto start = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  EXPECT_EQ(start.status().code(), core::StatusCode::kFailedPrecondition);
+  auto stop = plane_->Act(alice, pod.id, core::PodAction::kStop);
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ(stop->value.state, PodState::kStopped);
+  auto restart = plane_->Act(alice, pod.id, core::PodAction::kRestart);
+  EXPECT_EQ(restart.status().code(), core::StatusCode::kFailedPrecondition);
+  auto started = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  ASSERT_TRUE(started.ok());
+  EXPECT_EQ(started->value.state, PodState::kPending);
+}
+
+TEST_F(ControlPlaneTest, UsersSeeAndTouchOnlyTheirOwnPods) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  const core::Pod pod = CreatePod(alice);
+  EXPECT_EQ(plane_->GetPod(bob, pod.id).status().code(), core::StatusCode::kNotFound);
+  EXPECT_EQ(plane_->Act(bob, pod.id, core::PodAction::kStop).status().code(),
+            core::StatusCode::kNotFound);
+  EXPECT_TRUE(plane_->ListPods(bob)->value.empty());
+  EXPECT_EQ(plane_->ListPods(admin_)->value.size(), 1u);
+  EXPECT_EQ(plane_->ListUsers(bob).status().code(), core::StatusCode::kPermissionDenied);
+}
+
+TEST_F(ControlPlaneTest, AnOnDemandPodPreemptsAnInterruptibleOne) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod cheap = CreatePod(alice, 1, 0, /*interruptible=*/true);
+  ASSERT_TRUE(Report(node, cheap.id, 1, PodState::kRunning, clock_.Now()).ok());
+  const core::Pod urgent = CreatePod(bob);
+  EXPECT_EQ(urgent.state, PodState::kPending);
+  EXPECT_EQ(Get(alice, cheap.id).desired, core::DesiredState::kStopped);
+  EXPECT_NE(plane_->GetUser(alice, "me")->value.notices.back().find("preempted"),
+            std::string::npos);
+  clock_.Advance(seconds(3));
+  ASSERT_TRUE(Report(node, cheap.id, 2, PodState::kStopped, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(bob, urgent.id).state, PodState::kStarting);
+  EXPECT_EQ(Get(bob, urgent.id).node_id, node.node_id);
+}
+
+TEST_F(ControlPlaneTest, ASilentNodeBecomesUnreachableAndItsPodsKeepRunning) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  clock_.Advance(seconds(31));
+  Durable(plane_->Tick());
+  EXPECT_EQ(plane_->GetNode(admin_, node.node_id)->value.state, core::NodeState::kUnreachable);
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kRunning);
+  Heartbeat(node, 1);
+  EXPECT_EQ(plane_->GetNode(admin_, node.node_id)->value.state, core::NodeState::kReady);
+}
+
+TEST_F(ControlPlaneTest, DrainingANodeStopsItsPodsAndPlacesNoNewOnes) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(plane_->ActOnNode(admin_, node.node_id, ControlPlane::NodeAction::kDrain).ok());
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kStopped);
+  const core::Pod later = CreatePod(alice);
+  EXPECT_EQ(later.state, PodState::kPending);
+  EXPECT_EQ(plane_->DeleteNode(admin_, node.node_id).status().code(),
+            core::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod placed = CreatePod(alice);
+  const core::Pod waiting = CreatePod(alice);
+  ASSERT_TRUE(Report(node, placed.id, 1, PodState::kRunning, clock_.Now()).ok());
+  Reopen();
+  EXPECT_EQ(Get(alice, placed.id).state, PodState::kRunning);
+  EXPECT_EQ(Get(alice, waiting.id).state, PodState::kPending);
+  // The restarted server still knows the node's credentials and its free GPUs.
+  auto again = plane_->Authenticate(admin_token_);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(plane_->Act(alice, placed.id, core::PodAction::kStop).ok());
+  ASSERT_TRUE(Report(node, placed.id, 2, PodState::kStopped, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, waiting.id).state, PodState::kStarting);
+}
+
+TEST_F(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const int64_t generation = plane_->DesiredFor(node)->generation;
+  bool woke = false;
+  plane_->WhenNodeChanges(node, generation, clock_.Now() + seconds(30), [&woke] { woke = true; });
+  EXPECT_FALSE(woke);
+  CreatePod(alice);
+  EXPECT_TRUE(woke);
+  EXPECT_GT(plane_->DesiredFor(node)->generation, generation);
+}
+
+}  // namespace
+}  // namespace suanli::server
