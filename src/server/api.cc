@@ -237,7 +237,11 @@ std::span<const RouteInfo> Api::Routes() {
 }
 
 Api::Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock)
-    : plane_(plane), queue_(queue), clock_(clock), metrics_(RouteTable().size()) {
+    : plane_(plane),
+      queue_(queue),
+      clock_(clock),
+      zoo_(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
+      metrics_(RouteTable().size()) {
   for (const Route& route : RouteTable()) {
     metric_labels_.push_back(
         fmt::format(R"(method="{}",route="{}")", route.info.method, route.info.pattern));
@@ -618,10 +622,62 @@ void Api::CreatePod(Call& call) {
   if (!mount.empty()) spec.volume_mount_path = mount;
   fields.Bool("interruptible", &spec.interruptible);
   fields.StringMap("node_selector", &spec.node_selector, 32);
+  spec.workload = ReadWorkload(fields);
   if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
   Reply(
       call, plane_.CreatePod(call.principal, std::move(spec)),
       [this](const core::Pod& pod) { return PodView(pod); }, 201);
+}
+
+std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
+  const json::value* raw = fields.Raw("workload");
+  if (raw == nullptr) return std::nullopt;
+  if (!raw->is_object()) {
+    fields.Fail(
+        "workload: must be an object such as {\"model\": \"llama-3-8b\", \"task\": \"serve\"}");
+    return std::nullopt;
+  }
+  JsonFields workload_fields(raw->as_object());
+  std::string model, task, precision = "bf16", quant, engine;
+  advisor::Workload workload;
+  workload_fields.String("model", &model, true, 128);
+  workload_fields.String("task", &task, true, 16);
+  workload_fields.String("precision", &precision, false, 16);
+  workload_fields.String("quant", &quant, false, 16);
+  workload_fields.String("engine", &engine, false, 16);
+  workload_fields.Int("batch", &workload.batch, 0, 1 << 20);
+  workload_fields.Int("seq", &workload.seq, 0, 1 << 22);
+  Status status = workload_fields.Finish();
+  auto parse = [&status](auto result, auto* out) {
+    if (!status.ok()) return;
+    if (!result.ok()) {
+      status = result.status();
+      return;
+    }
+    *out = *result;
+  };
+  const advisor::ModelSpec* spec = nullptr;
+  parse(zoo_.Find(model), &spec);
+  parse(advisor::ParseTask(task), &workload.task);
+  parse(advisor::ParsePrecision(precision), &workload.precision);
+  if (!quant.empty()) {
+    advisor::Quantization parsed;
+    parse(advisor::ParseQuantization(quant), &parsed);
+    workload.quant = parsed;
+  }
+  if (!engine.empty()) {
+    parse(advisor::ParseEngine(engine), &workload.engine);
+    workload.engine_given = true;
+  }
+  if (status.ok()) {
+    workload.model = *spec;
+    status = advisor::CompleteAndValidate(workload);
+  }
+  if (!status.ok()) {
+    fields.Fail("workload: " + status.message());
+    return std::nullopt;
+  }
+  return workload;
 }
 
 void Api::GetPod(Call& call) {

@@ -14,9 +14,11 @@
 #include <string>
 #include <string_view>
 
+#include "advisor/model_zoo.h"
 #include "net/http.h"
 #include "net/http_server.h"
 #include "server/control_plane.h"
+#include "server/json_fields.h"
 #include "server/metrics.h"
 
 namespace suanli::server {
@@ -108,10 +110,12 @@ class Api {
   void ActOnPod(Call& call, core::PodAction action);
   void ActOnNode(Call& call, ControlPlane::NodeAction action);
   boost::json::object PodView(const core::Pod& pod) const;
+  std::optional<advisor::Workload> ReadWorkload(JsonFields& fields) const;
 
   ControlPlane& plane_;
   store::CommitQueue& queue_;
   core::Clock& clock_;
+  advisor::ModelZoo zoo_;
   RequestMetrics metrics_;
   std::vector<std::string> metric_labels_;
 };

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "advisor/advisor.h"
 #include "billing/meter.h"
 #include "core/suggest.h"
 #include "server/domain_json.h"
@@ -803,6 +804,36 @@ std::string ControlPlane::ResolveCheapest(int gpu_count) const {
   return best.empty() ? cheapest_anywhere : best;
 }
 
+Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
+                                     int* gpu_count) const {
+  advisor::AdviseOptions options;
+  std::set<std::string> seen;
+  int most_free = 1;
+  for (const sched::Node& node : SchedulerNodes()) {
+    const int free = std::popcount(node.free_gpus);
+    if (!node.schedulable || free == 0 || !seen.insert(node.gpu_type).second) continue;
+    Result<const catalog::GpuType*> gpu = catalog_.FindExact(node.gpu_type);
+    if (!gpu.ok()) continue;
+    options.gpus.push_back({*gpu, 0});
+    most_free = std::max(most_free, free);
+  }
+  if (options.gpus.empty()) {
+    return core::FailedPreconditionError(
+        "no GPU is free now, so the advisor has nothing to choose from; name a gpu_type to queue "
+        "for one");
+  }
+  options.max_count = std::min(most_free, 8);
+  const advisor::Advice advice = advisor::Advise(workload, catalog_, options);
+  if (!advice.recommendation.index) {
+    return core::ResourceExhaustedError("no free GPU type fits this workload: " +
+                                        advice.recommendation.reason);
+  }
+  const advisor::Estimate& best = advice.estimates[*advice.recommendation.index];
+  *gpu_type = best.gpu->name;
+  *gpu_count = best.count;
+  return Status::Ok();
+}
+
 Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodSpec spec) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   if (!spec.name.empty()) SUANLI_RETURN_IF_ERROR(CheckName("pod name", spec.name));
@@ -846,7 +877,9 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   }
 
   std::string gpu_name = spec.gpu_type;
-  if (gpu_name.empty() || gpu_name == "cheapest") {
+  if ((gpu_name.empty() || gpu_name == "cheapest") && spec.workload) {
+    SUANLI_RETURN_IF_ERROR(ResolveByAdvice(*spec.workload, &gpu_name, &spec.gpu_count));
+  } else if (gpu_name.empty() || gpu_name == "cheapest") {
     gpu_name = ResolveCheapest(spec.gpu_count);
     if (gpu_name.empty()) {
       return core::FailedPreconditionError(

@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "advisor/workload.h"
 #include "catalog/catalog.h"
 #include "core/clock.h"
 #include "core/domain.h"
@@ -75,6 +76,9 @@ struct PodSpec {
   std::optional<std::vector<core::PortSpec>> ports;
   std::string gpu_type;  // any catalog name or alias; "" or "cheapest": the cheapest type free now
   int gpu_count = 1;
+  // With gpu_type "" or "cheapest": the advisor picks the type and count that run this workload
+  // at the lowest cost among the types with free GPUs now.
+  std::optional<advisor::Workload> workload;
   std::optional<int> vcpu;
   std::optional<int> memory_gb;
   std::optional<int> container_disk_gb;
@@ -300,6 +304,8 @@ class ControlPlane {
   void EnforceLimits(Change& change, core::TimePoint now);
   std::vector<sched::Node> SchedulerNodes() const;
   std::string ResolveCheapest(int gpu_count) const;
+  core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
+                               int* gpu_count) const;
   core::Status CheckNodeReport(NodeReport& report) const;
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
 

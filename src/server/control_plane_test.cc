@@ -4,6 +4,7 @@
 
 #include <future>
 
+#include "advisor/model_zoo.h"
 #include "billing/meter.h"
 #include "catalog/catalog_file.h"
 #include "server/secrets.h"
@@ -427,6 +428,28 @@ TEST_F(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
   CreatePod(alice);
   EXPECT_TRUE(woke);
   EXPECT_GT(plane_->DesiredFor(node)->generation, generation);
+}
+
+TEST_F(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
+  const Principal alice = NewUser("alice", "100");
+  PodSpec spec;
+  spec.image = "vllm/vllm-openai";
+  advisor::Workload workload;
+  workload.model = *advisor::LoadBuiltInModelZoo()->Find("llama-3-8b").value();
+  workload.task = advisor::Task::kServe;
+  ASSERT_TRUE(advisor::CompleteAndValidate(workload).ok());
+  spec.workload = workload;
+  // Nothing is free: the advisor has nothing to choose from, and says so.
+  EXPECT_EQ(plane_->CreatePod(alice, spec).status().code(), core::StatusCode::kFailedPrecondition);
+
+  NewNode("small", 2, "RTX 3060");
+  NewNode("big", 1, "H100 SXM");
+  auto pod = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  // An 8B model in BF16 (16 GB of weights plus a KV cache) does not fit one 12 GB RTX 3060.
+  EXPECT_TRUE(pod->value.gpu_type == "H100 SXM" || pod->value.gpu_count == 2)
+      << pod->value.gpu_count << "x " << pod->value.gpu_type;
+  EXPECT_EQ(pod->value.state, PodState::kStarting);
 }
 
 }  // namespace
