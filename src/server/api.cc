@@ -305,8 +305,6 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
     }
   }
   (this->*route.handler)(*call);
-  // The handler answered, or took a copy of `call` to answer later.
-  (void)call;
 }
 
 void Api::Answer(Call& call, net::HttpResponse response) {

@@ -734,6 +734,7 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   pod.state_reason = std::move(reason);
   if (to == PodState::kPending && pod.node_id.empty()) {
     pending_.insert(pod.id);
+    schedule_needed_ = true;
   } else {
     pending_.erase(pod.id);
   }
@@ -915,6 +916,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
                                  PodState::kPending, "", stored.gpu_type, stored.gpu_count, Money(),
                                  "created"});
   pending_.insert(stored.id);
+  schedule_needed_ = true;
   change.Dirty(Collection::kPods, stored.id);
   // Place it now when nothing is queued ahead of it, so a pod on an idle cluster starts at once.
   if (pending_.size() == 1) Schedule(change, now);
@@ -1458,7 +1460,8 @@ uint64_t ControlPlane::Tick() {
     if (running_due || storage_due) ChargePod(change, pod, now);
   }
   EnforceLimits(change, now);
-  if (schedule_needed_ || !pending_.empty()) Schedule(change, now);
+  // Pods that could not be placed stay so until something changes: a pod, a node, a freed GPU.
+  if (schedule_needed_) Schedule(change, now);
   // Long polls whose time is up answer with what they have.
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     std::vector<Waiter>& list = it->second;
