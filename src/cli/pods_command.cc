@@ -195,7 +195,7 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--image", flags->image, "Container image, e.g. pytorch/pytorch:latest");
   create.add_option("--gpu", flags->gpu_type, "GPU type, e.g. 'RTX 4090' or a100-80g");
   create.add_option("--gpu-count", flags->gpu_count, "Number of GPUs (1)")
-      ->check(CLI::Range(0, 64));
+      ->check(PositiveInteger(64));
   create.add_option("--name", flags->name, "A name for people");
   create.add_option("--vcpu", flags->vcpu, "vCPUs")->check(PositiveInteger(4096));
   create.add_option("--memory-gb", flags->memory_gb, "Memory in GB")

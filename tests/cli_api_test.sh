@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The API commands of the `suanli` binary against a real `suanli server` (no agent, so pods stay
+# pending): login, users, tokens, templates, pods, billing, nodes; exit codes, stdout for results,
+# one stderr line per error. Usage: cli_api_test.sh PATH_TO_SUANLI
+set -uo pipefail
+
+suanli=$(realpath "$1")
+workdir=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then
+    kill -TERM "$server_pid" 2>/dev/null
+    wait "$server_pid" 2>/dev/null
+  fi
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+cd "$workdir"
+# Nothing from the person running the tests: no login file, no token, no URL.
+export XDG_CONFIG_HOME="$workdir/config"
+unset SUANLI_TOKEN SUANLI_URL
+
+"$suanli" server --listen 127.0.0.1:0 --data-dir "$workdir/data" >server.log 2>&1 &
+server_pid=$!
+url=""
+for _ in $(seq 1 100); do
+  url=$(grep -oE 'listening on http://[0-9.]+:[0-9]+' server.log | sed 's/listening on //')
+  [ -n "$url" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  echo "FAIL: the server did not start"
+  cat server.log
+  exit 1
+fi
+admin_token=$(cat "$workdir/data/admin-token")
+
+passed=0
+failed=0
+check() {  # check NAME EXPECTED_EXIT STDOUT_PATTERN STDERR_PATTERN -- ARGS...
+  local name=$1 want_exit=$2 out_pattern=$3 err_pattern=$4
+  shift 5
+  "$suanli" "$@" >out.txt 2>err.txt
+  local got_exit=$?
+  local problem=""
+  [ "$got_exit" -eq "$want_exit" ] || problem+=" exit $got_exit, want $want_exit;"
+  if [ -n "$out_pattern" ]; then grep -qE -- "$out_pattern" out.txt || problem+=" stdout lacks /$out_pattern/;"; fi
+  if [ -n "$err_pattern" ]; then
+    grep -qE -- "$err_pattern" err.txt || problem+=" stderr lacks /$err_pattern/;"
+    [ "$(wc -l <err.txt)" -eq 1 ] || problem+=" stderr is not one line;"
+    [ ! -s out.txt ] || problem+=" stdout is not empty on error;"
+  fi
+  if [ -z "$problem" ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name:$problem"
+    sed 's/^/  stdout: /' out.txt | head -5
+    sed 's/^/  stderr: /' err.txt | head -5
+  fi
+}
+admin() { check "$1" "$2" "$3" "$4" -- --url "$url" --token "$admin_token" "${@:6}"; }
+
+check "no token" 7 "" "no API token; run .suanli login" -- --url "$url" pods list
+check "bad token" 7 "" "suanli login: not saved" -- login --url "$url" --token sl_wrong
+check "server down" 9 "" "is .suanli server. running" -- --url http://127.0.0.1:1 --token x pods
+
+admin "create user" 0 "created user alice .*\\\$10\.00" "" -- users create alice --credits 10
+alice_token=$(grep -oE 'sl_[A-Za-z0-9_-]+' out.txt | head -1)
+alice_id=$("$suanli" --url "$url" --token "$admin_token" users list --json |
+  grep -B3 -A3 '"name": "alice"' | grep -oE '"id": "[^"]+"' | head -1 | sed 's/"id": "//; s/"$//')
+admin "users table" 0 "alice +user +\\\$10\.00" "" -- users list
+admin "credit" 0 "alice: balance \\\$12\.50" "" -- users credit "$alice_id" 2.50 --note test
+admin "credit bad amount" 2 "" "AMOUNT" -- users credit "$alice_id" 2.5.0
+
+check "login" 0 "logged in to $url as alice \(user" "" -- login --url "$url" --token "$alice_token"
+mode=$(stat -c %a "$XDG_CONFIG_HOME/suanli/config.json")
+if [ "$mode" = "600" ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL config mode $mode"; fi
+check "me" 0 "Name: +alice" "" -- users get me
+check "not admin" 8 "" "." -- users list
+check "templates" 0 "^ID +NAME +IMAGE" "" -- templates
+check "balance" 0 "Balance: +\\\$12\.50" "" -- billing balance
+check "balance json" 0 '"balance_micros": 12500000' "" -- billing balance --json
+
+check "pods empty" 0 "" "" -- pods
+check "pod create" 0 "^[A-Za-z0-9_-]+ pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t1
+pod_id=$(cut -d' ' -f1 out.txt)
+check "pods table" 0 "$pod_id +t1 +pending +1x RTX 4090" "" -- pods list
+check "pods json" 0 "\"id\": \"$pod_id\"" "" -- pods list --json
+check "pod get" 0 "State: +pending" "" -- pods get "$pod_id"
+check "pod wait times out" 9 "" "pod $pod_id is still pending after 1 s, not running" -- pods wait "$pod_id" --timeout 1
+check "pod history" 0 "pending" "" -- pods history "$pod_id"
+check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
+check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X
+check "pod stop" 0 "^$pod_id " "" -- pods stop "$pod_id"
+check "pod rm" 0 "^$pod_id terminated" "" -- pods rm "$pod_id" --force
+
+check "token create" 0 "^sl_" "" -- tokens create laptop
+check "tokens" 0 "laptop" "" -- tokens list
+check "usage" 0 "total: " "" -- billing usage --by day
+check "usage csv" 0 "" "" -- billing usage --csv
+check "ledger" 0 "credit" "" -- billing ledger
+
+admin "join token" 0 "suanli agent --server $url --join-token slj_" "" -- nodes join-token --note box
+admin "no nodes" 0 "" "" -- nodes
+admin "availability" 0 "" "" -- availability
+admin "price" 0 "RTX 4090: \\\$0\.80 per GPU-hour" "" -- prices set "RTX 4090" 0.80
+
+echo "cli api: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
