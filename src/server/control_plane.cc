@@ -780,6 +780,11 @@ void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   schedule_needed_ = true;
 }
 
+std::string ControlPlane::NodeName(const std::string& node_id) const {
+  const auto it = nodes_.find(node_id);
+  return it == nodes_.end() ? node_id : it->second.name;
+}
+
 Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view id) {
   const auto it = pods_.find(std::string(id));
   if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
@@ -1065,7 +1070,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
     pod.gpu_indices = binding.gpu_indices;
     ++pod.generation;
     pods_on_node_[binding.node_id].insert(pod.id);
-    SetState(change, pod, PodState::kStarting, now, "scheduled on " + nodes_.at(pod.node_id).name);
+    SetState(change, pod, PodState::kStarting, now, "scheduled on " + NodeName(pod.node_id));
     TouchNode(change, pod.node_id);
   }
   for (const sched::Unplaced& unplaced : plan.unplaced) {
@@ -1348,7 +1353,9 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
     reason = "the container exited" +
              (report.exit_code ? " with code " + std::to_string(*report.exit_code) : "");
   }
-  if (reason.empty()) reason = "reported by the node";
+  if (reason.empty() && to == PodState::kRunning) reason = "running on " + NodeName(pod.node_id);
+  if (reason.empty() && pod.desired != core::DesiredState::kRunning) reason = pod.state_reason;
+  if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
   if (IsDown(to)) {
     if (pod.desired == core::DesiredState::kRunning) {

@@ -304,6 +304,7 @@ class ControlPlane {
   void EnforceLimits(Change& change, core::TimePoint now);
   std::vector<sched::Node> SchedulerNodes() const;
   std::string ResolveCheapest(int gpu_count) const;
+  std::string NodeName(const std::string& node_id) const;
   core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
                                int* gpu_count) const;
   core::Status CheckNodeReport(NodeReport& report) const;
