@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libfmt-dev libspdlog-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
+  wrk                                      # bench/api_get_bench.sh
 )
 
 missing=()
