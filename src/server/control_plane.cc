@@ -234,6 +234,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   last_transition_seq_ = snapshot->last_transition_seq;
   last_ledger_seq_ = snapshot->last_ledger_seq;
   for (const auto& [id, pod] : pods_) {
+    Rerate(pod);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
     if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);
     if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
@@ -601,10 +602,18 @@ Result<Written<core::Template>> ControlPlane::DeleteTemplate(const Principal& ca
 // --- Prices and money ---------------------------------------------------------------------------
 
 Money ControlPlane::GpuPrice(std::string_view gpu_type) const {
+  // Cached: matching a name in the catalog tokenizes it, and prices are read on every create.
+  const auto cached = price_cache_.find(std::string(gpu_type));
+  if (cached != price_cache_.end()) return cached->second;
+  Money price;
   const auto it = price_overrides_.find(std::string(gpu_type));
-  if (it != price_overrides_.end()) return it->second;
-  Result<const catalog::GpuType*> gpu = catalog_.FindExact(gpu_type);
-  return gpu.ok() ? (*gpu)->price.rent_per_hour : Money();
+  if (it != price_overrides_.end()) {
+    price = it->second;
+  } else if (Result<const catalog::GpuType*> gpu = catalog_.FindExact(gpu_type); gpu.ok()) {
+    price = (*gpu)->price.rent_per_hour;
+  }
+  price_cache_.emplace(std::string(gpu_type), price);
+  return price;
 }
 
 Money ControlPlane::PodGpuRate(const core::Pod& pod) const {
@@ -618,15 +627,37 @@ Money ControlPlane::PodStorageRate(const core::Pod& pod) const {
 }
 
 Money ControlPlane::UserRate(const std::string& user_id) const {
-  int64_t micros = 0;
-  for (const auto& [id, pod] : pods_) {
-    if (pod.owner_id != user_id || pod.state == PodState::kTerminated) continue;
-    micros += PodStorageRate(pod).micros();
-    if (pod.desired == core::DesiredState::kRunning || HoldsGpus(pod.state)) {
-      micros += PodGpuRate(pod).micros();
-    }
+  const auto it = user_rate_.find(user_id);
+  return Money::FromMicros(it == user_rate_.end() ? 0 : it->second);
+}
+
+Money ControlPlane::UserWantedRate(const std::string& user_id) const {
+  const auto it = user_wanted_rate_.find(user_id);
+  return Money::FromMicros(it == user_wanted_rate_.end() ? 0 : it->second);
+}
+
+void ControlPlane::Rerate(const core::Pod& pod) {
+  int64_t rate = 0;
+  int64_t wanted = 0;
+  if (pod.state != PodState::kTerminated) {
+    rate = wanted = PodStorageRate(pod).micros();
+    const int64_t gpu = PodGpuRate(pod).micros();
+    if (pod.desired == core::DesiredState::kRunning || HoldsGpus(pod.state)) rate += gpu;
+    if (pod.desired == core::DesiredState::kRunning) wanted += gpu;
   }
-  return Money::FromMicros(micros);
+  std::pair<int64_t, int64_t>& contributed = pod_rate_[pod.id];
+  user_rate_[pod.owner_id] += rate - contributed.first;
+  user_wanted_rate_[pod.owner_id] += wanted - contributed.second;
+  contributed = {rate, wanted};
+  const bool billable =
+      pod.running_since.has_value() || (pod.volume_gb > 0 && pod.state != PodState::kTerminated);
+  if (billable) {
+    billable_by_owner_[pod.owner_id].insert(pod.id);
+  } else if (const auto owner = billable_by_owner_.find(pod.owner_id);
+             owner != billable_by_owner_.end()) {
+    owner->second.erase(pod.id);
+    if (owner->second.empty()) billable_by_owner_.erase(owner);
+  }
 }
 
 Money ControlPlane::SpendRate(std::string_view user_id) const {
@@ -649,9 +680,9 @@ Money ControlPlane::Unbilled(const core::Pod& pod, core::TimePoint now) const {
 
 Money ControlPlane::LiveBalance(const core::User& user, core::TimePoint now) const {
   Money balance = user.balance;
-  for (const auto& [id, pod] : pods_) {
-    if (pod.owner_id == user.id) balance = balance - Unbilled(pod, now);
-  }
+  const auto billable = billable_by_owner_.find(user.id);
+  if (billable == billable_by_owner_.end()) return balance;
+  for (const std::string& id : billable->second) balance = balance - Unbilled(pods_.at(id), now);
   return balance;
 }
 
@@ -734,10 +765,12 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   pod.state_reason = std::move(reason);
   if (to == PodState::kPending && pod.node_id.empty()) {
     pending_.insert(pod.id);
-    schedule_needed_ = true;
+    new_pending_.insert(pod.id);
   } else {
     pending_.erase(pod.id);
+    new_pending_.erase(pod.id);
   }
+  Rerate(pod);
   change.Dirty(Collection::kPods, pod.id);
 }
 
@@ -753,6 +786,7 @@ void ControlPlane::SetDesired(Change& change, core::Pod& pod, core::DesiredState
                               std::string reason) {
   pod.desired = desired;
   ++pod.generation;
+  Rerate(pod);
   change.Dirty(Collection::kPods, pod.id);
   const core::TimePoint now = Now();
   if (pod.node_id.empty()) {
@@ -777,7 +811,7 @@ void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   pod.gpu_indices.clear();
   change.Dirty(Collection::kPods, pod.id);
   TouchNode(change, node_id);
-  schedule_needed_ = true;
+  capacity_changed_ = true;
 }
 
 std::string ControlPlane::NodeName(const std::string& node_id) const {
@@ -921,10 +955,12 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
                                  PodState::kPending, "", stored.gpu_type, stored.gpu_count, Money(),
                                  "created"});
   pending_.insert(stored.id);
-  schedule_needed_ = true;
+  new_pending_.insert(stored.id);
+  Rerate(stored);
   change.Dirty(Collection::kPods, stored.id);
-  // Place it now when nothing is queued ahead of it, so a pod on an idle cluster starts at once.
-  if (pending_.size() == 1) Schedule(change, now);
+  // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
+  // capacity change, every pending pod is tried in order).
+  Schedule(change, now);
   return Written<core::Pod>{stored, change.Commit()};
 }
 
@@ -981,7 +1017,7 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
       pod.desired = core::DesiredState::kRunning;
       ++pod.generation;
       SetState(change, pod, PodState::kPending, now, "waiting for a GPU");
-      if (pending_.size() == 1) Schedule(change, now);
+      Schedule(change, now);
       break;
     }
     case core::PodAction::kRestart:
@@ -1036,12 +1072,14 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
 }
 
 void ControlPlane::Schedule(Change& change, core::TimePoint now) {
-  schedule_needed_ = false;
-  if (pending_.empty()) return;
+  // Pods that could not be placed stay so until the capacity changes (a node, a freed GPU), so
+  // without such a change only the pods that became pending since the last round are tried.
+  const std::set<std::string>& candidates = capacity_changed_ ? pending_ : new_pending_;
+  if (candidates.empty()) return;
   std::vector<sched::Node> nodes = SchedulerNodes();
   std::vector<sched::PodRequest> requests;
-  requests.reserve(pending_.size());
-  for (const std::string& id : pending_) {
+  requests.reserve(candidates.size());
+  for (const std::string& id : candidates) {
     const core::Pod& pod = pods_.at(id);
     requests.push_back({pod.id, pod.gpu_type, pod.gpu_count,
                         sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
@@ -1062,6 +1100,8 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
                          pod.priority, pod.sequence, true});
     }
   }
+  capacity_changed_ = false;
+  new_pending_.clear();
   const sched::Plan plan = sched::Schedule(nodes, std::move(requests), running);
   for (const sched::Binding& binding : plan.bindings) {
     core::Pod& pod = pods_.at(binding.pod_id);
@@ -1163,7 +1203,7 @@ Result<Written<core::Node>> ControlPlane::ActOnNode(const Principal& caller, std
     case NodeAction::kUncordon:
       node.cordoned = false;
       node.draining = false;
-      schedule_needed_ = true;
+      capacity_changed_ = true;
       break;
     case NodeAction::kDrain: {
       node.cordoned = true;
@@ -1284,7 +1324,7 @@ Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
   node.last_heartbeat = now;
   node_by_hash_[node.token_hash] = node.id;
   nodes_[node.id] = node;
-  schedule_needed_ = true;
+  capacity_changed_ = true;
   Change change(*this);
   change.Dirty(Collection::kNodes, node.id);
   return Written<std::pair<core::Node, std::string>>{{std::move(node), secret}, change.Commit()};
@@ -1318,7 +1358,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   }
   if (changed) {
     change.Dirty(Collection::kNodes, node.id);
-    schedule_needed_ = true;
+    capacity_changed_ = true;
   }
   return Written<core::Node>{node, change.Commit()};
 }
@@ -1362,6 +1402,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
       // It stopped by itself: it stays down until its owner starts it again.
       pod.desired = core::DesiredState::kStopped;
       ++pod.generation;
+      Rerate(pod);
     }
     if (to == PodState::kTerminated || pod.desired != core::DesiredState::kTerminated) {
       Unbind(change, pod);
@@ -1412,36 +1453,36 @@ void ControlPlane::WhenNodeChanges(const Principal& caller, int64_t after, core:
 // --- Tick: scheduling, health, metering ---------------------------------------------------------
 
 void ControlPlane::EnforceLimits(Change& change, core::TimePoint now) {
-  std::map<std::string, Money> owed;
-  std::map<std::string, std::vector<core::Pod*>> active;  // pods that cost GPU time, by owner
-  for (auto& [id, pod] : pods_) {
-    owed[pod.owner_id] = owed[pod.owner_id] + Unbilled(pod, now);
-    if (pod.desired == core::DesiredState::kRunning) active[pod.owner_id].push_back(&pod);
-  }
-  for (auto& [user_id, pods] : active) {
-    core::User& user = users_.at(user_id);
-    const Money balance = user.balance - owed[user_id];
-    std::string reason;
+  // Only users who are being charged can run out; only users with a cap can exceed it.
+  std::vector<std::pair<std::string, std::string>> stops;  // user, reason
+  for (const auto& [user_id, pod_ids] : billable_by_owner_) {
+    const core::User& user = users_.at(user_id);
+    const Money balance = LiveBalance(user, now);
     if (balance.micros() <= 0) {
-      reason = "stopped: your balance reached " + Dollars(balance) +
-               "; add credits and start it again (its volume is kept)";
-    } else if (user.spend_cap_per_hour.micros() > 0 &&
-               UserRate(user_id) > user.spend_cap_per_hour) {
-      reason = "stopped: your pods would spend more than your cap of " +
-               Dollars(user.spend_cap_per_hour) + "/h";
-      // Stop the newest first, only as many as the cap needs.
-      std::sort(pods.begin(), pods.end(),
-                [](const core::Pod* a, const core::Pod* b) { return a->sequence > b->sequence; });
-      for (core::Pod* pod : pods) {
-        if (UserRate(user_id) <= user.spend_cap_per_hour) break;
-        SetDesired(change, *pod, core::DesiredState::kStopped, reason);
-        Notify(change, user, "pod " + pod->id + " " + reason);
-      }
-      continue;
-    } else {
-      continue;
+      stops.emplace_back(user_id, "stopped: your balance reached " + Dollars(balance) +
+                                      "; add credits and start it again (its volume is kept)");
     }
-    for (core::Pod* pod : pods) {
+  }
+  for (const auto& [user_id, user] : users_) {
+    if (user.spend_cap_per_hour.micros() > 0 && UserWantedRate(user_id) > user.spend_cap_per_hour) {
+      stops.emplace_back(user_id, "stopped: your pods would spend more than your cap of " +
+                                      Dollars(user.spend_cap_per_hour) + "/h");
+    }
+  }
+  for (const auto& [user_id, reason] : stops) {
+    core::User& user = users_.at(user_id);
+    const bool over_cap = LiveBalance(user, now).micros() > 0;
+    std::vector<core::Pod*> active;
+    for (auto& [id, pod] : pods_) {
+      if (pod.owner_id == user_id && pod.desired == core::DesiredState::kRunning) {
+        active.push_back(&pod);
+      }
+    }
+    // Over the cap: the newest first, only as many as the cap needs. Out of money: all of them.
+    std::sort(active.begin(), active.end(),
+              [](const core::Pod* a, const core::Pod* b) { return a->sequence > b->sequence; });
+    for (core::Pod* pod : active) {
+      if (over_cap && UserWantedRate(user_id) <= user.spend_cap_per_hour) break;
       SetDesired(change, *pod, core::DesiredState::kStopped, reason);
       Notify(change, user, "pod " + pod->id + " " + reason);
     }
@@ -1457,18 +1498,20 @@ uint64_t ControlPlane::Tick() {
         now - node.last_heartbeat > options_.unreachable_after) {
       node.state = core::NodeState::kUnreachable;
       change.Dirty(Collection::kNodes, id);
-      schedule_needed_ = true;
     }
   }
-  for (auto& [id, pod] : pods_) {
-    const bool running_due = pod.running_since && now - pod.gpu_billed_to >= options_.charge_every;
-    const bool storage_due = pod.volume_gb > 0 && pod.state != PodState::kTerminated &&
-                             now - pod.storage_billed_to >= options_.charge_every;
-    if (running_due || storage_due) ChargePod(change, pod, now);
+  for (const auto& [owner, pod_ids] : billable_by_owner_) {
+    for (const std::string& id : pod_ids) {
+      core::Pod& pod = pods_.at(id);
+      const bool running_due =
+          pod.running_since && now - pod.gpu_billed_to >= options_.charge_every;
+      const bool storage_due = pod.volume_gb > 0 && pod.state != PodState::kTerminated &&
+                               now - pod.storage_billed_to >= options_.charge_every;
+      if (running_due || storage_due) ChargePod(change, pod, now);
+    }
   }
   EnforceLimits(change, now);
-  // Pods that could not be placed stay so until something changes: a pod, a node, a freed GPU.
-  if (schedule_needed_) Schedule(change, now);
+  Schedule(change, now);
   // Long polls whose time is up answer with what they have.
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     std::vector<Waiter>& list = it->second;
@@ -1547,6 +1590,8 @@ Result<Written<Money>> ControlPlane::SetGpuPrice(const Principal& caller, std::s
   if (!gpu.ok()) return gpu.status();
   Locked locked(*this);
   price_overrides_[gpu->gpu->name] = per_hour;
+  price_cache_.clear();
+  for (const auto& [id, pod] : pods_) Rerate(pod);
   Change change(*this);
   change.Dirty(Collection::kSettings, "prices");
   return Written<Money>{per_hour, change.Commit()};

@@ -289,6 +289,8 @@ class ControlPlane {
   core::Money PodGpuRate(const core::Pod& pod) const;
   core::Money PodStorageRate(const core::Pod& pod) const;  // per hour
   core::Money UserRate(const std::string& user_id) const;
+  core::Money UserWantedRate(const std::string& user_id) const;
+  void Rerate(const core::Pod& pod);  // after any change to a pod's state, desired state or price
   core::Money Unbilled(const core::Pod& pod, core::TimePoint now) const;
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const;
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
@@ -336,7 +338,18 @@ class ControlPlane {
   int64_t last_ledger_seq_ = 0;                 // guarded by mutex_
   uint64_t last_pod_sequence_ = 0;              // guarded by mutex_
   int64_t charged_micros_ = 0;                  // guarded by mutex_
-  bool schedule_needed_ = true;                 // guarded by mutex_
+  std::set<std::string> new_pending_;  // pending since the last scheduling round; guarded by mutex_
+  bool capacity_changed_ = true;  // since the last round: a node or a freed GPU; guarded by mutex_
+  // What each pod adds to its owner's spend rate, micro-dollars per hour, and the sums per user,
+  // kept up to date by Rerate() so a create does not walk every pod. Guarded by mutex_.
+  // `wanted` counts only pods whose owner wants them running (the spend cap's measure); the
+  // other also counts pods still stopping (the runway's). Pairs are {rate, wanted}.
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> pod_rate_;
+  std::unordered_map<std::string, int64_t> user_rate_;
+  std::unordered_map<std::string, int64_t> user_wanted_rate_;
+  // Pods accruing charges (running, or holding a volume), by owner. Guarded by mutex_.
+  std::map<std::string, std::set<std::string>> billable_by_owner_;
+  mutable std::unordered_map<std::string, core::Money> price_cache_;  // guarded by mutex_
 };
 
 }  // namespace suanli::server

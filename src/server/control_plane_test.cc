@@ -319,6 +319,29 @@ TEST_F(ControlPlaneTest, AnEmptyBalanceStopsRunningPodsAndTellsTheOwner) {
   EXPECT_EQ(Get(alice, pod.id).state, PodState::kStopped);
 }
 
+TEST_F(ControlPlaneTest, LoweringTheSpendCapStopsTheNewestPodsUntilUnderIt) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 4);
+  const core::Pod first = CreatePod(alice);
+  const core::Pod second = CreatePod(alice);
+  const core::Pod third = CreatePod(alice);
+  EXPECT_EQ(plane_->SpendRate(alice.user_id),
+            Money::FromMicros(plane_->GpuPrice("RTX 4090").micros() * 3));
+  ASSERT_TRUE(
+      plane_->SetSpendCap(alice, Money::FromMicros(plane_->GpuPrice("RTX 4090").micros() * 2))
+          .ok());
+  EXPECT_EQ(Get(alice, first.id).desired, core::DesiredState::kRunning);
+  EXPECT_EQ(Get(alice, second.id).desired, core::DesiredState::kRunning);
+  EXPECT_EQ(Get(alice, third.id).desired, core::DesiredState::kStopped);
+  EXPECT_NE(Get(alice, third.id).state_reason.find("cap"), std::string::npos);
+  // Still billed until its node says the container stopped; later ticks stop nothing more.
+  ASSERT_TRUE(Report(node, third.id, 1, PodState::kStopped, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  EXPECT_EQ(plane_->SpendRate(alice.user_id),
+            Money::FromMicros(plane_->GpuPrice("RTX 4090").micros() * 2));
+  EXPECT_EQ(Get(alice, second.id).desired, core::DesiredState::kRunning);
+}
+
 TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForce) {
   const Principal alice = NewUser("alice", "10");
   const core::Pod pod = CreatePod(alice, 1, 20);
