@@ -1,0 +1,773 @@
+// The API's contracts over real HTTP and a real SQLite store: who may call each route, the OpenAPI
+// document against the router, and bad input that must be refused with the right status and leave
+// everything as it was. The server runs in process on a free port with a ManualClock, so nothing
+// accrues between two reads and "unchanged" can be checked byte for byte.
+#include "server/api.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "catalog/catalog_file.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "server/api_testing.h"
+#include "server/domain_json.h"
+#include "server/server.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
+using testing::Int;
+using testing::IsApiError;
+using testing::Str;
+
+constexpr std::string_view kSshKey =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILMtOg015QXhz87u9yAjfzVXtanjHTcq9atSzFWQ9KNR a@host";
+constexpr int64_t kPlentyOfCredits = 10'000'000'000;  // $10,000
+
+json::object GpuJson(int index, std::string_view type) {
+  return {{"index", index},
+          {"uuid", "GPU-" + std::to_string(index)},
+          {"type", type},
+          {"memory_mb", 24564},
+          {"simulated", true}};
+}
+
+json::object NodeBody(std::string_view name, std::string_view gpu_type = "RTX 4090", int gpus = 1) {
+  json::array list;
+  for (int i = 0; i < gpus; ++i) list.emplace_back(GpuJson(i, gpu_type));
+  return {
+      {"name", name}, {"gpus", std::move(list)}, {"vcpu", 16}, {"memory_gb", 64}, {"disk_gb", 500}};
+}
+
+struct Account {
+  std::string id;
+  std::string token;
+};
+
+// A server on a free port with its own data folder; helpers to set up users, nodes and pods.
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void StartServer(size_t max_body_bytes = size_t{1} << 20) {
+    char pattern[] = "/tmp/suanli-api-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    core::Result<core::TimePoint> start = ParseTime("2026-03-01T00:00:00.000Z");
+    ASSERT_TRUE(start.ok());
+    clock_.Set(*start);
+    core::Result<catalog::Catalog> catalog = catalog::LoadBuiltInCatalog();
+    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.data_dir = dir_;
+    options.max_body_bytes = max_body_bytes;
+    core::Result<std::unique_ptr<Server>> server =
+        Server::Start(options, std::move(*catalog), clock_, log_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    client_ = std::make_unique<ApiClient>("http://127.0.0.1:" + std::to_string(server_->port()));
+    std::ifstream file(dir_ / "admin-token");
+    std::getline(file, admin_);
+    ASSERT_TRUE(admin_.starts_with("sl_")) << "admin-token holds '" << admin_ << "'";
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (server_) server_->Stop();
+    server_.reset();
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  ApiClient& api() { return *client_; }
+
+  Account CreateUser(std::string_view name, int64_t credits_micros) {
+    const ApiReply reply = api().PostJson(
+        "/v1/users", admin_, json::object{{"name", name}, {"credits_micros", credits_micros}});
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return {Str(reply.object().contains("user") ? reply.object().at("user") : json::value(), "id"),
+            Str(reply.json, "token")};
+  }
+
+  std::string CreateJoinToken() {
+    const ApiReply reply = api().Post("/v1/join-tokens", admin_, "{}");
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return Str(reply.json, "secret");
+  }
+
+  // Registers a node with a fresh join token; returns its id and token.
+  Account RegisterNode(std::string_view name, std::string_view gpu_type = "RTX 4090",
+                       int gpus = 1) {
+    const ApiReply reply =
+        api().PostJson("/v1/agent/register", CreateJoinToken(), NodeBody(name, gpu_type, gpus));
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    const json::value node =
+        reply.object().contains("node") ? reply.object().at("node") : json::value();
+    return {Str(node, "id"), Str(reply.json, "token")};
+  }
+
+  std::string CreatePod(std::string_view token, json::object body) {
+    const ApiReply reply = api().PostJson("/v1/pods", token, json::value(std::move(body)));
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return Str(reply.json, "id");
+  }
+
+  std::string CreatePod(std::string_view token) {
+    return CreatePod(token, {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 0}});
+  }
+
+  // An agent's report of a pod's state, at the clock's now.
+  ApiReply Report(std::string_view node_token, std::string_view pod_id, int64_t seq,
+                  std::string_view state) {
+    return api().PostJson("/v1/agent/pods/" + std::string(pod_id) + "/status", node_token,
+                          json::object{{"seq", seq}, {"state", state}, {"at", Now()}});
+  }
+
+  std::string Now() const { return FormatTime(clock_.Now()); }
+
+  std::filesystem::path dir_;
+  core::ManualClock clock_;
+  std::ostringstream log_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<ApiClient> client_;
+  std::string admin_;
+};
+
+// --- Authorization ------------------------------------------------------------------------------
+
+enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kUserA, kAdmin };
+constexpr Caller kCallers[] = {Caller::kNone,  Caller::kBogus, Caller::kJoin, Caller::kNode,
+                               Caller::kUserB, Caller::kUserA, Caller::kAdmin};
+
+std::string_view CallerName(Caller caller) {
+  switch (caller) {
+    case Caller::kNone:
+      return "no token";
+    case Caller::kBogus:
+      return "bad token";
+    case Caller::kJoin:
+      return "join token";
+    case Caller::kNode:
+      return "node token";
+    case Caller::kUserB:
+      return "user B";
+    case Caller::kUserA:
+      return "user A";
+    case Caller::kAdmin:
+      return "admin";
+  }
+  return "?";
+}
+
+enum class Expect { kPass, kUnauthenticated, kForbidden, kNotFound };
+
+// What one route's request looks like: the target with its {…} filled in, a body, and for B's
+// requests on A's things, a path A reads before and after to show nothing changed.
+struct Request {
+  std::string target;
+  std::string body;
+  std::string probe;
+};
+
+struct RouteCase {
+  std::function<Request()> make;  // called before each caller's request
+  std::optional<Expect> user_b;   // B's outcome where it differs from A's (A's things)
+};
+
+class ApiAuthTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer());
+    a_ = CreateUser("alice", kPlentyOfCredits);
+    b_ = CreateUser("bob", kPlentyOfCredits);
+    join_ = CreateJoinToken();
+    node_ = RegisterNode("n1");
+    a_pod_ = CreatePod(a_.token);
+    ASSERT_FALSE(a_.token.empty() || b_.token.empty() || node_.token.empty() || a_pod_.empty());
+    const ApiReply pod = api().Get("/v1/pods/" + a_pod_, a_.token);
+    ASSERT_EQ(Str(pod.json, "node_id"), node_.id) << "A's pod is bound to n1: " << pod.Describe();
+    const ApiReply tpl = api().PostJson(
+        "/v1/templates", a_.token, json::object{{"name", "mine"}, {"image", "busybox:latest"}});
+    ASSERT_EQ(tpl.status, 201) << tpl.Describe();
+    a_template_ = Str(tpl.json, "id");
+  }
+
+  std::string TokenOf(Caller caller) const {
+    switch (caller) {
+      case Caller::kNone:
+        return "";
+      case Caller::kBogus:
+        return "sl_bogus";
+      case Caller::kJoin:
+        return join_;
+      case Caller::kNode:
+        return node_.token;
+      case Caller::kUserB:
+        return b_.token;
+      case Caller::kUserA:
+        return a_.token;
+      case Caller::kAdmin:
+        return admin_;
+    }
+    return "";
+  }
+
+  static Expect Expected(Access access, Caller caller, const RouteCase& route) {
+    const bool anonymous =
+        caller == Caller::kNone || caller == Caller::kBogus || caller == Caller::kJoin;
+    switch (access) {
+      case Access::kPublic:
+        return Expect::kPass;
+      case Access::kJoin:
+        return caller == Caller::kJoin ? Expect::kPass : Expect::kUnauthenticated;
+      case Access::kUser:
+        if (anonymous) return Expect::kUnauthenticated;
+        if (caller == Caller::kNode) return Expect::kForbidden;
+        if (caller == Caller::kUserB && route.user_b) return *route.user_b;
+        return Expect::kPass;
+      case Access::kAdmin:
+        if (anonymous) return Expect::kUnauthenticated;
+        return caller == Caller::kAdmin ? Expect::kPass : Expect::kForbidden;
+      case Access::kNode:
+        if (anonymous) return Expect::kUnauthenticated;
+        return caller == Caller::kNode ? Expect::kPass : Expect::kForbidden;
+    }
+    return Expect::kPass;
+  }
+
+  // A fresh SSH key of A's: removes A's keys, then adds the one test key.
+  std::string FreshSshKeyOfA() {
+    const ApiReply keys = api().Get("/v1/ssh-keys", a_.token);
+    for (const json::value& key : Array(keys.json, "ssh_keys")) {
+      EXPECT_TRUE(api().Send("DELETE", "/v1/ssh-keys/" + Str(key, "id"), a_.token).ok());
+    }
+    const ApiReply added = api().PostJson(
+        "/v1/ssh-keys", a_.token, json::object{{"name", "laptop"}, {"public_key", kSshKey}});
+    EXPECT_EQ(added.status, 201) << added.Describe();
+    return Str(added.json, "id");
+  }
+
+  std::map<std::string, RouteCase> Cases() {
+    const auto fixed = [](std::string target, std::string body = "{}") {
+      return [target, body] { return Request{target, body, ""}; };
+    };
+    const auto fresh_pod = [this](std::string_view suffix) {
+      const std::string tail(suffix);
+      return [this, tail] {
+        const std::string id = CreatePod(a_.token);
+        return Request{"/v1/pods/" + id + tail, "{}", "/v1/pods/" + id};
+      };
+    };
+    const auto fresh_node = [this](std::string_view suffix) {
+      const std::string tail(suffix);
+      return [this, tail] {
+        const Account node = RegisterNode("spare-" + std::to_string(++counter_));
+        return Request{"/v1/nodes/" + node.id + tail, "{}", ""};
+      };
+    };
+    std::map<std::string, RouteCase> cases;
+    cases["GET /healthz"] = {fixed("/healthz"), {}};
+    cases["GET /metrics"] = {fixed("/metrics"), {}};
+    cases["GET /v1/openapi.json"] = {fixed("/v1/openapi.json"), {}};
+    cases["GET /v1/gpus"] = {fixed("/v1/gpus"), {}};
+    cases["GET /v1/availability"] = {fixed("/v1/availability"), {}};
+    cases["POST /v1/users"] = {
+        [this] {
+          return Request{"/v1/users", R"({"name":"u)" + std::to_string(++counter_) + R"("})", ""};
+        },
+        {}};
+    cases["GET /v1/users"] = {fixed("/v1/users"), {}};
+    // Another person's account is an admin's business: B is refused, not misled.
+    cases["GET /v1/users/{id}"] = {[this] {
+                                     return Request{"/v1/users/" + a_.id, "", ""};
+                                   },
+                                   Expect::kForbidden};
+    cases["POST /v1/users/{id}/credits"] = {
+        [this] {
+          return Request{"/v1/users/" + a_.id + "/credits", R"({"amount_micros":1})", ""};
+        },
+        {}};
+    cases["PATCH /v1/users/me"] = {fixed("/v1/users/me", R"({"spend_cap_per_hour_micros":0})"), {}};
+    cases["GET /v1/tokens"] = {fixed("/v1/tokens"), {}};
+    cases["POST /v1/tokens"] = {fixed("/v1/tokens", R"({"name":"ci"})"), {}};
+    cases["DELETE /v1/tokens/{id}"] = {
+        [this] {
+          const ApiReply created = api().Post("/v1/tokens", a_.token, R"({"name":"spare"})");
+          EXPECT_EQ(created.status, 201) << created.Describe();
+          const json::value token = created.object().at("token");
+          return Request{"/v1/tokens/" + Str(token, "id"), "", "/v1/tokens"};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/ssh-keys"] = {fixed("/v1/ssh-keys"), {}};
+    cases["POST /v1/ssh-keys"] = {
+        [this] {
+          return Request{"/v1/ssh-keys",
+                         json::serialize(json::object{{"name", "k" + std::to_string(++counter_)},
+                                                      {"public_key", kSshKey}}),
+                         ""};
+        },
+        {}};
+    cases["DELETE /v1/ssh-keys/{id}"] = {
+        [this] {
+          return Request{"/v1/ssh-keys/" + FreshSshKeyOfA(), "", "/v1/ssh-keys"};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/templates"] = {fixed("/v1/templates"), {}};
+    cases["POST /v1/templates"] = {fixed("/v1/templates", R"({"name":"t","image":"busybox"})"), {}};
+    cases["GET /v1/templates/{id}"] = {
+        [this] {
+          return Request{"/v1/templates/" + a_template_, "", "/v1/templates/" + a_template_};
+        },
+        Expect::kNotFound};
+    cases["DELETE /v1/templates/{id}"] = {
+        [this] {
+          const ApiReply created =
+              api().Post("/v1/templates", a_.token, R"({"name":"doomed","image":"busybox"})");
+          EXPECT_EQ(created.status, 201) << created.Describe();
+          const std::string id = Str(created.json, "id");
+          return Request{"/v1/templates/" + id, "", "/v1/templates/" + id};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/pods"] = {fixed("/v1/pods"), {}};
+    cases["POST /v1/pods"] = {
+        fixed("/v1/pods", R"({"template":"pytorch","gpu_type":"4090","volume_gb":0})"), {}};
+    cases["GET /v1/pods/{id}"] = {[this] {
+                                    return Request{"/v1/pods/" + a_pod_, "", "/v1/pods/" + a_pod_};
+                                  },
+                                  Expect::kNotFound};
+    cases["POST /v1/pods/{id}/stop"] = {fresh_pod("/stop"), Expect::kNotFound};
+    cases["POST /v1/pods/{id}/start"] = {fresh_pod("/start"), Expect::kNotFound};
+    cases["POST /v1/pods/{id}/restart"] = {fresh_pod("/restart"), Expect::kNotFound};
+    cases["DELETE /v1/pods/{id}"] = {fresh_pod(""), Expect::kNotFound};
+    cases["GET /v1/pods/{id}/transitions"] = {[this] {
+                                                return Request{
+                                                    "/v1/pods/" + a_pod_ + "/transitions", "",
+                                                    "/v1/pods/" + a_pod_ + "/transitions"};
+                                              },
+                                              Expect::kNotFound};
+    cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
+    cases["GET /v1/billing/ledger"] = {fixed("/v1/billing/ledger"), {}};
+    cases["GET /v1/billing/usage"] = {fixed("/v1/billing/usage"), {}};
+    cases["GET /v1/join-tokens"] = {fixed("/v1/join-tokens"), {}};
+    cases["POST /v1/join-tokens"] = {fixed("/v1/join-tokens", R"({"note":"rack 2"})"), {}};
+    cases["DELETE /v1/join-tokens/{id}"] = {
+        [this] {
+          const ApiReply created = api().Post("/v1/join-tokens", admin_, "{}");
+          EXPECT_EQ(created.status, 201);
+          const json::value token = created.object().at("join_token");
+          return Request{"/v1/join-tokens/" + Str(token, "id"), "", ""};
+        },
+        {}};
+    cases["GET /v1/nodes"] = {fixed("/v1/nodes"), {}};
+    cases["GET /v1/nodes/{id}"] = {fresh_node(""), {}};
+    cases["POST /v1/nodes/{id}/cordon"] = {fresh_node("/cordon"), {}};
+    cases["POST /v1/nodes/{id}/uncordon"] = {fresh_node("/uncordon"), {}};
+    cases["POST /v1/nodes/{id}/drain"] = {fresh_node("/drain"), {}};
+    cases["DELETE /v1/nodes/{id}"] = {fresh_node(""), {}};
+    cases["PUT /v1/prices/{gpu}"] = {fixed("/v1/prices/T4", R"({"price_per_hour_micros":123})"),
+                                     {}};
+    cases["POST /v1/agent/register"] = {
+        [this] {
+          return Request{"/v1/agent/register",
+                         json::serialize(NodeBody("joined-" + std::to_string(++counter_))), ""};
+        },
+        {}};
+    cases["POST /v1/agent/heartbeat"] = {
+        [] {
+          json::object body = NodeBody("n1");
+          body.erase("name");  // a heartbeat does not rename the node
+          return Request{"/v1/agent/heartbeat", json::serialize(body), ""};
+        },
+        {}};
+    cases["GET /v1/agent/pods"] = {fixed("/v1/agent/pods?after=-1"), {}};
+    cases["POST /v1/agent/pods/{id}/status"] = {
+        [this] {
+          return Request{"/v1/agent/pods/" + a_pod_ + "/status",
+                         json::serialize(json::object{
+                             {"seq", ++report_seq_}, {"state", "starting"}, {"at", Now()}}),
+                         ""};
+        },
+        {}};
+    return cases;
+  }
+
+  Account a_, b_, node_;
+  std::string join_, a_pod_, a_template_;
+  int counter_ = 0;
+  int64_t report_seq_ = 0;
+};
+
+TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFromAnother) {
+  std::map<std::string, RouteCase> cases = Cases();
+  std::set<std::string> covered;
+  for (const RouteInfo& route : Api::Routes()) {
+    const std::string key = std::string(route.method) + " " + std::string(route.pattern);
+    const auto found = cases.find(key);
+    if (found == cases.end()) {
+      ADD_FAILURE() << "no authorization case for " << key << "; add one to Cases()";
+      continue;
+    }
+    covered.insert(key);
+    for (Caller caller : kCallers) {
+      SCOPED_TRACE(key + " as " + std::string(CallerName(caller)));
+      const Request request = found->second.make();
+      const Expect expect = Expected(route.access, caller, found->second);
+      const std::string probe_before =
+          request.probe.empty() ? "" : api().Get(request.probe, a_.token).text;
+      const bool has_body =
+          route.method == "POST" || route.method == "PUT" || route.method == "PATCH";
+      const ApiReply reply = api().Send(route.method, request.target, TokenOf(caller),
+                                        has_body ? std::string_view(request.body) : "");
+      ASSERT_NE(reply.status, 0) << reply.Describe();
+      switch (expect) {
+        case Expect::kUnauthenticated:
+          EXPECT_TRUE(IsApiError(reply, 401, "UNAUTHENTICATED"));
+          break;
+        case Expect::kForbidden:
+          EXPECT_TRUE(IsApiError(reply, 403, "PERMISSION_DENIED"));
+          break;
+        case Expect::kNotFound:
+          EXPECT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));
+          break;
+        case Expect::kPass:
+          EXPECT_NE(reply.status, 401) << reply.Describe();
+          EXPECT_NE(reply.status, 403) << reply.Describe();
+          EXPECT_FALSE(reply.router_refused()) << reply.Describe();
+          EXPECT_LT(reply.status, 500) << reply.Describe();
+          break;
+      }
+      if (caller == Caller::kUserB && !request.probe.empty()) {
+        const ApiReply after = api().Get(request.probe, a_.token);
+        EXPECT_EQ(after.status, 200) << "A's thing is still there: " << after.Describe();
+        EXPECT_EQ(after.text, probe_before) << "B's request changed A's thing";
+      }
+    }
+  }
+  for (const auto& entry : cases) {
+    EXPECT_TRUE(covered.contains(entry.first)) << entry.first << " is no longer a route";
+  }
+}
+
+TEST_F(ApiAuthTest, EachCallerSeesOnlyTheirOwnPodsTokensKeysAndLedger) {
+  const std::string b_pod = CreatePod(b_.token);
+  const auto ids = [](const ApiReply& reply, std::string_view key) {
+    std::set<std::string> out;
+    for (const json::value& item : Array(reply.json, key)) out.insert(Str(item, "id"));
+    return out;
+  };
+  EXPECT_EQ(ids(api().Get("/v1/pods", a_.token), "pods"), std::set<std::string>{a_pod_});
+  EXPECT_EQ(ids(api().Get("/v1/pods", b_.token), "pods"), std::set<std::string>{b_pod});
+  EXPECT_EQ(ids(api().Get("/v1/pods", admin_), "pods"), (std::set<std::string>{a_pod_, b_pod}));
+  const ApiReply tokens = api().Get("/v1/tokens", b_.token);
+  ASSERT_FALSE(Array(tokens.json, "tokens").empty()) << tokens.Describe();
+  for (const json::value& token : Array(tokens.json, "tokens")) {
+    EXPECT_EQ(Str(token, "user_id"), b_.id);
+  }
+  const ApiReply ledger = api().Get("/v1/billing/ledger", b_.token);
+  ASSERT_FALSE(Array(ledger.json, "entries").empty()) << ledger.Describe();
+  for (const json::value& entry : Array(ledger.json, "entries")) {
+    EXPECT_EQ(Str(entry, "user_id"), b_.id);
+  }
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/ledger?user=" + a_.id, b_.token), 403));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?user=" + a_.id, b_.token), 403));
+  EXPECT_EQ(api().Get("/v1/billing/ledger?user=" + a_.id, admin_).status, 200);
+  // B's templates list does not show A's private template.
+  EXPECT_FALSE(ids(api().Get("/v1/templates", b_.token), "templates").contains(a_template_));
+  EXPECT_TRUE(ids(api().Get("/v1/templates", a_.token), "templates").contains(a_template_));
+}
+
+// --- OpenAPI ------------------------------------------------------------------------------------
+
+using ApiOpenApiTest = ApiServerTest;
+
+TEST_F(ApiOpenApiTest, DocumentListsEveryRouteAndEveryDocumentedOperationIsRouted) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const ApiReply reply = api().Get("/v1/openapi.json");
+  ASSERT_EQ(reply.status, 200) << reply.Describe();
+  ASSERT_TRUE(reply.json.is_object()) << "not JSON: " << reply.text.substr(0, 200);
+  EXPECT_TRUE(Str(reply.json, "openapi").starts_with("3.")) << reply.text.substr(0, 200);
+  ASSERT_TRUE(reply.object().contains("paths") && reply.object().at("paths").is_object());
+  const json::object& paths = reply.object().at("paths").as_object();
+
+  for (const RouteInfo& route : Api::Routes()) {
+    std::string method(route.method);
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    const json::value* path = paths.if_contains(route.pattern);
+    ASSERT_NE(path, nullptr) << route.pattern << " is not in the document";
+    EXPECT_TRUE(path->is_object() && path->as_object().contains(method))
+        << route.method << " " << route.pattern << " is not in the document";
+  }
+
+  size_t operations = 0;
+  for (const auto& path : paths) {
+    ASSERT_TRUE(path.value().is_object());
+    for (const auto& operation : path.value().as_object()) {
+      ++operations;
+      std::string method(operation.key());
+      for (char& c : method) c = static_cast<char>(std::toupper(c));
+      std::string target;
+      bool in_param = false;
+      for (char c : std::string_view(path.key())) {
+        if (c == '{') {
+          in_param = true;
+          target += "x";
+        } else if (c == '}') {
+          in_param = false;
+        } else if (!in_param) {
+          target += c;
+        }
+      }
+      const ApiReply routed = api().Send(method, target, "", "");
+      EXPECT_NE(routed.status, 0) << routed.Describe();
+      EXPECT_FALSE(routed.router_refused())
+          << method << " " << path.key() << " is documented but not routed: " << routed.Describe();
+    }
+  }
+  EXPECT_EQ(operations, Api::Routes().size());
+}
+
+TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
+  std::set<std::string> seen;
+  for (const RouteInfo& route : Api::Routes()) {
+    EXPECT_TRUE(seen.insert(std::string(route.method) + " " + std::string(route.pattern)).second)
+        << route.method << " " << route.pattern;
+    EXPECT_FALSE(route.summary.empty()) << route.pattern;
+  }
+}
+
+// --- Bad input ----------------------------------------------------------------------------------
+
+class ApiBadInputTest : public ApiServerTest {
+ protected:
+  static constexpr size_t kMaxBody = 4096;
+
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer(kMaxBody));
+    a_ = CreateUser("alice", kPlentyOfCredits);
+    poor_ = CreateUser("poor", 10'000);  // $0.01
+    node_ = RegisterNode("n1");
+    other_node_ = RegisterNode("n2", "RTX 4090");
+    // n2 is cordoned so A's pods go to n1 or wait: its token is for reports of pods it never had.
+    ASSERT_EQ(api().Post("/v1/nodes/" + other_node_.id + "/cordon", admin_).status, 200);
+    running_ = CreatePod(a_.token);
+    ASSERT_EQ(Str(api().Get("/v1/pods/" + running_, a_.token).json, "node_id"), node_.id);
+    ASSERT_EQ(Report(node_.token, running_, 1, "running").status, 200);
+    ASSERT_EQ(Str(api().Get("/v1/pods/" + running_, a_.token).json, "state"), "running");
+    pending_ =
+        CreatePod(a_.token, {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 10}});
+    ASSERT_EQ(Str(api().Get("/v1/pods/" + pending_, a_.token).json, "state"), "pending");
+    before_ = Snapshot();
+  }
+
+  // Everything a bad request must not change. The clock stands still, so a second read of an
+  // unchanged world is byte for byte the same.
+  std::string Snapshot() {
+    std::string all;
+    for (const std::string& token : {a_.token, poor_.token}) {
+      for (std::string_view path :
+           {"/v1/pods", "/v1/billing/balance", "/v1/billing/ledger", "/v1/users/me"}) {
+        const ApiReply reply = api().Get(path, token);
+        EXPECT_EQ(reply.status, 200) << path << ": " << reply.Describe();
+        all += reply.text + "\n";
+      }
+    }
+    for (std::string_view path : {"/v1/users", "/v1/nodes"}) all += api().Get(path, admin_).text;
+    return all;
+  }
+
+  void ExpectNothingChanged() {
+    EXPECT_EQ(Snapshot(), before_) << "a refused request changed state";
+  }
+
+  ApiReply CreatePodWith(std::string_view body, std::string_view token = {}) {
+    return api().Send("POST", "/v1/pods", token.empty() ? a_.token : token, body);
+  }
+
+  Account a_, poor_, node_, other_node_;
+  std::string running_, pending_, before_;
+};
+
+TEST_F(ApiBadInputTest, MalformedJsonIsInvalidArgument) {
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"template": "pytorch",)"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(CreatePodWith("not json at all"), 400, "INVALID_ARGUMENT"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ABodyThatIsNotAnObjectIsInvalidArgument) {
+  const ApiReply reply = CreatePodWith(R"([{"template":"pytorch"}])");
+  EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"("pytorch")"), 400, "INVALID_ARGUMENT"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownFieldIsNamed) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorch","gpu":"4090"})");
+  ASSERT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  EXPECT_NE(reply.error_message().find("'gpu'"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, WrongTypesAreNamed) {
+  for (std::string_view body :
+       {R"({"template":"pytorch","gpu_type":"4090","gpu_count":"two"})",
+        R"({"template":"pytorch","gpu_type":"4090","gpu_count":1.5})",
+        R"({"template":"pytorch","gpu_type":4090})",
+        R"({"template":"pytorch","gpu_type":"4090","env":["A=1"]})",
+        R"({"template":"pytorch","gpu_type":"4090","interruptible":"yes"})"}) {
+    SCOPED_TRACE(body);
+    const ApiReply reply = CreatePodWith(body);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  }
+  const ApiReply reply =
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","gpu_count":"two"})");
+  EXPECT_NE(reply.error_message().find("gpu_count"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, NegativeZeroAndAbsurdSizesAreRefused) {
+  for (std::string_view extra :
+       {R"("gpu_count":-1)", R"("gpu_count":0)", R"("gpu_count":1000)", R"("volume_gb":-5)",
+        R"("memory_gb":1000000000)", R"("vcpu":0)", R"("container_disk_gb":-1)",
+        R"("gpu_count":99999999999999999999)"}) {
+    SCOPED_TRACE(extra);
+    const ApiReply reply =
+        CreatePodWith(R"({"template":"pytorch","gpu_type":"4090",)" + std::string(extra) + "}");
+    ASSERT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+    const std::string field(extra.substr(1, extra.find('"', 1) - 1));
+    EXPECT_NE(reply.error_message().find(field), std::string::npos) << reply.text;
+  }
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownGpuIsNotFoundWithSuggestions) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorch","gpu_type":"RTX 9999"})");
+  ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));
+  const std::string& message = reply.error_message();
+  EXPECT_TRUE(message.find("did you mean") != std::string::npos ||
+              message.find("suanli gpus") != std::string::npos)
+      << message;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownTemplateIsNotFound) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorhc","gpu_type":"4090"})");
+  ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));
+  EXPECT_NE(reply.error_message().find("pytorch"), std::string::npos)
+      << "suggests the close name: " << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ABodyOverTheLimitIsPayloadTooLarge) {
+  std::string body = R"({"template":"pytorch","gpu_type":"4090","env":{"PAD":")";
+  body += std::string(10 * 1024, 'x');
+  body += R"("}})";
+  const ApiReply reply = CreatePodWith(body);
+  EXPECT_TRUE(IsApiError(reply, 413));
+  // The server still answers on a new connection.
+  EXPECT_EQ(api().Get("/healthz").status, 200);
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, TooLittleBalanceIsResourceExhausted) {
+  const ApiReply reply = CreatePodWith(R"({"image":"busybox","gpu_type":"H100 SXM"})", poor_.token);
+  EXPECT_TRUE(IsApiError(reply, core::HttpStatusFor(core::StatusCode::kResourceExhausted),
+                         "RESOURCE_EXHAUSTED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnActionNotAllowedInTheStateIsAConflictWithTheReason) {
+  for (const std::string& pod : {running_, pending_}) {
+    const ApiReply reply = api().Post("/v1/pods/" + pod + "/start", a_.token);
+    EXPECT_TRUE(IsApiError(reply, 409, "FAILED_PRECONDITION")) << pod;
+  }
+  const ApiReply restart = api().Post("/v1/pods/" + pending_ + "/restart", a_.token);
+  EXPECT_TRUE(IsApiError(restart, 409, "FAILED_PRECONDITION"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, TerminatingAVolumeWithoutForceIsAConflict) {
+  const ApiReply reply = api().Send("DELETE", "/v1/pods/" + pending_, a_.token);
+  ASSERT_TRUE(IsApiError(reply, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(reply.error_message().find("force"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ForgedAndRevokedTokensAreUnauthenticated) {
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", "sl_0123456789abcdef"), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", a_.token + "x"), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Send("GET", "/v1/pods", " "), 401, "UNAUTHENTICATED"));
+  const ApiReply created = api().Post("/v1/tokens", a_.token, R"({"name":"short-lived"})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string secret = Str(created.json, "secret");
+  const std::string id = Str(created.object().at("token"), "id");
+  ASSERT_EQ(api().Get("/v1/pods", secret).status, 200);
+  ASSERT_EQ(api().Send("DELETE", "/v1/tokens/" + id, a_.token).status, 200);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", secret), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"template":"pytorch","gpu_type":"4090"})", secret), 401,
+                         "UNAUTHENTICATED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnAgentCannotReportAPodOfAnotherNode) {
+  EXPECT_TRUE(
+      IsApiError(Report(other_node_.token, running_, 99, "stopped"), 403, "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(Report(other_node_.token, "pod_doesnotexist", 1, "running"), 403,
+                         "PERMISSION_DENIED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnAgentReportWithABadStateOrTimeIsInvalidArgument) {
+  const std::string target = "/v1/agent/pods/" + running_ + "/status";
+  for (const json::object& body :
+       {json::object{{"seq", 5}, {"state", "sleeping"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "pending"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", "yesterday"}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", "2026-13-45T99:00:00Z"}},
+        json::object{{"seq", 0}, {"state", "stopped"}, {"at", Now()}},
+        json::object{{"seq", "5"}, {"state", "stopped"}, {"at", Now()}},
+        json::object{{"state", "stopped"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", Now()}, {"colour", "red"}},
+        json::object{{"seq", 5},
+                     {"state", "running"},
+                     {"at", Now()},
+                     {"port_mappings", json::array{json::object{{"container_port", 0}}}}}}) {
+    SCOPED_TRACE(json::serialize(body));
+    EXPECT_TRUE(IsApiError(api().PostJson(target, node_.token, json::value(body)), 400,
+                           "INVALID_ARGUMENT"));
+  }
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AWrongMethodIsNotAllowedAndAnUnknownPathIsNotFound) {
+  EXPECT_TRUE(IsApiError(api().Send("PUT", "/v1/pods", a_.token, "{}"), 405));
+  EXPECT_TRUE(IsApiError(api().Send("PATCH", "/v1/pods/" + running_, a_.token, "{}"), 405));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/gpus"), 405));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/nope", a_.token), 404, "NOT_FOUND"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + running_ + "/nope", a_.token), 404));
+  EXPECT_TRUE(IsApiError(api().Get("/v2/pods", a_.token), 404));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, BadQueryValuesAreInvalidArgument) {
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?by=week", a_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?format=xml", a_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?after=abc", node_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?wait_s=100000", node_.token), 400));
+  ExpectNothingChanged();
+}
+
+}  // namespace
+}  // namespace suanli::server

@@ -1,0 +1,562 @@
+// The control plane as an operator runs it: the real `suanli server` binary on a data folder, a
+// renter and an agent played over HTTP. Billing is checked to the micro-dollar against the meter's
+// own arithmetic, and SIGKILL in the middle of a load of writes must lose nothing that was
+// acknowledged and leave nothing half-written.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "billing/meter.h"
+#include "core/clock.h"
+#include "server/api_testing.h"
+#include "server/domain_json.h"
+
+#ifndef SUANLI_BINARY
+#error "SUANLI_BINARY must name the suanli executable"
+#endif
+
+namespace suanli {
+namespace {
+
+namespace json = boost::json;
+using server::FormatTime;
+using server::ParseTime;
+using server::TruncateToMillis;
+using server::testing::ApiClient;
+using server::testing::ApiReply;
+using server::testing::Array;
+using server::testing::Int;
+using server::testing::Str;
+using Clock = std::chrono::steady_clock;
+
+// A temporary folder, removed with what it holds.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/suanli-process-test-XXXXXX";
+    if (mkdtemp(pattern) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// `suanli server --listen 127.0.0.1:0 --data-dir DIR` as a child process; its output goes to
+// `log`. The port is read from the line it prints once it listens.
+class ServerProcess {
+ public:
+  ServerProcess(const std::filesystem::path& data_dir, const std::filesystem::path& log)
+      : log_(log) {
+    const std::string binary = SUANLI_BINARY;
+    const std::string data = data_dir.string();
+    const std::string log_path = log.string();
+    std::vector<std::string> args = {binary,        "server",     "--listen",
+                                     "127.0.0.1:0", "--data-dir", data};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+  }
+  ~ServerProcess() {
+    if (running()) {
+      Signal(SIGTERM);
+      if (!Wait(std::chrono::seconds(20))) {
+        Signal(SIGKILL);
+        Wait(std::chrono::seconds(20));
+      }
+    }
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  // Waits until the server prints that it listens; false if it exits or the deadline passes.
+  bool WaitUntilListening(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const auto deadline = Clock::now() + timeout;
+    const std::string marker = "listening on http://127.0.0.1:";
+    while (Clock::now() < deadline) {
+      std::ifstream file(log_);
+      std::stringstream text;
+      text << file.rdbuf();
+      const std::string all = text.str();
+      const size_t at = all.find(marker);
+      if (at != std::string::npos && all.find(' ', at + marker.size()) != std::string::npos) {
+        port_ = std::stoi(all.substr(at + marker.size()));
+        return true;
+      }
+      if (!running()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string log_text() const {
+    std::ifstream file(log_);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  }
+
+  void Signal(int signal) const {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // Reaps the child; false if it still runs after `timeout`.
+  bool Wait(std::chrono::seconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    while (running()) {
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  bool running() {
+    if (pid_ <= 0 || exit_status_) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_status_ = status;
+      return false;
+    }
+    return true;
+  }
+  std::optional<int> exit_status() const { return exit_status_; }
+
+ private:
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::optional<int> exit_status_;
+};
+
+std::string ReadAdminToken(const std::filesystem::path& data_dir) {
+  std::ifstream file(data_dir / "admin-token");
+  std::string token;
+  std::getline(file, token);
+  return token;
+}
+
+core::TimePoint TimeOf(const json::value& value, std::string_view key) {
+  core::Result<core::TimePoint> time = ParseTime(Str(value, key));
+  EXPECT_TRUE(time.ok()) << key << " of " << json::serialize(value);
+  return time.ok() ? *time : core::TimePoint{};
+}
+
+// The wall clock the server also reads, truncated to the API's milliseconds.
+core::TimePoint WallNow() { return TruncateToMillis(core::SystemClock().Now()); }
+
+json::object Gpu() {
+  return {{"index", 0},
+          {"uuid", "GPU-0"},
+          {"type", "RTX 4090"},
+          {"memory_mb", 24564},
+          {"simulated", true}};
+}
+
+json::object NodeBody(std::string_view name) {
+  return {{"name", name},
+          {"gpus", json::array{Gpu()}},
+          {"vcpu", 16},
+          {"memory_gb", 64},
+          {"disk_gb", 500}};
+}
+
+std::string Dollars(int64_t micros) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(micros / 1'000'000),
+                static_cast<long long>(micros % 1'000'000));
+  return text;
+}
+
+TEST(ControlPlaneProcessTest, BillsTheWholeSecondsBetweenRunningAndStoppedToTheMicroDollar) {
+  TempDir root;
+  ASSERT_FALSE(root.path().empty());
+  const std::filesystem::path data = root.path() / "data";
+  ServerProcess server(data, root.path() / "server.log");
+  ASSERT_TRUE(server.WaitUntilListening()) << server.log_text();
+  ApiClient api(server.url());
+  const std::string admin = ReadAdminToken(data);
+  ASSERT_TRUE(admin.starts_with("sl_")) << admin;
+
+  // A renter with $100, a node with one (simulated) RTX 4090.
+  constexpr int64_t kCredits = 100'000'000;
+  const ApiReply user = api.PostJson(
+      "/v1/users", admin, json::object{{"name", "renter"}, {"credits_micros", kCredits}});
+  ASSERT_EQ(user.status, 201) << user.Describe();
+  const std::string token = Str(user.json, "token");
+  const ApiReply join = api.Post("/v1/join-tokens", admin, "{}");
+  ASSERT_EQ(join.status, 201) << join.Describe();
+  const ApiReply registered =
+      api.PostJson("/v1/agent/register", Str(join.json, "secret"), json::value(NodeBody("n1")));
+  ASSERT_EQ(registered.status, 201) << registered.Describe();
+  const std::string node = Str(registered.json, "token");
+  const std::string node_id = Str(registered.object().at("node"), "id");
+
+  // The pod is bound at once: the node is idle.
+  const ApiReply created =
+      api.Post("/v1/pods", token, R"({"template":"pytorch","gpu_type":"4090","volume_gb":10})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string pod = Str(created.json, "id");
+  const std::string pod_path = "/v1/pods/" + pod;
+  const core::TimePoint created_at = TimeOf(created.json, "created_at");
+  const core::Money storage_price =
+      core::Money::FromMicros(Int(created.json, "storage_price_per_gb_month_micros"));
+  EXPECT_EQ(Int(created.json, "volume_gb"), 10);
+  EXPECT_GT(storage_price.micros(), 0);
+
+  // The agent sees the binding.
+  const ApiReply desired = api.Get("/v1/agent/pods?after=-1", node);
+  ASSERT_EQ(desired.status, 200) << desired.Describe();
+  ASSERT_EQ(Array(desired.json, "pods").size(), 1u) << desired.text;
+  const json::value& bound = Array(desired.json, "pods").front();
+  EXPECT_EQ(Str(bound, "id"), pod);
+  EXPECT_EQ(Str(bound, "desired_state"), "running");
+  EXPECT_EQ(Str(bound, "node_id"), node_id);
+  const int64_t generation = Int(desired.json, "generation");
+
+  const auto report = [&](int64_t seq, std::string_view state, core::TimePoint at,
+                          json::object extra = {}) {
+    extra["seq"] = seq;
+    extra["state"] = state;
+    extra["at"] = FormatTime(at);
+    return api.PostJson("/v1/agent/pods/" + pod + "/status", node, json::value(std::move(extra)));
+  };
+  ASSERT_EQ(report(1, "starting", WallNow()).status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // so T1 is after the binding
+  // Times a moment in the past, after the last change: the server takes them as they are.
+  const core::TimePoint t1 = WallNow() - std::chrono::milliseconds(1);
+  const json::array mappings{
+      json::object{{"container_port", 22}, {"protocol", "tcp"}, {"host_port", 40022}}};
+  const ApiReply running =
+      report(2, "running", t1, {{"container_id", "c1"}, {"port_mappings", mappings}});
+  ASSERT_EQ(running.status, 200) << running.Describe();
+
+  ApiReply shown = api.Get(pod_path, token);
+  ASSERT_EQ(shown.status, 200) << shown.Describe();
+  EXPECT_EQ(Str(shown.json, "state"), "running");
+  EXPECT_EQ(json::serialize(shown.object().at("actions")), R"(["stop","restart","terminate"])");
+  EXPECT_EQ(Str(shown.json, "running_since"), FormatTime(t1)) << "the report's time was kept";
+  EXPECT_EQ(Str(shown.json, "container_id"), "c1");
+  EXPECT_EQ(json::serialize(shown.object().at("port_mappings")), json::serialize(mappings));
+  const core::Money price = core::Money::FromMicros(Int(shown.json, "gpu_price_per_hour_micros"));
+  EXPECT_GT(price.micros(), 0);
+
+  // Let a few whole seconds run (what is billed is read back, not timed).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+
+  const ApiReply stop = api.Post(pod_path + "/stop", token);
+  ASSERT_EQ(stop.status, 200) << stop.Describe();
+  EXPECT_EQ(Str(stop.json, "desired_state"), "stopped");
+  const ApiReply told = api.Get("/v1/agent/pods?after=" + std::to_string(generation), node);
+  ASSERT_EQ(told.status, 200) << told.Describe();
+  EXPECT_GT(Int(told.json, "generation"), generation);
+  ASSERT_EQ(Array(told.json, "pods").size(), 1u) << told.text;
+  EXPECT_EQ(Str(Array(told.json, "pods").front(), "desired_state"), "stopped");
+
+  const core::TimePoint t2 = WallNow() - std::chrono::milliseconds(1);
+  ASSERT_EQ(report(3, "stopped", t2).status, 200);
+
+  shown = api.Get(pod_path, token);
+  EXPECT_EQ(Str(shown.json, "state"), "stopped");
+  EXPECT_EQ(json::serialize(shown.object().at("actions")), R"(["start","terminate"])");
+  EXPECT_EQ(Str(shown.json, "node_id"), "") << "a stopped pod holds no GPU";
+
+  // The transitions, in order, with the times the agent gave.
+  const ApiReply transitions = api.Get(pod_path + "/transitions", token);
+  ASSERT_EQ(transitions.status, 200) << transitions.Describe();
+  std::vector<std::string> states;
+  std::vector<std::string> times;
+  for (const json::value& transition : Array(transitions.json, "transitions")) {
+    states.push_back(Str(transition, "to"));
+    times.push_back(Str(transition, "at"));
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"pending", "starting", "running", "stopped"}))
+      << transitions.text;
+  ASSERT_EQ(times.size(), 4u);
+  EXPECT_EQ(Str(Array(transitions.json, "transitions").front(), "reason"), "created");
+  EXPECT_EQ(times[0], FormatTime(created_at));
+  EXPECT_EQ(times[2], FormatTime(t1));
+  EXPECT_EQ(times[3], FormatTime(t2));
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end())) << transitions.text;
+
+  // The ledger: exactly the meter's charge for [T1, T2) and for the volume since creation.
+  const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(t2 - t1).count();
+  EXPECT_GE(seconds, 2);
+  const int64_t gpu_expected = billing::ChargeBetween(price, t1, t1, t2).micros();
+  EXPECT_EQ(gpu_expected, price.micros() * seconds / 3600);
+  const int64_t storage_expected =
+      billing::StorageChargeBetween(storage_price, 10, created_at, created_at, t2).micros();
+  const auto charges = [&](std::string_view kind) {
+    int64_t sum = 0;
+    const ApiReply ledger = api.Get("/v1/billing/ledger", token);
+    EXPECT_EQ(ledger.status, 200) << ledger.Describe();
+    for (const json::value& entry : Array(ledger.json, "entries")) {
+      if (Str(entry, "pod_id") == pod && Str(entry, "kind") == kind) {
+        sum -= Int(entry, "amount_micros");
+      }
+    }
+    return sum;
+  };
+  EXPECT_EQ(charges("gpu"), gpu_expected);
+  EXPECT_EQ(charges("storage"), storage_expected);
+
+  // The balance: credits less the charges, less at most the volume's seconds since T2.
+  const ApiReply balance = api.Get("/v1/billing/balance", token);
+  ASSERT_EQ(balance.status, 200) << balance.Describe();
+  const int64_t accrued_bound =
+      billing::StorageChargeBetween(storage_price, 10, created_at, t2, WallNow()).micros();
+  const int64_t charged = kCredits - gpu_expected - storage_expected;
+  EXPECT_LE(Int(balance.json, "balance_micros"), charged);
+  EXPECT_GE(Int(balance.json, "balance_micros"), charged - accrued_bound);
+
+  // Usage by pod, as JSON and as CSV.
+  const ApiReply usage = api.Get("/v1/billing/usage?by=pod", token);
+  ASSERT_EQ(usage.status, 200) << usage.Describe();
+  ASSERT_EQ(Array(usage.json, "usage").size(), 1u) << usage.text;
+  const json::value& row = Array(usage.json, "usage").front();
+  EXPECT_EQ(Str(row, "key"), pod);
+  EXPECT_EQ(Int(row, "gpu_seconds"), seconds);
+  EXPECT_EQ(Int(row, "gpu_micros"), gpu_expected);
+  EXPECT_EQ(Int(row, "storage_micros"), storage_expected);
+  EXPECT_EQ(Int(row, "total_micros"), gpu_expected + storage_expected);
+  const ApiReply csv = api.Get("/v1/billing/usage?by=pod&format=csv", token);
+  ASSERT_EQ(csv.status, 200) << csv.Describe();
+  EXPECT_EQ(csv.text, "pod,gpu_seconds,gpu_usd,storage_usd,total_usd\n" + pod + "," +
+                          std::to_string(seconds) + "," + Dollars(gpu_expected) + "," +
+                          Dollars(storage_expected) + "," +
+                          Dollars(gpu_expected + storage_expected) + "\n");
+
+  // A repeated report changes nothing, whatever it says.
+  const auto state_of_record = [&] {
+    const ApiReply now = api.Get(pod_path, token);
+    return Str(now.json, "state") + Str(now.json, "state_since") +
+           std::to_string(Int(now.json, "report_seq")) +
+           std::to_string(Int(now.json, "generation")) +
+           api.Get(pod_path + "/transitions", token).text +
+           api.Get("/v1/billing/ledger", token).text;
+  };
+  const std::string before = state_of_record();
+  EXPECT_EQ(report(3, "stopped", t2).status, 200);
+  EXPECT_EQ(report(3, "running", WallNow()).status, 200);
+  EXPECT_EQ(report(2, "running", t1).status, 200);
+  EXPECT_EQ(state_of_record(), before);
+
+  // Terminating ends the volume's charges; then the balance is exactly credits less the ledger.
+  EXPECT_EQ(api.Send("DELETE", pod_path, token).status, 409) << "the volume needs force";
+  const ApiReply terminated = api.Send("DELETE", pod_path + "?force=true", token);
+  ASSERT_EQ(terminated.status, 200) << terminated.Describe();
+  EXPECT_EQ(Str(terminated.json, "state"), "terminated");
+  const core::TimePoint t3 = TimeOf(terminated.json, "state_since");
+  EXPECT_EQ(charges("gpu"), gpu_expected);
+  EXPECT_EQ(charges("storage"),
+            billing::StorageChargeBetween(storage_price, 10, created_at, created_at, t3).micros());
+  int64_t ledger_sum = 0;
+  std::set<int64_t> seqs;
+  const ApiReply ledger = api.Get("/v1/billing/ledger", token);
+  for (const json::value& entry : Array(ledger.json, "entries")) {
+    ledger_sum += Int(entry, "amount_micros");
+    EXPECT_TRUE(seqs.insert(Int(entry, "seq")).second) << "duplicate seq " << Int(entry, "seq");
+  }
+  EXPECT_EQ(Int(api.Get("/v1/billing/balance", token).json, "balance_micros"), ledger_sum);
+  EXPECT_EQ(ledger_sum, kCredits - charges("gpu") - charges("storage"));
+
+  server.Signal(SIGTERM);
+  ASSERT_TRUE(server.Wait(std::chrono::seconds(20)));
+  ASSERT_TRUE(server.exit_status().has_value());
+  EXPECT_TRUE(WIFEXITED(*server.exit_status()) && WEXITSTATUS(*server.exit_status()) == 0)
+      << server.log_text();
+}
+
+// What the load's clients were told had happened.
+struct Acknowledged {
+  std::mutex mutex;
+  std::vector<std::string> created;  // pods
+  std::set<std::string> stopped;     // pods
+  int64_t credited_micros = 0;       // acknowledged credits
+  int64_t attempted_micros = 0;      // credits sent, acknowledged or not
+  std::atomic<int> count{0};
+};
+
+void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
+                const std::atomic<bool>& stop, Acknowledged& acked) {
+  ApiClient api(url, std::chrono::seconds(10));
+  std::mt19937 random(seed);
+  std::vector<std::string> mine;
+  while (!stop) {
+    if (mine.empty() || random() % 3 != 0) {
+      const ApiReply reply =
+          api.Post("/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0})");
+      if (reply.status == 0) return;  // the server is gone
+      if (reply.status == 201) {
+        std::lock_guard lock(acked.mutex);
+        acked.created.push_back(Str(reply.json, "id"));
+        mine.push_back(acked.created.back());
+        ++acked.count;
+      }
+    } else {
+      const size_t index = random() % mine.size();
+      const std::string id = mine[index];
+      const ApiReply reply = api.Post("/v1/pods/" + id + "/stop", token);
+      if (reply.status == 0) return;
+      mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(index));
+      if (reply.status == 200) {
+        std::lock_guard lock(acked.mutex);
+        acked.stopped.insert(id);
+        ++acked.count;
+      }
+    }
+  }
+}
+
+void RunCreditLoad(const std::string& url, const std::string& admin, const std::string& user_id,
+                   const std::atomic<bool>& stop, Acknowledged& acked) {
+  ApiClient api(url, std::chrono::seconds(10));
+  while (!stop) {
+    {
+      std::lock_guard lock(acked.mutex);
+      acked.attempted_micros += 7;
+    }
+    const ApiReply reply = api.Post("/v1/users/" + user_id + "/credits", admin,
+                                    R"({"amount_micros":7,"note":"load"})");
+    if (reply.status == 0) return;
+    if (reply.status == 200) {
+      std::lock_guard lock(acked.mutex);
+      acked.credited_micros += 7;
+      ++acked.count;
+    }
+  }
+}
+
+TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDone) {
+  constexpr int kRounds = 5;
+  constexpr int64_t kInitialCredits = 100'000'000'000;  // $100,000: thousands of pending pods
+  TempDir root;
+  ASSERT_FALSE(root.path().empty());
+  const std::filesystem::path data = root.path() / "data";
+  int starts = 0;
+  auto start = [&] {
+    auto process = std::make_unique<ServerProcess>(
+        data, root.path() / ("server-" + std::to_string(++starts) + ".log"));
+    EXPECT_TRUE(process->WaitUntilListening()) << process->log_text();
+    return process;
+  };
+  std::unique_ptr<ServerProcess> server = start();
+  const std::string admin = ReadAdminToken(data);
+  std::string user_id, token;
+  {
+    ApiClient api(server->url());
+    const ApiReply user = api.PostJson(
+        "/v1/users", admin, json::object{{"name", "loader"}, {"credits_micros", kInitialCredits}});
+    ASSERT_EQ(user.status, 201) << user.Describe();
+    user_id = Str(user.object().at("user"), "id");
+    token = Str(user.json, "token");
+  }
+
+  Acknowledged acked;
+  std::mt19937 random(20260301);
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    std::atomic<bool> stop{false};
+    const int acked_before = acked.count;
+    std::vector<std::thread> threads;
+    const std::string url = server->url();
+    for (uint32_t i = 0; i < 3; ++i) {
+      threads.emplace_back(RunPodLoad, url, token, random(), std::cref(stop), std::ref(acked));
+    }
+    threads.emplace_back(RunCreditLoad, url, admin, user_id, std::cref(stop), std::ref(acked));
+    // Kill it once the load is well under way, at a moment that differs from round to round.
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (acked.count < acked_before + 30 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 150));
+    server->Signal(SIGKILL);
+    ASSERT_TRUE(server->Wait(std::chrono::seconds(20)));
+    stop = true;
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_GE(acked.count, acked_before + 30) << "the load made progress before the kill";
+    ASSERT_TRUE(WIFSIGNALED(*server->exit_status()));
+
+    server = start();
+    ApiClient api(server->url());
+    std::lock_guard lock(acked.mutex);
+    for (const std::string& id : acked.created) {
+      const ApiReply pod = api.Get("/v1/pods/" + id, token);
+      ASSERT_EQ(pod.status, 200) << "acknowledged pod " << id << " was lost: " << pod.Describe();
+      if (acked.stopped.contains(id)) {
+        EXPECT_EQ(Str(pod.json, "desired_state"), "stopped") << id;
+        EXPECT_EQ(Str(pod.json, "state"), "stopped") << id;
+      }
+    }
+    // Every pod that is there was written whole: its history starts with its creation.
+    const ApiReply pods = api.Get("/v1/pods", token);
+    ASSERT_EQ(pods.status, 200) << pods.Describe();
+    EXPECT_GE(Array(pods.json, "pods").size(), acked.created.size());
+    for (const json::value& pod : Array(pods.json, "pods")) {
+      const std::string id = Str(pod, "id");
+      const ApiReply history = api.Get("/v1/pods/" + id + "/transitions", token);
+      ASSERT_EQ(history.status, 200) << history.Describe();
+      const json::array& transitions = Array(history.json, "transitions");
+      ASSERT_FALSE(transitions.empty()) << "pod " << id << " has no history";
+      EXPECT_EQ(Str(transitions.front(), "reason"), "created") << history.text;
+      EXPECT_EQ(Str(transitions.back(), "to"), Str(pod, "state")) << history.text;
+    }
+    // The ledger: no sequence number twice, and the balance is what it adds up to.
+    const ApiReply ledger = api.Get("/v1/billing/ledger", token);
+    ASSERT_EQ(ledger.status, 200) << ledger.Describe();
+    std::set<int64_t> seqs;
+    int64_t sum = 0;
+    int64_t credits = 0;
+    for (const json::value& entry : Array(ledger.json, "entries")) {
+      EXPECT_TRUE(seqs.insert(Int(entry, "seq")).second) << "duplicate seq " << Int(entry, "seq");
+      sum += Int(entry, "amount_micros");
+      if (Str(entry, "kind") == "credit") credits += Int(entry, "amount_micros");
+    }
+    EXPECT_EQ(Int(api.Get("/v1/billing/balance", token).json, "balance_micros"), sum);
+    EXPECT_GE(credits, kInitialCredits + acked.credited_micros)
+        << "an acknowledged credit was lost";
+    EXPECT_LE(credits, kInitialCredits + acked.attempted_micros);
+    const ApiReply admin_ledger = api.Get("/v1/billing/ledger?user=" + user_id, admin);
+    EXPECT_EQ(admin_ledger.text, ledger.text);
+  }
+  server->Signal(SIGTERM);
+  ASSERT_TRUE(server->Wait(std::chrono::seconds(20)));
+  EXPECT_TRUE(WIFEXITED(*server->exit_status()) && WEXITSTATUS(*server->exit_status()) == 0)
+      << server->log_text();
+}
+
+}  // namespace
+}  // namespace suanli
