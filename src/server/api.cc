@@ -318,18 +318,24 @@ void Api::Finish(Call& call, Result<json::value> result, uint64_t sequence, int 
     Answer(call, StatusResponse(result.status()));
     return;
   }
+  FinishText(call, json::serialize(*result), sequence, created_status);
+}
+
+void Api::FinishText(Call& call, std::string json_body, uint64_t sequence, int status) {
   // Answer once everything the answer reflects is durable: a client never sees a write that a
-  // crash could still take back.
+  // crash could still take back. Serialized before waiting, so the writer thread does not.
   auto shared = std::make_shared<Call>(std::move(call));
-  auto body = std::make_shared<json::value>(std::move(*result));
-  queue_.AfterDurable(sequence, [this, shared, body, created_status](const Status& status) {
-    if (!status.ok()) {
+  auto response = std::make_shared<net::HttpResponse>();
+  response->status = status;
+  response->body = std::move(json_body);
+  queue_.AfterDurable(sequence, [this, shared, response](const Status& durable) {
+    if (!durable.ok()) {
       Answer(*shared, StatusResponse(core::UnavailableError(
-                          "the store could not save this (" + status.message() +
+                          "the store could not save this (" + durable.message() +
                           "); nothing was changed, and the server must be restarted")));
       return;
     }
-    Answer(*shared, JsonResponse(created_status, *body));
+    Answer(*shared, std::move(*response));
   });
 }
 
@@ -343,22 +349,9 @@ void Api::Reply(Call& call, Result<Written<T>> result, View view, int status) {
 }
 
 boost::json::object Api::PodView(const core::Pod& pod) const {
-  json::object view = ToJson(pod);
-  json::array actions;
-  if (pod.desired != core::DesiredState::kTerminated) {
-    for (core::PodAction action : core::AllowedActions(pod.state)) {
-      actions.emplace_back(core::PodActionName(action));
-    }
-  }
-  view["actions"] = std::move(actions);
-  const core::TimePoint now = clock_.Now();
-  view["uptime_s"] =
-      pod.running_since
-          ? std::chrono::duration_cast<std::chrono::seconds>(now - *pod.running_since).count()
-          : 0;
-  const int64_t storage_per_month = pod.storage_price_per_gb_month.micros() * pod.volume_gb;
-  view["storage_price_per_hour_micros"] = (storage_per_month + 719) / 720;
-  view["storage_price_per_month_micros"] = storage_per_month;
+  json::object view = PodViewWithoutTime(pod);
+  view["cost_micros"] = pod.cost.micros();  // the control plane adds what has accrued
+  view["uptime_s"] = UptimeSeconds(pod, clock_.Now());
   return view;
 }
 
@@ -591,9 +584,10 @@ void Api::DeleteTemplate(Call& call) {
 // --- Pods ---------------------------------------------------------------------------------------
 
 void Api::ListPods(Call& call) {
-  Reply(call, plane_.ListPods(call.principal), [this](const std::vector<core::Pod>& pods) {
-    return ListOf("pods", pods, [this](const core::Pod& pod) { return PodView(pod); });
-  });
+  // The hot read: the control plane writes the JSON from views it caches per pod revision.
+  Result<Written<std::string>> pods = plane_.ListPodsJson(call.principal);
+  if (!pods.ok()) return Finish(call, pods.status(), 0);
+  FinishText(call, std::move(pods->value), pods->sequence);
 }
 
 void Api::CreatePod(Call& call) {

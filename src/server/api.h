@@ -57,6 +57,7 @@ class Api {
 
   void Finish(Call& call, core::Result<boost::json::value> result, uint64_t sequence,
               int created_status = 200);
+  void FinishText(Call& call, std::string json_body, uint64_t sequence, int status = 200);
   void Answer(Call& call, net::HttpResponse response);
   template <typename T, typename View>
   void Reply(Call& call, core::Result<Written<T>> result, View view, int status = 200);

@@ -87,6 +87,7 @@ class ControlPlane::Change {
   // Submits the batch and returns the sequence after which the change may be acknowledged.
   uint64_t Commit() {
     for (const auto& [collection, id] : dirty_) {
+      if (collection == Collection::kPods) plane_.pod_revision_[id] = ++plane_.last_revision_;
       std::optional<boost::json::object> json = plane_.Serialize(collection, id);
       if (json) {
         batch_.puts.push_back({collection, id, boost::json::serialize(*json)});
@@ -235,6 +236,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   last_ledger_seq_ = snapshot->last_ledger_seq;
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
+    pods_by_owner_[pod.owner_id].insert(id);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
     if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);
     if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
@@ -956,6 +958,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
                                  "created"});
   pending_.insert(stored.id);
   new_pending_.insert(stored.id);
+  pods_by_owner_[stored.owner_id].insert(stored.id);
   Rerate(stored);
   change.Dirty(Collection::kPods, stored.id);
   // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
@@ -976,6 +979,40 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
     }
   }
   return Written<std::vector<core::Pod>>{std::move(pods), queue_.submitted()};
+}
+
+Result<Written<std::string>> ControlPlane::ListPodsJson(const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  const core::TimePoint now = Now();
+  std::string out = R"({"pods":[)";
+  bool first = true;
+  auto append = [&](const core::Pod& pod) {
+    const auto revision = pod_revision_.find(pod.id);
+    const uint64_t current = revision == pod_revision_.end() ? 0 : revision->second;
+    auto& [cached_revision, view] = pod_view_cache_[pod.id];
+    if (view.empty() || cached_revision != current) {
+      view = boost::json::serialize(PodViewWithoutTime(pod));
+      view.pop_back();  // the closing brace: the time-dependent fields follow
+      cached_revision = current;
+    }
+    if (!first) out += ',';
+    first = false;
+    out += view;
+    out += R"(,"cost_micros":)";
+    out += std::to_string((pod.cost + Unbilled(pod, now)).micros());
+    out += R"(,"uptime_s":)";
+    out += std::to_string(UptimeSeconds(pod, now));
+    out += '}';
+  };
+  if (caller.is_admin()) {
+    for (const auto& entry : pods_) append(entry.second);
+  } else if (const auto owned = pods_by_owner_.find(caller.user_id);
+             owned != pods_by_owner_.end()) {
+    for (const std::string& id : owned->second) append(pods_.at(id));
+  }
+  out += "]}";
+  return Written<std::string>{std::move(out), queue_.submitted()};
 }
 
 Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,

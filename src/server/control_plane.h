@@ -203,6 +203,9 @@ class ControlPlane {
   core::Result<Written<core::Pod>> CreatePod(const Principal& caller, PodSpec spec);
   // Pods as shown: `cost` includes what has accrued since the last charge.
   core::Result<Written<std::vector<core::Pod>>> ListPods(const Principal& caller) const;
+  // ListPods as the API's JSON, {"pods": [...]}, written from views cached per pod revision: the
+  // read a console polls, kept cheap.
+  core::Result<Written<std::string>> ListPodsJson(const Principal& caller) const;
   core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
   // stop, start, restart; terminate refuses a volume with data unless `force`.
   core::Result<Written<core::Pod>> Act(const Principal& caller, std::string_view id,
@@ -350,6 +353,12 @@ class ControlPlane {
   // Pods accruing charges (running, or holding a volume), by owner. Guarded by mutex_.
   std::map<std::string, std::set<std::string>> billable_by_owner_;
   mutable std::unordered_map<std::string, core::Money> price_cache_;  // guarded by mutex_
+  std::map<std::string, std::set<std::string>> pods_by_owner_;        // guarded by mutex_
+  // Each pod's revision (bumped when it is written) and its API view without the time-dependent
+  // fields, serialized, for ListPodsJson. Guarded by mutex_.
+  std::unordered_map<std::string, uint64_t> pod_revision_;
+  uint64_t last_revision_ = 0;
+  mutable std::unordered_map<std::string, std::pair<uint64_t, std::string>> pod_view_cache_;
 };
 
 }  // namespace suanli::server

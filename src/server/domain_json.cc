@@ -78,6 +78,11 @@ core::TimePoint TruncateToMillis(core::TimePoint time) {
       std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()));
 }
 
+int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now) {
+  if (!pod.running_since || now < *pod.running_since) return 0;
+  return std::chrono::duration_cast<std::chrono::seconds>(now - *pod.running_since).count();
+}
+
 std::string FormatTime(core::TimePoint time) {
   const int64_t millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
@@ -333,6 +338,22 @@ json::object ToJson(const core::Pod& pod) {
                    {"volume_confirmed_empty", pod.volume_confirmed_empty}};
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
   return out;
+}
+
+json::object PodViewWithoutTime(const core::Pod& pod) {
+  json::object view = ToJson(pod);
+  view.erase("cost_micros");
+  json::array actions;
+  if (pod.desired != core::DesiredState::kTerminated) {
+    for (core::PodAction action : core::AllowedActions(pod.state)) {
+      actions.emplace_back(core::PodActionName(action));
+    }
+  }
+  view["actions"] = std::move(actions);
+  const int64_t storage_per_month = pod.storage_price_per_gb_month.micros() * pod.volume_gb;
+  view["storage_price_per_hour_micros"] = (storage_per_month + 719) / 720;
+  view["storage_price_per_month_micros"] = storage_per_month;
+  return view;
 }
 
 core::Result<core::Pod> PodFromJson(const json::object& json) {

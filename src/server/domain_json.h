@@ -19,6 +19,7 @@ namespace suanli::server {
 std::string FormatTime(core::TimePoint time);  // "2026-12-02T14:46:25.123Z"
 core::Result<core::TimePoint> ParseTime(std::string_view text);
 core::TimePoint TruncateToMillis(core::TimePoint time);
+int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now);  // 0 unless running
 
 std::string_view RoleName(core::Role role);
 std::string_view DesiredStateName(core::DesiredState desired);
@@ -34,6 +35,10 @@ boost::json::object ToJson(const core::JoinToken& token);
 boost::json::object ToJson(const core::Transition& transition);
 boost::json::object ToJson(const core::LedgerEntry& entry);
 boost::json::array PortsToJson(const std::vector<core::PortSpec>& ports);
+
+// A pod as the API shows it, without the fields that change with time alone (`cost_micros` with
+// what has accrued, `uptime_s`), which callers add: it adds `actions` and storage prices.
+boost::json::object PodViewWithoutTime(const core::Pod& pod);
 
 // Documents the server wrote itself; a field that is missing keeps its default.
 core::Result<core::User> UserFromJson(const boost::json::object& json);
