@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/parse.hpp>
 #include <future>
 
 #include "advisor/model_zoo.h"
@@ -451,6 +452,31 @@ TEST_F(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
   CreatePod(alice);
   EXPECT_TRUE(woke);
   EXPECT_GT(plane_->DesiredFor(node)->generation, generation);
+}
+
+TEST_F(ControlPlaneTest, ThePodListShowsEachPodsCurrentStateAndCost) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  auto state_in_list = [&] {
+    const boost::json::value list = boost::json::parse(plane_->ListPodsJson(alice)->value);
+    const boost::json::array& pods = list.at("pods").as_array();
+    EXPECT_EQ(pods.size(), 1u);
+    EXPECT_EQ(pods[0].at("id").as_string(), pod.id);
+    return std::make_pair(std::string(pods[0].at("state").as_string()),
+                          pods[0].at("cost_micros").as_int64());
+  };
+  EXPECT_EQ(state_in_list(), std::make_pair(std::string("starting"), int64_t{0}));
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  clock_.Advance(seconds(36));  // the view is cached; state and cost must still be current
+  const auto [state, cost] = state_in_list();
+  EXPECT_EQ(state, "running");
+  EXPECT_EQ(cost, billing::CumulativeCharge(plane_->GpuPrice("RTX 4090"), 36).micros());
+  EXPECT_EQ(boost::json::parse(plane_->ListPodsJson(NewUser("bob", "1"))->value)
+                .at("pods")
+                .as_array()
+                .size(),
+            0u);
 }
 
 TEST_F(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
