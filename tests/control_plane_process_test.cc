@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -462,6 +463,7 @@ void RunCreditLoad(const std::string& url, const std::string& admin, const std::
 
 TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDone) {
   constexpr int kRounds = 5;
+  constexpr int kAcksBeforeKill = 100;
   constexpr int64_t kInitialCredits = 100'000'000'000;  // $100,000: thousands of pending pods
   TempDir root;
   ASSERT_FALSE(root.path().empty());
@@ -493,21 +495,22 @@ TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNo
     const int acked_before = acked.count;
     std::vector<std::thread> threads;
     const std::string url = server->url();
-    for (uint32_t i = 0; i < 3; ++i) {
+    for (uint32_t i = 0; i < 4; ++i) {
       threads.emplace_back(RunPodLoad, url, token, random(), std::cref(stop), std::ref(acked));
     }
     threads.emplace_back(RunCreditLoad, url, admin, user_id, std::cref(stop), std::ref(acked));
     // Kill it once the load is well under way, at a moment that differs from round to round.
     const auto deadline = Clock::now() + std::chrono::seconds(20);
-    while (acked.count < acked_before + 30 && Clock::now() < deadline) {
+    while (acked.count < acked_before + kAcksBeforeKill && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 150));
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
     server->Signal(SIGKILL);
     ASSERT_TRUE(server->Wait(std::chrono::seconds(20)));
     stop = true;
     for (std::thread& thread : threads) thread.join();
-    EXPECT_GE(acked.count, acked_before + 30) << "the load made progress before the kill";
+    EXPECT_GE(acked.count, acked_before + kAcksBeforeKill)
+        << "the load made progress before the kill";
     ASSERT_TRUE(WIFSIGNALED(*server->exit_status()));
 
     server = start();
@@ -552,6 +555,8 @@ TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNo
     const ApiReply admin_ledger = api.Get("/v1/billing/ledger?user=" + user_id, admin);
     EXPECT_EQ(admin_ledger.text, ledger.text);
   }
+  std::cout << "acknowledged over " << kRounds << " kills: " << acked.created.size() << " creates, "
+            << acked.stopped.size() << " stops, " << acked.credited_micros / 7 << " credits\n";
   server->Signal(SIGTERM);
   ASSERT_TRUE(server->Wait(std::chrono::seconds(20)));
   EXPECT_TRUE(WIFEXITED(*server->exit_status()) && WEXITSTATUS(*server->exit_status()) == 0)

@@ -539,6 +539,71 @@ TEST_F(ApiOpenApiTest, DocumentListsEveryRouteAndEveryDocumentedOperationIsRoute
   EXPECT_EQ(operations, Api::Routes().size());
 }
 
+// Who may call what, written out once more by hand: a route whose access is loosened (or a new
+// route that nobody placed) fails here, not in production.
+TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
+  using enum Access;
+  const std::map<std::string, Access> expected = {
+      {"GET /healthz", kPublic},
+      {"GET /metrics", kPublic},
+      {"GET /v1/openapi.json", kPublic},
+      {"GET /v1/gpus", kPublic},
+      {"GET /v1/availability", kUser},
+      {"POST /v1/users", kAdmin},
+      {"GET /v1/users", kAdmin},
+      {"GET /v1/users/{id}", kUser},
+      {"POST /v1/users/{id}/credits", kAdmin},
+      {"PATCH /v1/users/me", kUser},
+      {"GET /v1/tokens", kUser},
+      {"POST /v1/tokens", kUser},
+      {"DELETE /v1/tokens/{id}", kUser},
+      {"GET /v1/ssh-keys", kUser},
+      {"POST /v1/ssh-keys", kUser},
+      {"DELETE /v1/ssh-keys/{id}", kUser},
+      {"GET /v1/templates", kUser},
+      {"POST /v1/templates", kUser},
+      {"GET /v1/templates/{id}", kUser},
+      {"DELETE /v1/templates/{id}", kUser},
+      {"GET /v1/pods", kUser},
+      {"POST /v1/pods", kUser},
+      {"GET /v1/pods/{id}", kUser},
+      {"POST /v1/pods/{id}/stop", kUser},
+      {"POST /v1/pods/{id}/start", kUser},
+      {"POST /v1/pods/{id}/restart", kUser},
+      {"DELETE /v1/pods/{id}", kUser},
+      {"GET /v1/pods/{id}/transitions", kUser},
+      {"GET /v1/billing/balance", kUser},
+      {"GET /v1/billing/ledger", kUser},
+      {"GET /v1/billing/usage", kUser},
+      {"GET /v1/join-tokens", kAdmin},
+      {"POST /v1/join-tokens", kAdmin},
+      {"DELETE /v1/join-tokens/{id}", kAdmin},
+      {"GET /v1/nodes", kAdmin},
+      {"GET /v1/nodes/{id}", kAdmin},
+      {"POST /v1/nodes/{id}/cordon", kAdmin},
+      {"POST /v1/nodes/{id}/uncordon", kAdmin},
+      {"POST /v1/nodes/{id}/drain", kAdmin},
+      {"DELETE /v1/nodes/{id}", kAdmin},
+      {"PUT /v1/prices/{gpu}", kAdmin},
+      {"POST /v1/agent/register", kJoin},
+      {"POST /v1/agent/heartbeat", kNode},
+      {"GET /v1/agent/pods", kNode},
+      {"POST /v1/agent/pods/{id}/status", kNode},
+  };
+  size_t seen = 0;
+  for (const RouteInfo& route : Api::Routes()) {
+    const std::string key = std::string(route.method) + " " + std::string(route.pattern);
+    const auto it = expected.find(key);
+    if (it == expected.end()) {
+      ADD_FAILURE() << key << " is not in this list; add it with the access it should have";
+      continue;
+    }
+    ++seen;
+    EXPECT_EQ(static_cast<int>(route.access), static_cast<int>(it->second)) << key;
+  }
+  EXPECT_EQ(seen, expected.size()) << "a route in this list is gone from the table";
+}
+
 TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
   std::set<std::string> seen;
   for (const RouteInfo& route : Api::Routes()) {
@@ -727,6 +792,19 @@ TEST_F(ApiBadInputTest, AnAgentCannotReportAPodOfAnotherNode) {
   EXPECT_TRUE(IsApiError(Report(other_node_.token, "pod_doesnotexist", 1, "running"), 403,
                          "PERMISSION_DENIED"));
   ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ARemovedNodesTokenIsUnauthenticated) {
+  ASSERT_EQ(api().Send("DELETE", "/v1/nodes/" + other_node_.id, admin_).status, 200);
+  json::object heartbeat = NodeBody("n2");
+  heartbeat.erase("name");
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/agent/heartbeat", other_node_.token, heartbeat), 401,
+                         "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods", other_node_.token), 401, "UNAUTHENTICATED"));
+  // The node that holds a pod cannot be removed until it is drained.
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/nodes/" + node_.id, admin_), 409,
+                         "FAILED_PRECONDITION"));
+  EXPECT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, heartbeat).status, 200);
 }
 
 TEST_F(ApiBadInputTest, AnAgentReportWithABadStateOrTimeIsInvalidArgument) {
