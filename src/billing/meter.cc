@@ -59,6 +59,10 @@ core::Duration Runway(core::Money balance, core::Money per_hour) {
   if (balance.micros() <= 0) return core::Duration::zero();
   if (per_hour.micros() <= 0) return core::Duration::max();
   const int64_t seconds = MulDivFloor(balance.micros(), 3'600, per_hour.micros());
+  // Duration counts nanoseconds: a large balance at a small rate (centuries) saturates.
+  constexpr int64_t kMaxSeconds =
+      std::chrono::duration_cast<std::chrono::seconds>(core::Duration::max()).count();
+  if (seconds >= kMaxSeconds) return core::Duration::max();
   return std::chrono::duration_cast<core::Duration>(std::chrono::seconds(seconds));
 }
 

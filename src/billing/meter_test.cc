@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 namespace suanli::billing {
@@ -54,6 +55,19 @@ TEST(MeterTest, RunwayIsHowLongTheBalanceLasts) {
   EXPECT_EQ(Runway(Money::FromMicros(0), k4090PerHour), core::Duration::zero());
   EXPECT_EQ(Runway(Money::FromMicros(-5), k4090PerHour), core::Duration::zero());
   EXPECT_EQ(Runway(Money::FromMicros(5), Money()), core::Duration::max());
+}
+
+TEST(MeterTest, ARunwayOfCenturiesSaturatesInsteadOfOverflowing) {
+  // $10,000 at $0.002/h is 570 years: more nanoseconds than an int64 holds.
+  const Money balance = Money::FromMicros(10'000'000'000);
+  const Money per_hour = Money::FromMicros(2'000);
+  EXPECT_EQ(Runway(balance, per_hour), core::Duration::max());
+  EXPECT_TRUE(CanStart(balance, per_hour));
+  EXPECT_EQ(Runway(Money::FromMicros(std::numeric_limits<int64_t>::max()), Money::FromMicros(1)),
+            core::Duration::max());
+  // Just below the limit the runway is exact.
+  EXPECT_EQ(Runway(Money::FromMicros(1'000'000'000), Money::FromMicros(1'000'000)),
+            std::chrono::hours(1'000));
 }
 
 TEST(MeterTest, APodStartsOnlyWithTenMinutesOfRunway) {

@@ -604,6 +604,11 @@ Result<Written<core::Template>> ControlPlane::DeleteTemplate(const Principal& ca
 // --- Prices and money ---------------------------------------------------------------------------
 
 Money ControlPlane::GpuPrice(std::string_view gpu_type) const {
+  std::lock_guard lock(mutex_);
+  return PriceLocked(gpu_type);
+}
+
+Money ControlPlane::PriceLocked(std::string_view gpu_type) const {
   // Cached: matching a name in the catalog tokenizes it, and prices are read on every create.
   const auto cached = price_cache_.find(std::string(gpu_type));
   if (cached != price_cache_.end()) return cached->second;
@@ -619,7 +624,7 @@ Money ControlPlane::GpuPrice(std::string_view gpu_type) const {
 }
 
 Money ControlPlane::PodGpuRate(const core::Pod& pod) const {
-  return Money::FromMicros(GpuPrice(pod.gpu_type).micros() * pod.gpu_count);
+  return Money::FromMicros(PriceLocked(pod.gpu_type).micros() * pod.gpu_count);
 }
 
 Money ControlPlane::PodStorageRate(const core::Pod& pod) const {
@@ -834,12 +839,12 @@ std::string ControlPlane::ResolveCheapest(int gpu_count) const {
   std::string cheapest_anywhere;
   for (const sched::Node& node : SchedulerNodes()) {
     if (node.gpu_count == 0) continue;
-    const Money price = GpuPrice(node.gpu_type);
-    if (cheapest_anywhere.empty() || price < GpuPrice(cheapest_anywhere)) {
+    const Money price = PriceLocked(node.gpu_type);
+    if (cheapest_anywhere.empty() || price < PriceLocked(cheapest_anywhere)) {
       cheapest_anywhere = node.gpu_type;
     }
     if (node.schedulable && std::popcount(node.free_gpus) >= gpu_count &&
-        (best.empty() || price < GpuPrice(best))) {
+        (best.empty() || price < PriceLocked(best))) {
       best = node.gpu_type;
     }
   }
@@ -1288,7 +1293,7 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     if (view.gpu_type.empty()) continue;
     Availability& entry = by_type[view.gpu_type];
     entry.gpu_type = view.gpu_type;
-    entry.price_per_hour = GpuPrice(view.gpu_type);
+    entry.price_per_hour = PriceLocked(view.gpu_type);
     entry.simulated = entry.simulated || nodes_.at(view.id).gpus.front().simulated;
     if (!view.schedulable) continue;
     const int free = std::popcount(view.free_gpus);

@@ -247,7 +247,8 @@ class ControlPlane {
   enum class UsageBy { kPod, kDay };
   core::Result<std::vector<UsageRow>> Usage(const Principal& caller, std::string_view user_id,
                                             UsageBy by) const;
-  // The price of one GPU of `gpu_type` for an hour (catalog, or the admin's override).
+  // The price of one GPU of `gpu_type` for an hour (catalog, or the admin's override). Takes the
+  // lock: callers inside the control plane use PriceLocked.
   core::Money GpuPrice(std::string_view gpu_type) const;
   core::Result<Written<core::Money>> SetGpuPrice(const Principal& caller, std::string_view gpu_type,
                                                  core::Money per_hour);
@@ -289,6 +290,7 @@ class ControlPlane {
   core::Result<const core::Template*> FindTemplate(const Principal& caller,
                                                    std::string_view id) const;
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id);
+  core::Money PriceLocked(std::string_view gpu_type) const;  // GpuPrice, lock held
   core::Money PodGpuRate(const core::Pod& pod) const;
   core::Money PodStorageRate(const core::Pod& pod) const;  // per hour
   core::Money UserRate(const std::string& user_id) const;
