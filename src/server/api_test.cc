@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <boost/json/serialize.hpp>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "billing/meter.h"
 #include "catalog/catalog_file.h"
@@ -63,7 +66,7 @@ struct Account {
 // A server on a free port with its own data folder; helpers to set up users, nodes and pods.
 class ApiServerTest : public ::testing::Test {
  protected:
-  void StartServer(size_t max_body_bytes = size_t{1} << 20) {
+  void StartServer(size_t max_body_bytes = size_t{1} << 20, int threads = 2) {
     char pattern[] = "/tmp/suanli-api-test-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     dir_ = pattern;
@@ -76,6 +79,7 @@ class ApiServerTest : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     options.data_dir = dir_;
     options.max_body_bytes = max_body_bytes;
+    options.threads = threads;
     core::Result<std::unique_ptr<Server>> server =
         Server::Start(options, std::move(*catalog), clock_, log_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -612,6 +616,59 @@ TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
     EXPECT_TRUE(seen.insert(std::string(route.method) + " " + std::string(route.pattern)).second)
         << route.method << " " << route.pattern;
     EXPECT_FALSE(route.summary.empty()) << route.pattern;
+  }
+}
+
+// --- Concurrency --------------------------------------------------------------------------------
+
+// The public catalog is read on every HTTP thread while an admin changes prices and a renter
+// creates pods: prices live in the control plane's guarded state, so this must neither crash nor
+// refuse anything.
+TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(size_t{1} << 20, /*threads=*/4));
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server_->port());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  const auto fail = [&failures](const std::string& what) {
+    if (failures++ == 0) ADD_FAILURE() << what.substr(0, 300);
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, url] {
+      ApiClient reader(url);
+      while (!stop) {
+        const ApiReply gpus = reader.Get("/v1/gpus");
+        if (gpus.status != 200 || Array(gpus.json, "gpus").size() < 10) fail(gpus.Describe());
+      }
+    });
+  }
+  threads.emplace_back([&, url] {
+    ApiClient renter_client(url);
+    while (!stop) {
+      const ApiReply pod = renter_client.Post(
+          "/v1/pods", renter.token, R"({"image":"busybox","gpu_type":"L4","volume_gb":0})");
+      if (pod.status != 201) fail(pod.Describe());
+    }
+  });
+  ApiClient admin(url);
+  constexpr int kRounds = 100;
+  for (int i = 1; i <= kRounds; ++i) {
+    for (std::string_view gpu : {"T4", "L4", "A10", "RTX 3090", "H100 SXM"}) {
+      const ApiReply set =
+          admin.Send("PUT", "/v1/prices/" + net::PercentEncode(gpu), admin_,
+                     R"({"price_per_hour_micros":)" + std::to_string(i * 1000) + "}");
+      if (set.status != 200) fail(std::string(gpu) + ": " + set.Describe());
+    }
+  }
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);
+  const ApiReply gpus = api().Get("/v1/gpus");
+  for (const json::value& gpu : Array(gpus.json, "gpus")) {
+    if (Str(gpu, "name") == "T4") {
+      EXPECT_EQ(Int(gpu, "price_per_hour_micros"), kRounds * 1000);
+    }
   }
 }
 
