@@ -835,6 +835,10 @@ void Api::DeleteNode(Call& call) {
 // --- The agent's side ---------------------------------------------------------------------------
 
 void Api::RegisterNode(Call& call) {
+  // Who is calling comes first: a stranger learns nothing about what a good body looks like.
+  if (Status token = plane_.CheckJoinToken(call.bearer); !token.ok()) {
+    return Finish(call, token, 0);
+  }
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return Finish(call, body.status(), 0);
   JsonFields fields(*body);

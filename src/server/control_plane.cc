@@ -1330,20 +1330,28 @@ Status ControlPlane::CheckNodeReport(NodeReport& report) const {
   return Status::Ok();
 }
 
-Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
-    std::string_view join_secret, NodeReport report) {
-  SUANLI_RETURN_IF_ERROR(CheckNodeReport(report));
-  Locked locked(*this);
+Status ControlPlane::CheckJoinTokenLocked(std::string_view join_secret) const {
   const core::TimePoint now = Now();
   const std::string hash = Sha256Hex(join_secret);
   const bool valid = std::any_of(join_tokens_.begin(), join_tokens_.end(), [&](const auto& entry) {
     return entry.second.secret_hash == hash && entry.second.expires_at > now;
   });
-  if (!valid) {
-    return core::UnauthenticatedError(
-        "the join token is unknown or expired; an admin creates one with `suanli nodes "
-        "join-token`");
-  }
+  if (valid) return Status::Ok();
+  return core::UnauthenticatedError(
+      "the join token is unknown or expired; an admin creates one with `suanli nodes join-token`");
+}
+
+Status ControlPlane::CheckJoinToken(std::string_view join_secret) const {
+  std::lock_guard lock(mutex_);
+  return CheckJoinTokenLocked(join_secret);
+}
+
+Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
+    std::string_view join_secret, NodeReport report) {
+  Locked locked(*this);
+  SUANLI_RETURN_IF_ERROR(CheckJoinTokenLocked(join_secret));
+  SUANLI_RETURN_IF_ERROR(CheckNodeReport(report));
+  const core::TimePoint now = Now();
   for (const auto& [id, node] : nodes_) {
     if (node.name == report.name) {
       return core::AlreadyExistsError("a node named '" + report.name +

@@ -226,7 +226,9 @@ class ControlPlane {
   core::Result<Written<core::Node>> DeleteNode(const Principal& caller, std::string_view id);
   core::Result<Written<std::vector<Availability>>> GpuAvailability(const Principal& caller) const;
 
-  // --- The agent's side. Register returns the node and its secret token.
+  // --- The agent's side. Register returns the node and its secret token. UNAUTHENTICATED for an
+  // unknown or expired join token, checked before anything else about the request.
+  core::Status CheckJoinToken(std::string_view join_secret) const;
   core::Result<Written<std::pair<core::Node, std::string>>> RegisterNode(
       std::string_view join_secret, NodeReport report);
   core::Result<Written<core::Node>> Heartbeat(const Principal& node, NodeReport report);
@@ -315,6 +317,7 @@ class ControlPlane {
   core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
                                int* gpu_count) const;
   core::Status CheckNodeReport(NodeReport& report) const;
+  core::Status CheckJoinTokenLocked(std::string_view join_secret) const;
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
 
   store::Store& store_;

@@ -268,6 +268,15 @@ TEST_F(ControlPlaneTest, AnAgentCannotReportAnotherNodesPod) {
   EXPECT_EQ(Get(alice, pod.id).state, PodState::kStarting);
 }
 
+TEST_F(ControlPlaneTest, ABadJoinTokenIsRefusedBeforeTheReportIsLookedAt) {
+  EXPECT_EQ(plane_->CheckJoinToken("slj_forged").code(), core::StatusCode::kUnauthenticated);
+  NodeReport nonsense;
+  nonsense.name = "";  // invalid too, but the stranger must not learn that
+  EXPECT_EQ(plane_->RegisterNode("slj_forged", nonsense).status().code(),
+            core::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(plane_->ListNodes(admin_)->value.empty());
+}
+
 TEST_F(ControlPlaneTest, APendingPodSaysWhyItWaits) {
   const Principal alice = NewUser("alice", "100");
   NewNode("n1", 1);
