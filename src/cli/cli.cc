@@ -18,6 +18,8 @@ constexpr CommandSpec kCommands[] = {
     {"compare", "Compare GPU types side by side, as ratios to the first", DefineCompareCommand},
     {"advise", "Predict memory, speed, time and cost of a workload on every GPU, and pick one",
      DefineAdviseCommand},
+    {"up", "Run suanli on this machine with its defaults (./suanli-data, 127.0.0.1:7070)",
+     DefineUpCommand},
     {"server", "Run the control plane: REST API, scheduler and per-second billing",
      DefineServerCommand},
     {"login", "Save the server URL and your API token for the commands below", DefineLoginCommand},

@@ -26,4 +26,29 @@ CommandRun DefineServerCommand(CLI::App& command) {
   };
 }
 
+CommandRun DefineUpCommand(CLI::App& command) {
+  auto options = std::make_shared<server::ServerOptions>();
+  options->data_dir = "suanli-data";
+  command.add_option("--listen", options->listen, "HOST:PORT to serve the API and console on")
+      ->capture_default_str();
+  command.add_option("--data-dir", options->data_dir, "Where the store and the admin token live")
+      ->capture_default_str();
+  return [options](CommandContext& context) -> core::Status {
+    core::Result<catalog::Catalog> catalog = context.LoadCatalog();
+    if (!catalog.ok()) return catalog.status();
+    const std::string token = (options->data_dir / "admin-token").string();
+    return server::RunServerUntilSignalled(
+        *options, std::move(*catalog), context.err, [&](const std::string& url) {
+          context.out << "suanli is up: the API is at " << url << " (Ctrl-C stops it)\n"
+                      << "The admin's API token is in " << token << ". To rent out GPUs:\n"
+                      << "  export SUANLI_URL=" << url << " SUANLI_TOKEN=$(cat " << token << ")\n"
+                      << "  suanli users create alice --credits 20   # prints alice's token\n"
+                      << "  suanli nodes join-token                  # the command for a GPU host\n"
+                      << "  SUANLI_TOKEN=<alice's token> suanli pods create --template pytorch "
+                         "--gpu 4090\n"
+                      << std::flush;
+        });
+  };
+}
+
 }  // namespace suanli::cli

@@ -151,7 +151,8 @@ core::Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options
 }
 
 core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
-                                     std::ostream& log) {
+                                     std::ostream& log,
+                                     const std::function<void(const std::string&)>& on_ready) {
   // Block the signals in every thread the server starts; this thread waits for them.
   sigset_t signals;
   sigemptyset(&signals);
@@ -162,8 +163,11 @@ core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Cata
   core::Result<std::unique_ptr<Server>> server =
       Server::Start(options, std::move(catalog), clock, log);
   if (!server.ok()) return server.status();
-  log << "suanli server listening on http://" << options.listen.substr(0, options.listen.rfind(':'))
-      << ":" << (*server)->port() << " (data in " << options.data_dir.string() << ")" << std::endl;
+  const std::string url = "http://" + options.listen.substr(0, options.listen.rfind(':')) + ":" +
+                          std::to_string((*server)->port());
+  log << "suanli server listening on " << url << " (data in " << options.data_dir.string() << ")"
+      << std::endl;
+  if (on_ready) on_ready(url);
   // Wake every 250 ms to notice a failed store, which stops the server too.
   const timespec poll{0, 250'000'000};
   while (true) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -37,8 +38,10 @@ class Server {
   virtual void Stop() = 0;
 };
 
-// Runs until SIGTERM or SIGINT (graceful) or a store failure (exit status 1).
+// Runs until SIGTERM or SIGINT (graceful; OK) or a store failure (UNAVAILABLE). `on_ready` runs
+// once the server listens, with its URL.
 core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
-                                     std::ostream& log);
+                                     std::ostream& log,
+                                     const std::function<void(const std::string&)>& on_ready = {});
 
 }  // namespace suanli::server
