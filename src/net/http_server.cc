@@ -412,8 +412,9 @@ class BeastHttpServer final : public HttpServer {
     if (stopped_) return;
     stopped_ = true;
     try {
-      StopAccepting();
+      // Draining first: a client that sees the listener closed must also get `Connection: close`.
       state_->draining.store(true);
+      StopAccepting();
       {
         std::unique_lock<std::mutex> lock(state_->drain_mu);
         state_->drain_cv.wait_for(lock, grace, [this] { return state_->in_flight.load() == 0; });
