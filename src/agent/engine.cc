@@ -1,0 +1,856 @@
+#include "agent/engine.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/json.hpp>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "net/http_client.h"
+
+namespace suanli::agent {
+namespace {
+
+namespace json = boost::json;
+
+// Podman 4.3 answers 1.41; Docker accepts older versions than its own, so this one prefix serves
+// both.
+constexpr std::string_view kApi = "/v1.41";
+// Podman's own API, used only for what its Docker-compatible one cannot do (CDI devices; see
+// Create).
+constexpr std::string_view kLibpodApi = "/v4.0.0/libpod";
+
+constexpr std::chrono::seconds kCallTimeout{60};  // create, inspect, ... on a busy host
+// A pull reports progress every few seconds; a longer silence means a stuck registry.
+constexpr std::chrono::minutes kPullSilence{10};
+// A followed log is silent while the container is; the call ends when the container stops.
+constexpr std::chrono::hours kFollowSilence{24};
+// Beyond the grace the engine itself waits, to kill and reap the container.
+constexpr std::chrono::seconds kStopSlack{30};
+
+// Capabilities dropped from Docker's default set, on top of no-new-privileges:
+// - NET_RAW: raw sockets let a pod spoof ARP and DNS to its neighbours on the bridge network
+//   (ping still works through ICMP datagram sockets).
+// - MKNOD: a pod gets its devices (GPUs included) from the engine, never by creating nodes.
+// - SETFCAP: with no-new-privileges file capabilities never take effect on exec, so writing them
+//   only adds attack surface (mapping root in a new user namespace needs it).
+// AUDIT_WRITE stays (Podman drops it by default anyway): sshd in RHEL-family images exits on a
+// failed audit write, and SSH into a pod is a headline feature.
+constexpr std::array<std::string_view, 3> kDroppedCapabilities = {"NET_RAW", "MKNOD", "SETFCAP"};
+
+constexpr std::string_view kStartHint =
+    "start it (sudo systemctl start docker, or: sudo bash scripts/engine.sh)";
+
+// --- JSON reading that never throws: the engine's answers are outside input. ---
+
+const json::object* ObjectAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return nullptr;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr ? value->if_object() : nullptr;
+}
+
+std::string StringAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return {};
+  const json::value* value = object->if_contains(key);
+  if (value == nullptr || !value->is_string()) return {};
+  return std::string(value->get_string());
+}
+
+int64_t IntAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return 0;
+  const json::value* value = object->if_contains(key);
+  if (value == nullptr) return 0;
+  if (value->is_int64()) return value->get_int64();
+  if (value->is_uint64()) return static_cast<int64_t>(value->get_uint64());
+  if (value->is_double()) return static_cast<int64_t>(value->get_double());
+  return 0;
+}
+
+bool BoolAt(const json::object* object, std::string_view key) {
+  if (object == nullptr) return false;
+  const json::value* value = object->if_contains(key);
+  return value != nullptr && value->is_bool() && value->get_bool();
+}
+
+std::optional<json::value> ParseJson(std::string_view text) {
+  boost::system::error_code ec;
+  json::value value = json::parse(text, ec);
+  if (ec) return std::nullopt;
+  return value;
+}
+
+// The engine's reason for an error answer: Docker and Podman both send {"message": "..."}.
+std::string EngineMessage(const net::HttpResponse& response) {
+  if (std::optional<json::value> body = ParseJson(response.body); body && body->is_object()) {
+    std::string message = StringAt(&body->get_object(), "message");
+    if (!message.empty()) return message;
+  }
+  std::string text = response.body.substr(0, 300);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text.empty() ? "HTTP status " + std::to_string(response.status) : text;
+}
+
+// NOT_FOUND for 404, INTERNAL otherwise; `what` says which call failed.
+core::Status EngineError(const net::HttpResponse& response, std::string_view what) {
+  std::string message = std::string(what) + ": " + EngineMessage(response);
+  if (response.status == 404) return core::NotFoundError(std::move(message));
+  return core::InternalError(std::move(message));
+}
+
+// Names, ids and image references go into the URL path unescaped (as the docker CLI sends them),
+// so anything outside their alphabets is refused before it can change the request.
+core::Status CheckReference(std::string_view text, std::string_view what, bool image) {
+  auto allowed = [image](char c) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') {
+      return true;
+    }
+    return image && (c == '/' || c == ':' || c == '@');
+  };
+  if (text.empty() || text.size() > 512 || !std::all_of(text.begin(), text.end(), allowed)) {
+    return core::InvalidArgumentError("'" + std::string(text) + "' is not a valid " +
+                                      std::string(what));
+  }
+  return core::Status::Ok();
+}
+
+std::string CdiName(const std::string& gpu_id) {
+  // An id that is already a CDI name ("nvidia.com/gpu=all") is taken as it is.
+  if (gpu_id.find('=') != std::string::npos) return gpu_id;
+  return "nvidia.com/gpu=" + gpu_id;
+}
+
+std::string PortKey(const PublishedPort& port) {
+  return std::to_string(port.container_port) + "/" + port.protocol;
+}
+
+core::Status CheckSpec(const ContainerSpec& spec) {
+  SUANLI_RETURN_IF_ERROR(CheckReference(spec.name, "container name", /*image=*/false));
+  SUANLI_RETURN_IF_ERROR(CheckReference(spec.image, "image reference", /*image=*/true));
+  for (const auto& [key, value] : spec.env) {
+    if (key.empty() || key.find('=') != std::string::npos) {
+      return core::InvalidArgumentError("'" + key + "' is not a valid environment variable name");
+    }
+  }
+  for (const PublishedPort& port : spec.ports) {
+    if (port.container_port < 1 || port.container_port > 65535 || port.host_port < 0 ||
+        port.host_port > 65535 || (port.protocol != "tcp" && port.protocol != "udp")) {
+      return core::InvalidArgumentError("port " + std::to_string(port.container_port) + " -> " +
+                                        std::to_string(port.host_port) + "/" + port.protocol +
+                                        " is not a valid port mapping (1-65535, tcp or udp)");
+    }
+  }
+  if (!spec.volume_name.empty()) {
+    SUANLI_RETURN_IF_ERROR(CheckReference(spec.volume_name, "volume name", /*image=*/false));
+    if (spec.volume_mount_path.empty() || spec.volume_mount_path[0] != '/') {
+      return core::InvalidArgumentError("volume '" + spec.volume_name +
+                                        "' needs an absolute mount path, e.g. /workspace");
+    }
+  }
+  if (spec.nano_cpus < 0 || spec.memory_bytes < 0) {
+    return core::InvalidArgumentError("CPU and memory limits cannot be negative");
+  }
+  // A GPU pod that starts without its GPUs would bill for nothing, so no combination may drop
+  // them silently.
+  if (spec.gpu_access == GpuAccess::kNone && !spec.gpu_ids.empty()) {
+    return core::InvalidArgumentError("container '" + spec.name +
+                                      "' lists GPUs but no way to attach them (GpuAccess::kNone)");
+  }
+  if (spec.gpu_access != GpuAccess::kNone && spec.gpu_ids.empty()) {
+    return core::InvalidArgumentError("container '" + spec.name +
+                                      "' asks for GPU access with no GPU");
+  }
+  return core::Status::Ok();
+}
+
+json::array Strings(const std::vector<std::string>& values) {
+  json::array array;
+  for (const std::string& value : values) array.emplace_back(value);
+  return array;
+}
+
+json::array DroppedCapabilities() {
+  json::array array;
+  for (std::string_view cap : kDroppedCapabilities) array.emplace_back(cap);
+  return array;
+}
+
+json::object Labels(const std::map<std::string, std::string>& labels) {
+  json::object object;
+  for (const auto& [key, value] : labels) object[key] = value;
+  return object;
+}
+
+// The Docker Engine API's create body (Docker, and Podman without GPUs).
+std::string CompatCreateBody(const ContainerSpec& spec) {
+  json::object body;
+  body["Image"] = spec.image;
+  if (!spec.command.empty()) body["Cmd"] = Strings(spec.command);
+  json::array env;
+  for (const auto& [key, value] : spec.env) env.emplace_back(key + "=" + value);
+  body["Env"] = std::move(env);
+  body["Labels"] = Labels(spec.labels);
+  json::object exposed;
+  json::object bindings;
+  for (const PublishedPort& port : spec.ports) {
+    exposed[PortKey(port)] = json::object();
+    json::object binding{{"HostIp", spec.publish_address},
+                         {"HostPort", port.host_port == 0 ? "" : std::to_string(port.host_port)}};
+    json::value& list = bindings[PortKey(port)];
+    if (!list.is_array()) list = json::array();
+    list.get_array().emplace_back(std::move(binding));
+  }
+  body["ExposedPorts"] = std::move(exposed);
+
+  json::object host;
+  host["PortBindings"] = std::move(bindings);
+  if (spec.nano_cpus > 0) host["NanoCpus"] = spec.nano_cpus;
+  if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
+  if (!spec.volume_name.empty()) {
+    // A name (not a path) before the colon: the engine creates the named volume on first use.
+    host["Binds"] = json::array{spec.volume_name + ":" + spec.volume_mount_path};
+  }
+  host["Privileged"] = false;
+  host["SecurityOpt"] = json::array{"no-new-privileges"};
+  host["CapDrop"] = DroppedCapabilities();
+  if (spec.gpu_access == GpuAccess::kDeviceRequests) {
+    host["DeviceRequests"] = json::array{json::object{{"Driver", "nvidia"},
+                                                      {"DeviceIDs", Strings(spec.gpu_ids)},
+                                                      {"Capabilities", json::array{{"gpu"}}}}};
+  } else if (spec.gpu_access == GpuAccess::kCdi) {
+    // Docker 25+ takes CDI names as a device request of the "cdi" driver (what `docker run
+    // --device nvidia.com/gpu=0` sends); an older Docker refuses the driver, it never ignores it.
+    std::vector<std::string> names;
+    for (const std::string& id : spec.gpu_ids) names.push_back(CdiName(id));
+    host["DeviceRequests"] =
+        json::array{json::object{{"Driver", "cdi"}, {"DeviceIDs", Strings(names)}}};
+  }
+  body["HostConfig"] = std::move(host);
+  return json::serialize(body);
+}
+
+// Podman's own create body, for CDI devices: its Docker-compatible API (4.3 here, 5.1 per
+// containers/podman#23560) ignores DeviceRequests, and turns HostConfig.Devices into
+// "NAME:PATH:PERMS", which it then looks up as one CDI name ("nvidia.com/gpu=0::rwm") or stats as
+// a path. Only the libpod API's {"devices": [{"path": "nvidia.com/gpu=0"}]} attaches them. Same
+// hardening and limits as CompatCreateBody.
+std::string LibpodCreateBody(const ContainerSpec& spec) {
+  json::object body;
+  body["name"] = spec.name;
+  body["image"] = spec.image;
+  if (!spec.command.empty()) body["command"] = Strings(spec.command);
+  json::object env;
+  for (const auto& [key, value] : spec.env) env[key] = value;
+  body["env"] = std::move(env);
+  body["labels"] = Labels(spec.labels);
+  json::array mappings;
+  for (const PublishedPort& port : spec.ports) {
+    mappings.emplace_back(json::object{{"container_port", port.container_port},
+                                       {"host_port", port.host_port},
+                                       {"host_ip", spec.publish_address},
+                                       {"protocol", port.protocol}});
+  }
+  body["portmappings"] = std::move(mappings);
+  json::object limits;
+  if (spec.nano_cpus > 0) {
+    // NanoCpus as the CFS quota per 100 ms period, which is how the engines apply it.
+    constexpr int64_t kPeriodMicros = 100'000;
+    limits["cpu"] = json::object{{"quota", spec.nano_cpus / 10'000}, {"period", kPeriodMicros}};
+  }
+  if (spec.memory_bytes > 0) limits["memory"] = json::object{{"limit", spec.memory_bytes}};
+  body["resource_limits"] = std::move(limits);
+  if (!spec.volume_name.empty()) {
+    body["volumes"] =
+        json::array{json::object{{"Name", spec.volume_name}, {"Dest", spec.volume_mount_path}}};
+  }
+  // Podman's own default is 10 s, which a forced Remove would wait out before killing; the
+  // compatible API's containers get 0, and Stop passes its grace explicitly anyway.
+  body["stop_timeout"] = 0;
+  body["privileged"] = false;
+  body["no_new_privileges"] = true;
+  body["cap_drop"] = DroppedCapabilities();
+  json::array devices;
+  for (const std::string& id : spec.gpu_ids)
+    devices.emplace_back(json::object{{"path", CdiName(id)}});
+  body["devices"] = std::move(devices);
+  return json::serialize(body);
+}
+
+core::Result<ContainerInfo> ParseContainer(const json::object& root) {
+  ContainerInfo info;
+  info.id = StringAt(&root, "Id");
+  if (info.id.empty())
+    return core::InternalError("the engine's inspect answer has no container Id");
+  info.name = StringAt(&root, "Name");
+  if (!info.name.empty() && info.name[0] == '/') info.name.erase(0, 1);
+  const json::object* config = ObjectAt(&root, "Config");
+  info.image = StringAt(config, "Image");
+  if (const json::object* labels = ObjectAt(config, "Labels")) {
+    for (const auto& [key, value] : *labels) {
+      if (value.is_string()) info.labels[std::string(key)] = std::string(value.get_string());
+    }
+  }
+  const json::object* state = ObjectAt(&root, "State");
+  info.status = StringAt(state, "Status");
+  info.running = BoolAt(state, "Running");
+  info.exit_code = static_cast<int>(IntAt(state, "ExitCode"));
+  info.error = StringAt(state, "Error");
+  info.started_at = ParseEngineTime(StringAt(state, "StartedAt"));
+  info.finished_at = ParseEngineTime(StringAt(state, "FinishedAt"));
+
+  // {"8080/tcp": [{"HostIp": "0.0.0.0", "HostPort": "31234"}, {"HostIp": "::", ...}]}: Docker
+  // lists an IPv4 and an IPv6 binding of one port, hence the set.
+  std::set<std::tuple<int, int, std::string>> seen;
+  if (const json::object* ports = ObjectAt(ObjectAt(&root, "NetworkSettings"), "Ports")) {
+    for (const auto& [key, bindings] : *ports) {
+      std::string_view text = key;
+      size_t slash = text.find('/');
+      int container_port = std::atoi(std::string(text.substr(0, slash)).c_str());
+      std::string protocol =
+          slash == std::string_view::npos ? "tcp" : std::string(text.substr(slash + 1));
+      if (!bindings.is_array()) continue;  // null: exposed, not published
+      for (const json::value& binding : bindings.get_array()) {
+        if (!binding.is_object()) continue;
+        int host_port = std::atoi(StringAt(&binding.get_object(), "HostPort").c_str());
+        if (host_port <= 0 || !seen.emplace(container_port, host_port, protocol).second) continue;
+        info.ports.push_back({container_port, host_port, protocol});
+      }
+    }
+  }
+  return info;
+}
+
+std::string SinceParameter(core::TimePoint since) {
+  const int64_t nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(since.time_since_epoch()).count();
+  if (nanos <= 0) return "0";
+  char text[40];
+  std::snprintf(text, sizeof text, "%lld.%09lld", static_cast<long long>(nanos / 1'000'000'000),
+                static_cast<long long>(nanos % 1'000'000'000));
+  return text;
+}
+
+std::string LogsTarget(std::string_view id, const LogOptions& options, bool follow) {
+  std::string target = std::string(kApi) + "/containers/" + std::string(id) +
+                       "/logs?stdout=1&stderr=1&tail=" +
+                       (options.tail < 0 ? std::string("all") : std::to_string(options.tail));
+  if (options.since) target += "&since=" + SinceParameter(*options.since);
+  if (options.timestamps) target += "&timestamps=1";
+  if (follow) target += "&follow=1";
+  return target;
+}
+
+// Adds up a pull's per-layer progress lines. Only "Downloading" counts bytes: the engines report
+// extraction against the same totals, which would count each layer twice.
+class PullTracker {
+ public:
+  explicit PullTracker(const std::function<void(const PullProgress&)>& on_progress)
+      : on_progress_(on_progress) {}
+
+  void Feed(std::string_view piece) {
+    pending_.append(piece);
+    size_t newline;
+    while ((newline = pending_.find('\n')) != std::string::npos) {
+      Line(std::string_view(pending_).substr(0, newline));
+      pending_.erase(0, newline + 1);
+    }
+  }
+  void Finish() {
+    Line(pending_);
+    pending_.clear();
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  void Line(std::string_view line) {
+    std::optional<json::value> value = ParseJson(line);
+    if (!value || !value->is_object()) return;  // blank lines, or a truncated last one
+    const json::object& object = value->get_object();
+    if (std::string error = StringAt(&object, "error"); !error.empty()) {
+      if (error_.empty()) error_ = std::move(error);
+      return;
+    }
+    PullProgress progress;
+    progress.status = StringAt(&object, "status");
+    std::string id = StringAt(&object, "id");
+    const json::object* detail = ObjectAt(&object, "progressDetail");
+    if (!id.empty()) {
+      Layer& layer = layers_[id];
+      int64_t total = IntAt(detail, "total");
+      if (progress.status == "Downloading" && total > 0) {
+        layer.current = IntAt(detail, "current");
+        layer.total = total;
+      } else if (progress.status == "Download complete" || progress.status == "Pull complete" ||
+                 progress.status == "Already exists") {
+        layer.current = layer.total;
+      }
+    }
+    for (const auto& [layer_id, layer] : layers_) {
+      progress.current_bytes += layer.current;
+      progress.total_bytes += layer.total;
+    }
+    if (on_progress_) on_progress_(progress);
+  }
+
+  struct Layer {
+    int64_t current = 0;
+    int64_t total = 0;
+  };
+  const std::function<void(const PullProgress&)>& on_progress_;
+  std::string pending_;
+  std::map<std::string, Layer> layers_;
+  std::string error_;
+};
+
+class DockerApiEngine final : public Engine {
+ public:
+  explicit DockerApiEngine(std::string url) : url_(std::move(url)) {}
+  DockerApiEngine(const DockerApiEngine&) = delete;
+  DockerApiEngine& operator=(const DockerApiEngine&) = delete;
+
+  const std::string& socket_url() const override { return url_; }
+
+  core::Result<EngineVersion> Version() override {
+    core::Result<net::HttpResponse> response = Call("GET", std::string(kApi) + "/version");
+    if (!response.ok()) return response.status();
+    if (response->status != 200) return EngineError(*response, "the engine's version");
+    std::optional<json::value> body = ParseJson(response->body);
+    if (!body || !body->is_object()) {
+      return core::InternalError("the engine at " + url_ + " answered /version with no JSON");
+    }
+    const json::object& root = body->get_object();
+    EngineVersion version;
+    version.version = StringAt(&root, "Version");
+    version.api_version = StringAt(&root, "ApiVersion");
+    // Docker names itself in Platform.Name ("Docker Engine - Community"); Podman there names
+    // the OS, and itself as a component ("Podman Engine").
+    std::string platform = StringAt(ObjectAt(&root, "Platform"), "Name");
+    if (platform.find("Engine") != std::string::npos) version.name = platform;
+    if (const json::value* components = root.if_contains("Components");
+        version.name.empty() && components != nullptr && components->is_array()) {
+      for (const json::value& component : components->get_array()) {
+        if (!component.is_object()) continue;
+        std::string name = StringAt(&component.get_object(), "Name");
+        if (name.find("Engine") != std::string::npos && name != "Engine") {
+          version.name = name;
+          break;
+        }
+      }
+    }
+    if (version.name.empty()) version.name = "Docker Engine";
+    return version;
+  }
+
+  core::Result<bool> ImagePresent(std::string_view image) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(image, "image reference", /*image=*/true));
+    core::Result<net::HttpResponse> response =
+        Call("GET", std::string(kApi) + "/images/" + std::string(image) + "/json");
+    if (!response.ok()) return response.status();
+    if (response->status == 200) return true;
+    if (response->status == 404) return false;
+    return EngineError(*response, "looking up image " + std::string(image));
+  }
+
+  core::Status Pull(std::string_view image,
+                    const std::function<void(const PullProgress&)>& on_progress) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(image, "image reference", /*image=*/true));
+    // An image without a tag must say "latest": an empty tag asks Docker for every tag.
+    std::string name(image);
+    std::string tag;
+    if (name.find('@') == std::string::npos) {
+      size_t colon = name.rfind(':');
+      size_t slash = name.rfind('/');
+      if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+        tag = name.substr(colon + 1);
+        name.resize(colon);
+      } else {
+        tag = "latest";
+      }
+    }
+    std::string target = std::string(kApi) + "/images/create?fromImage=" + net::PercentEncode(name);
+    if (!tag.empty()) target += "&tag=" + net::PercentEncode(tag);
+
+    core::Result<std::unique_ptr<net::HttpClient>> client = Client(kPullSilence);
+    if (!client.ok()) return client.status();
+    PullTracker tracker(on_progress);
+    std::string error_body;  // a refusal before the stream starts is one JSON error
+    core::Result<net::HttpResponse> response =
+        (*client)->Stream("POST", target, {}, {}, [&](std::string_view piece) {
+          if (error_body.size() < 4096) error_body.append(piece);
+          tracker.Feed(piece);
+          return true;
+        });
+    if (!response.ok()) return Unreachable(response.status());
+    tracker.Finish();
+    if (response->status != 200) {
+      response->body = std::move(error_body);
+      return EngineError(*response, "pulling " + std::string(image));
+    }
+    if (!tracker.error().empty()) {
+      std::string message = "pulling " + std::string(image) + " failed: " + tracker.error();
+      const std::string& error = tracker.error();
+      if (error.find("manifest unknown") != std::string::npos ||
+          error.find("not found") != std::string::npos ||
+          error.find("repository does not exist") != std::string::npos) {
+        return core::NotFoundError(std::move(message));
+      }
+      return core::InternalError(std::move(message));
+    }
+    return core::Status::Ok();
+  }
+
+  core::Result<std::string> Create(const ContainerSpec& spec) override {
+    SUANLI_RETURN_IF_ERROR(CheckSpec(spec));
+    bool libpod = false;
+    if (spec.gpu_access != GpuAccess::kNone) {
+      core::Result<bool> podman = IsPodman();
+      if (!podman.ok()) return podman.status();
+      if (*podman && spec.gpu_access == GpuAccess::kDeviceRequests) {
+        return core::FailedPreconditionError(
+            "Podman ignores DeviceRequests (container '" + spec.name +
+            "' would start without its GPUs); attach GPUs through CDI instead: generate the spec "
+            "with `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`");
+      }
+      libpod = *podman && spec.gpu_access == GpuAccess::kCdi;
+    }
+    core::Result<net::HttpResponse> response =
+        libpod
+            ? Call("POST", std::string(kLibpodApi) + "/containers/create", LibpodCreateBody(spec))
+            : Call("POST", std::string(kApi) + "/containers/create?name=" + spec.name,
+                   CompatCreateBody(spec));
+    if (!response.ok()) return response.status();
+    if (response->status == 201 || response->status == 200) {
+      std::optional<json::value> body = ParseJson(response->body);
+      std::string id = body && body->is_object() ? StringAt(&body->get_object(), "Id") : "";
+      if (id.empty()) {
+        return core::InternalError("the engine created container '" + spec.name +
+                                   "' but sent no id");
+      }
+      return id;
+    }
+    std::string message = EngineMessage(*response);
+    // Docker answers 409; Podman 500 with "that name is already in use".
+    if (response->status == 409 || message.find("already in use") != std::string::npos) {
+      return core::AlreadyExistsError("a container named '" + spec.name + "' already exists");
+    }
+    // Docker and Podman's compatible API answer 404; Podman's own 500 with "image not known".
+    if (response->status == 404 || message.find("image not known") != std::string::npos) {
+      return core::NotFoundError("image " + spec.image +
+                                 " is not present on this host; pull it first (" + message + ")");
+    }
+    return core::InternalError("creating container '" + spec.name + "': " + message);
+  }
+
+  core::Status Start(std::string_view id_or_name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    core::Result<net::HttpResponse> response =
+        Call("POST", std::string(kApi) + "/containers/" + std::string(id_or_name) + "/start");
+    if (!response.ok()) return response.status();
+    // 304: already running.
+    if (response->status == 204 || response->status == 304) return core::Status::Ok();
+    return EngineError(*response, "starting container " + std::string(id_or_name));
+  }
+
+  core::Status Stop(std::string_view id_or_name, std::chrono::seconds grace) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    const int64_t seconds = std::max<int64_t>(grace.count(), 0);
+    core::Result<net::HttpResponse> response =
+        Call("POST",
+             std::string(kApi) + "/containers/" + std::string(id_or_name) +
+                 "/stop?t=" + std::to_string(seconds),
+             {}, std::chrono::seconds(seconds) + kStopSlack);
+    if (!response.ok()) return response.status();
+    // 304: not running (created, exited, or stopped already).
+    if (response->status == 204 || response->status == 304) return core::Status::Ok();
+    return EngineError(*response, "stopping container " + std::string(id_or_name));
+  }
+
+  core::Status Remove(std::string_view id_or_name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    // Without v=true: the pod's named volume outlives its container.
+    core::Result<net::HttpResponse> response = Call(
+        "DELETE", std::string(kApi) + "/containers/" + std::string(id_or_name) + "?force=true");
+    if (!response.ok()) return response.status();
+    if (response->status == 204 || response->status == 200) return core::Status::Ok();
+    return EngineError(*response, "removing container " + std::string(id_or_name));
+  }
+
+  core::Result<ContainerInfo> Inspect(std::string_view id_or_name) override {
+    core::Result<json::value> raw = InspectJson(id_or_name);
+    if (!raw.ok()) return raw.status();
+    return ParseContainer(raw->get_object());
+  }
+
+  core::Result<std::vector<ContainerInfo>> ListLabelled(std::string_view label_key) override {
+    if (label_key.empty()) return core::InvalidArgumentError("an empty label key matches nothing");
+    json::object filters{{"label", json::array{label_key}}};
+    core::Result<net::HttpResponse> response =
+        Call("GET", std::string(kApi) + "/containers/json?all=true&filters=" +
+                        net::PercentEncode(json::serialize(filters)));
+    if (!response.ok()) return response.status();
+    if (response->status != 200) return EngineError(*response, "listing containers");
+    std::optional<json::value> body = ParseJson(response->body);
+    if (!body || !body->is_array()) {
+      return core::InternalError("the engine's container list is not a JSON array");
+    }
+    std::vector<ContainerInfo> containers;
+    for (const json::value& entry : body->get_array()) {
+      std::string id = entry.is_object() ? StringAt(&entry.get_object(), "Id") : "";
+      if (id.empty()) continue;
+      core::Result<ContainerInfo> info = Inspect(id);
+      // Removed between the list and the inspect: it is not there any more, which is the answer.
+      if (!info.ok() && info.status().code() == core::StatusCode::kNotFound) continue;
+      if (!info.ok()) return info.status();
+      // The filter is the engine's; check it, as a stale or foreign engine must not hand the
+      // agent containers that are not its own.
+      if (!info->labels.contains(std::string(label_key))) continue;
+      containers.push_back(std::move(*info));
+    }
+    return containers;
+  }
+
+  core::Status RemoveVolume(std::string_view name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(name, "volume name", /*image=*/false));
+    // No force=true: Podman's force removes the containers using the volume, and answers 204 for
+    // a volume that does not exist.
+    core::Result<net::HttpResponse> response =
+        Call("DELETE", std::string(kApi) + "/volumes/" + std::string(name));
+    if (!response.ok()) return response.status();
+    if (response->status == 204 || response->status == 200) return core::Status::Ok();
+    if (response->status == 409) {
+      return core::FailedPreconditionError("volume " + std::string(name) +
+                                           " is in use by a container; remove the container "
+                                           "first (" +
+                                           EngineMessage(*response) + ")");
+    }
+    return EngineError(*response, "removing volume " + std::string(name));
+  }
+
+  core::Result<std::string> Logs(std::string_view id_or_name, const LogOptions& options) override {
+    core::Result<bool> framed = Framed(id_or_name);
+    if (!framed.ok()) return framed.status();
+    core::Result<net::HttpResponse> response =
+        Call("GET", LogsTarget(id_or_name, options, /*follow=*/false));
+    if (!response.ok()) return response.status();
+    if (response->status != 200) {
+      return EngineError(*response, "logs of container " + std::string(id_or_name));
+    }
+    LogDemuxer demuxer(*framed);
+    std::string text;
+    if (!demuxer.Feed(response->body, text)) {
+      return core::InternalError("logs of container " + std::string(id_or_name) + ": " +
+                                 demuxer.error());
+    }
+    return text;
+  }
+
+  core::Status FollowLogs(std::string_view id_or_name, const LogOptions& options,
+                          const std::function<bool(std::string_view)>& on_text) override {
+    core::Result<bool> framed = Framed(id_or_name);
+    if (!framed.ok()) return framed.status();
+    core::Result<std::unique_ptr<net::HttpClient>> client = Client(kFollowSilence);
+    if (!client.ok()) return client.status();
+    LogDemuxer demuxer(*framed);
+    std::string text;
+    core::Result<net::HttpResponse> response =
+        (*client)->Stream("GET", LogsTarget(id_or_name, options, /*follow=*/true), {}, {},
+                          [&](std::string_view piece) {
+                            text.clear();
+                            if (!demuxer.Feed(piece, text)) return false;
+                            return text.empty() || on_text(text);
+                          });
+    if (!response.ok()) return Unreachable(response.status());
+    if (!demuxer.error().empty()) {
+      return core::InternalError("logs of container " + std::string(id_or_name) + ": " +
+                                 demuxer.error());
+    }
+    if (response->status != 200) {
+      return core::InternalError("logs of container " + std::string(id_or_name) +
+                                 ": the engine answered HTTP " + std::to_string(response->status));
+    }
+    return core::Status::Ok();
+  }
+
+ private:
+  core::Result<std::unique_ptr<net::HttpClient>> Client(std::chrono::milliseconds timeout) {
+    return net::HttpClient::Create(url_, net::HttpClientOptions{.timeout = timeout});
+  }
+
+  // One request on a connection of its own (see the header: thread-safety).
+  core::Result<net::HttpResponse> Call(std::string_view method, const std::string& target,
+                                       std::string_view body = {},
+                                       std::chrono::milliseconds timeout = kCallTimeout) {
+    core::Result<std::unique_ptr<net::HttpClient>> client = Client(timeout);
+    if (!client.ok()) return client.status();
+    core::Result<net::HttpResponse> response = (*client)->Send(method, target, body);
+    if (!response.ok()) return Unreachable(response.status());
+    return response;
+  }
+
+  // The HTTP client's "cannot reach URL: reason" as a sentence that says how to fix it.
+  core::Status Unreachable(const core::Status& status) const {
+    if (status.code() != core::StatusCode::kUnavailable) return status;
+    const std::string prefix = "cannot reach " + url_ + ": ";
+    if (status.message().rfind(prefix, 0) == 0) {
+      return core::UnavailableError("cannot reach the container engine at " + url_ + ": " +
+                                    status.message().substr(prefix.size()) + "; " +
+                                    std::string(kStartHint));
+    }
+    return core::UnavailableError("the container engine: " + status.message());
+  }
+
+  core::Result<json::value> InspectJson(std::string_view id_or_name) {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    core::Result<net::HttpResponse> response =
+        Call("GET", std::string(kApi) + "/containers/" + std::string(id_or_name) + "/json");
+    if (!response.ok()) return response.status();
+    if (response->status != 200) {
+      return EngineError(*response, "inspecting container " + std::string(id_or_name));
+    }
+    std::optional<json::value> body = ParseJson(response->body);
+    if (!body || !body->is_object()) {
+      return core::InternalError("the engine's inspect answer for " + std::string(id_or_name) +
+                                 " is not a JSON object");
+    }
+    return std::move(*body);
+  }
+
+  // Whether the container's logs come framed: they do unless it has a TTY. Asked rather than
+  // guessed from the bytes; also turns an unknown container into NOT_FOUND before streaming.
+  core::Result<bool> Framed(std::string_view id_or_name) {
+    core::Result<json::value> raw = InspectJson(id_or_name);
+    if (!raw.ok()) return raw.status();
+    return !BoolAt(ObjectAt(&raw->get_object(), "Config"), "Tty");
+  }
+
+  core::Result<bool> IsPodman() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (is_podman_) return *is_podman_;
+    }
+    core::Result<EngineVersion> version = Version();
+    if (!version.ok()) return version.status();
+    const bool podman = version->name.find("Podman") != std::string::npos;
+    std::lock_guard<std::mutex> lock(mutex_);
+    is_podman_ = podman;
+    return podman;
+  }
+
+  const std::string url_;
+  std::mutex mutex_;
+  std::optional<bool> is_podman_;  // guarded by mutex_; learnt on the first GPU create
+};
+
+bool IsSocket(const std::string& path) {
+  struct stat info {};
+  return !path.empty() && ::stat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
+}
+
+}  // namespace
+
+bool LogDemuxer::Feed(std::string_view piece, std::string& text) {
+  if (!error_.empty()) return false;
+  if (!framed_) {
+    text.append(piece);
+    return true;
+  }
+  constexpr size_t kHeaderBytes = 8;
+  while (!piece.empty()) {
+    if (payload_left_ == 0) {
+      const size_t take = std::min(kHeaderBytes - header_.size(), piece.size());
+      header_.append(piece.substr(0, take));
+      piece.remove_prefix(take);
+      if (header_.size() < kHeaderBytes) break;
+      auto byte = [this](size_t i) { return static_cast<unsigned char>(header_[i]); };
+      if (byte(0) > 3 || byte(1) != 0 || byte(2) != 0 || byte(3) != 0) {
+        error_ = "the engine's log stream is malformed (a frame header starts with byte " +
+                 std::to_string(byte(0)) + "); does the container have a TTY?";
+        return false;
+      }
+      stream_ = byte(0);
+      payload_left_ = (uint32_t{byte(4)} << 24) | (uint32_t{byte(5)} << 16) |
+                      (uint32_t{byte(6)} << 8) | uint32_t{byte(7)};
+      header_.clear();
+      if (payload_left_ == 0 && stream_ == 3) {
+        error_ = "the engine reported an error reading the logs";
+        return false;
+      }
+      continue;
+    }
+    const size_t take = std::min<size_t>(payload_left_, piece.size());
+    // Stream 3 is the engine's own error (e.g. its log driver failed), not the container's text.
+    (stream_ == 3 ? engine_error_ : text).append(piece.substr(0, take));
+    payload_left_ -= static_cast<uint32_t>(take);
+    piece.remove_prefix(take);
+    if (payload_left_ == 0 && stream_ == 3) {
+      while (!engine_error_.empty() && engine_error_.back() == '\n') engine_error_.pop_back();
+      error_ = "the engine reported: " + engine_error_;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<core::TimePoint> ParseEngineTime(std::string_view text) {
+  if (text.empty() || text.starts_with("0001-01-01")) return std::nullopt;
+  std::string utc(text);
+  std::chrono::minutes offset{0};
+  if (!text.ends_with('Z')) {
+    // "...+08:00": Podman keeps the host's zone.
+    if (text.size() < 6) return std::nullopt;
+    std::string_view zone = text.substr(text.size() - 6);
+    auto digit = [&zone](size_t i) { return std::isdigit(static_cast<unsigned char>(zone[i])); };
+    if ((zone[0] != '+' && zone[0] != '-') || !digit(1) || !digit(2) || zone[3] != ':' ||
+        !digit(4) || !digit(5)) {
+      return std::nullopt;
+    }
+    const int minutes =
+        ((zone[1] - '0') * 10 + (zone[2] - '0')) * 60 + (zone[4] - '0') * 10 + (zone[5] - '0');
+    offset = std::chrono::minutes(zone[0] == '+' ? minutes : -minutes);
+    utc = std::string(text.substr(0, text.size() - 6)) + "Z";
+  }
+  core::Result<core::TimePoint> parsed = core::ParseTime(utc);
+  if (!parsed.ok()) return std::nullopt;
+  return *parsed - offset;  // local = UTC + offset
+}
+
+core::Result<std::unique_ptr<Engine>> Engine::Connect(std::string_view socket_url) {
+  constexpr std::string_view kUnix = "unix://";
+  if (!socket_url.starts_with(kUnix) || socket_url.size() <= kUnix.size() ||
+      socket_url[kUnix.size()] != '/') {
+    return core::InvalidArgumentError("'" + std::string(socket_url) +
+                                      "' is not a container engine socket; write it as "
+                                      "unix:///run/podman/podman.sock or "
+                                      "unix:///var/run/docker.sock");
+  }
+  return std::unique_ptr<Engine>(std::make_unique<DockerApiEngine>(std::string(socket_url)));
+}
+
+std::string FindEngineSocket() {
+  std::vector<std::string> candidates;
+  if (const char* docker_host = std::getenv("DOCKER_HOST")) {
+    std::string_view host = docker_host;
+    if (host.starts_with("unix://")) candidates.emplace_back(host.substr(7));
+  }
+  candidates.emplace_back("/var/run/docker.sock");
+  candidates.emplace_back("/run/podman/podman.sock");
+  // The user's Podman (rootless), where systemd's user instance would put it.
+  const char* runtime_dir = std::getenv("XDG_RUNTIME_DIR");
+  candidates.push_back((runtime_dir != nullptr && runtime_dir[0] != '\0'
+                            ? std::string(runtime_dir)
+                            : "/run/user/" + std::to_string(::getuid())) +
+                       "/podman/podman.sock");
+  for (const std::string& path : candidates) {
+    if (IsSocket(path)) return "unix://" + path;
+  }
+  return {};
+}
+
+}  // namespace suanli::agent
