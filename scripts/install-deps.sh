@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
   wrk                                      # bench/api_get_bench.sh
+  podman runc busybox-static curl file     # pods run as containers (scripts/engine.sh)
+  iproute2                                 # network namespaces in the agent's fault tests
 )
 
 missing=()

@@ -217,6 +217,9 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
     // A name (not a path) before the colon: the engine creates the named volume on first use.
     host["Binds"] = json::array{spec.volume_name + ":" + spec.volume_mount_path};
   }
+  // An init process as PID 1 forwards SIGTERM and reaps zombies: most images' main process does
+  // neither, so without it every stop waits out the whole grace period and ends in SIGKILL.
+  host["Init"] = true;
   host["Privileged"] = false;
   host["SecurityOpt"] = json::array{"no-new-privileges"};
   host["CapDrop"] = DroppedCapabilities();
@@ -273,6 +276,7 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
   // Podman's own default is 10 s, which a forced Remove would wait out before killing; the
   // compatible API's containers get 0, and Stop passes its grace explicitly anyway.
   body["stop_timeout"] = 0;
+  body["init"] = true;  // as HostConfig.Init in the compatible body
   body["privileged"] = false;
   body["no_new_privileges"] = true;
   body["cap_drop"] = DroppedCapabilities();

@@ -113,19 +113,22 @@ TEST(PodsCommandTest, CreateRefusesBadInputBeforeCallingTheServer) {
   EXPECT_TRUE(server.requests().empty());
 }
 
-TEST(PodsCommandTest, CreateWithWaitPollsUntilRunning) {
+TEST(PodsCommandTest, CreateWithWaitPollsUntilRunningAndReady) {
   int polls = 0;
   FakeApiServer server([&polls](const FakeRequest& request) {
     if (request.method == "POST") return FakeApiServer::Json(201, PodJson("pod_w", "pending"));
     ++polls;
-    return FakeApiServer::Json(200, PodJson("pod_w", polls < 3 ? "starting" : "running"));
+    std::string pod = PodJson("pod_w", polls < 3 ? "starting" : "running");
+    // Running first with ports that do not answer yet, then ready.
+    pod.insert(1, polls < 4 ? R"("ready":false,)" : R"("ready":true,)");
+    return FakeApiServer::Json(200, pod);
   });
   const Outcome outcome =
       Suanli(server.Environment(), {"pods", "create", "--image", "ubuntu", "--wait", "--json"});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_EQ(boost::json::parse(outcome.out).at("state").as_string(), "running");
-  EXPECT_EQ(polls, 3);
-  EXPECT_EQ(server.sleeps(), 2);
+  EXPECT_EQ(polls, 4);
+  EXPECT_EQ(server.sleeps(), 3);
   EXPECT_EQ(server.requests().back().target, "/v1/pods/pod_w");
 }
 

@@ -22,6 +22,8 @@ constexpr CommandSpec kCommands[] = {
      DefineUpCommand},
     {"server", "Run the control plane: REST API, scheduler and per-second billing",
      DefineServerCommand},
+    {"agent", "Run the node agent on a GPU host (or `agent doctor` to check the host)",
+     DefineAgentCommand},
     {"login", "Save the server URL and your API token for the commands below", DefineLoginCommand},
     {"pods", "Deploy, list, stop, start and remove pods", DefinePodsCommand},
     {"templates", "List, show, create and remove pod templates", DefineTemplatesCommand},

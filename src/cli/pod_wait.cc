@@ -11,6 +11,7 @@ namespace {
 // True when a pod in `state` will not reach `want` without someone acting on it.
 bool GaveUp(std::string_view state, std::string_view desired, std::string_view want) {
   if (state == want) return false;
+  if (want == "ready") want = "running";
   if (state == "failed" || state == "terminated") return true;
   if (want == "running") return state == "exited" || (state == "stopped" && desired != "running");
   return false;
@@ -33,14 +34,19 @@ core::Result<boost::json::value> WaitForPodState(ApiClient& api, const ApiEnviro
     core::Result<boost::json::value> pod = api.Get(target);
     if (!pod.ok()) return pod.status();
     const std::string state = JsonText(*pod, "state");
-    if (state == want) return pod;
+    const boost::json::value* ready =
+        pod->is_object() ? pod->as_object().if_contains("ready") : nullptr;
+    const bool is_ready =
+        state == "running" && ready != nullptr && ready->is_bool() && ready->as_bool();
+    if (want == "ready" ? is_ready : state == want) return pod;
     if (GaveUp(state, JsonText(*pod, "desired_state"), want)) {
       return core::FailedPreconditionError(
           fmt::format("pod {} is {}, not {}{}", id, state, want, Because(*pod)));
     }
     if (env.clock->Now() >= deadline) {
       return core::UnavailableError(
-          fmt::format("pod {} is still {} after {:g} s, not {}{}", id, state,
+          fmt::format("pod {} is still {}{} after {:g} s, not {}{}", id, state,
+                      state == "running" && want == "ready" ? " (its ports do not answer yet)" : "",
                       std::chrono::duration<double>(timeout).count(), want, Because(*pod)));
     }
     env.sleep(interval);

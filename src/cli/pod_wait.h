@@ -11,7 +11,7 @@
 namespace suanli::cli {
 
 // Polls GET /v1/pods/ID every `interval` (sleeping with env.sleep, timing with env.clock) until
-// the pod's state is `want`, and returns the pod. FAILED_PRECONDITION with the pod's state_reason
+// the pod's state is `want` ("ready": running with every port answering), and returns the pod. FAILED_PRECONDITION with the pod's state_reason
 // when it reaches a state it will not leave on its own for `want` (failed or terminated; exited,
 // or stopped by request, while waiting for running); UNAVAILABLE when `timeout` passes first; the
 // API's error when a poll fails.

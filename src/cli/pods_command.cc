@@ -1,20 +1,26 @@
-// suanli pods: create, list, inspect, stop, start, restart, remove and wait for pods.
+// suanli pods: create, list, inspect, stop, start, restart, remove and wait for pods, and read
+// their logs.
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <memory>
 #include <ostream>
+#include <set>
+#include <string_view>
 
 #include "cli/api_command.h"
 #include "cli/api_views.h"
 #include "cli/flags.h"
 #include "cli/pod_wait.h"
+#include "net/http_client.h"
 
 namespace suanli::cli {
 namespace {
 
-const std::vector<std::string> kPodStates = {"pending", "starting", "running", "stopping",
-                                             "stopped", "exited",   "failed",  "terminated"};
+// The pod states, and "ready": running with every port answering.
+const std::vector<std::string> kWaitStates = {"pending", "starting",   "running",
+                                              "ready",   "stopping",   "stopped",
+                                              "exited",  "terminated", "failed"};
 
 struct PodsFlags {
   bool json = false;
@@ -40,6 +46,10 @@ struct PodsFlags {
   bool force = false;
   // wait
   std::string state = "running";
+  // logs
+  std::optional<int> tail;
+  bool follow = false;
+  bool timestamps = false;
 };
 
 std::chrono::milliseconds Milliseconds(double seconds) {
@@ -104,7 +114,7 @@ core::Status RunCreate(const PodsFlags& flags, CommandContext& context) {
   if (!pod.ok() || !flags.wait) return PrintResult(context, flags.json, pod, PodLine);
   const std::string id = JsonText(*pod, "id");
   core::Result<boost::json::value> running =
-      WaitForPodState(**api, *context.api_env, id, "running", Milliseconds(flags.timeout_s));
+      WaitForPodState(**api, *context.api_env, id, "ready", Milliseconds(flags.timeout_s));
   if (!running.ok()) {
     return running.status().WithContext("created " + id + ", but it did not start");
   }
@@ -168,6 +178,92 @@ core::Status RunWait(const PodsFlags& flags, CommandContext& context) {
                      PodLine);
 }
 
+// Prints the lines of `text` that were not printed before. With --follow, lines are asked for with
+// their times (the agent writes them fixed-width UTC, so they compare as text) and each new batch
+// starts at the last time seen, which the engine includes again: lines at exactly that time that
+// were printed already are skipped.
+class LogPrinter {
+ public:
+  LogPrinter(std::ostream& out, bool keep_timestamps) : out_(out), keep_(keep_timestamps) {}
+
+  void Print(std::string_view text) {
+    std::multiset<std::string> printed_at_last = printed_at_last_;
+    while (!text.empty()) {
+      const size_t end = text.find('\n');
+      const std::string_view line = text.substr(0, end);
+      text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+      const size_t space = line.find(' ');
+      const std::string_view time = line.substr(0, space);
+      if (time < last_time_) continue;
+      if (time == last_time_) {
+        const auto seen = printed_at_last.find(std::string(line));
+        if (seen != printed_at_last.end()) {
+          printed_at_last.erase(seen);
+          continue;
+        }
+      } else {
+        last_time_ = std::string(time);
+        printed_at_last_.clear();
+      }
+      printed_at_last_.insert(std::string(line));
+      const std::string_view shown =
+          keep_ || space == std::string_view::npos ? line : line.substr(space + 1);
+      out_ << shown << '\n';
+    }
+    out_.flush();
+  }
+
+  const std::string& last_time() const { return last_time_; }
+
+ private:
+  std::ostream& out_;
+  const bool keep_;
+  std::string last_time_;
+  std::multiset<std::string> printed_at_last_;  // the lines at last_time_
+};
+
+bool IsDownState(std::string_view state) {
+  return state == "stopped" || state == "exited" || state == "failed" || state == "terminated";
+}
+
+core::Status RunLogs(const PodsFlags& flags, CommandContext& context) {
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  const std::string logs_target = IdTarget("pods", flags.id, "/logs");
+  std::string query = flags.follow || flags.timestamps ? "?timestamps=true" : "?timestamps=false";
+  if (flags.tail) query += "&tail=" + std::to_string(*flags.tail);
+  core::Result<std::string> text = (*api)->GetText(logs_target + query);
+  if (!text.ok()) return text.status();
+  if (!flags.follow) {
+    context.out << *text;
+    return core::Status::Ok();
+  }
+  LogPrinter printer(context.out, flags.timestamps);
+  printer.Print(*text);
+  // Until Ctrl-C (which ends the process) or the pod stops.
+  while (true) {
+    context.api_env->sleep(std::chrono::seconds(1));
+    core::Result<boost::json::value> pod = (*api)->Get(IdTarget("pods", flags.id));
+    if (!pod.ok()) return pod.status();
+    const std::string state = JsonText(*pod, "state");
+    std::string since_query = "?timestamps=true";
+    if (!printer.last_time().empty()) {
+      since_query += "&since=" + net::PercentEncode(printer.last_time());
+    }
+    text = (*api)->GetText(logs_target + since_query);
+    if (text.ok()) {
+      printer.Print(*text);
+    } else if (text.status().code() != core::StatusCode::kFailedPrecondition) {
+      return text.status();
+    }
+    if (!text.ok() || IsDownState(state)) {
+      context.err << "pod " << flags.id << " is " << (text.ok() ? state : "no longer on a node")
+                  << "; no more logs\n";
+      return core::Status::Ok();
+    }
+  }
+}
+
 void AddId(CLI::App& command, PodsFlags& flags) {
   command.add_option("id", flags.id, "The pod's ID")->required();
 }
@@ -211,7 +307,8 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--selector", flags->selector, "Only nodes with this label, KEY=VALUE");
   create.add_flag("--interruptible", flags->interruptible,
                   "Cheaper, but on-demand pods may preempt it");
-  create.add_flag("--wait", flags->wait, "Wait until the pod is running");
+  create.add_flag("--wait", flags->wait,
+                  "Wait until the pod is running and its ports answer (see --timeout)");
   AddTimeout(create, *flags);
   AddJsonFlag(create, flags->json);
 
@@ -245,11 +342,18 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   remove.add_flag("--force", flags->force, "Terminate even when the volume may hold data");
   AddJsonFlag(remove, flags->json);
 
+  CLI::App& logs = group.Add("logs", "Print a pod's logs (-f: follow them until it stops)",
+                             [flags](CommandContext& context) { return RunLogs(*flags, context); });
+  AddId(logs, *flags);
+  logs.add_option("--tail", flags->tail, "Only the last N lines")->check(CLI::Range(0, 1'000'000));
+  logs.add_flag("-f,--follow", flags->follow, "Print new lines as they come, until Ctrl-C");
+  logs.add_flag("--timestamps", flags->timestamps, "Start each line with its time (UTC)");
+
   CLI::App& wait = group.Add("wait", "Wait until a pod reaches a state (running by default)",
                              [flags](CommandContext& context) { return RunWait(*flags, context); });
   AddId(wait, *flags);
   wait.add_option("--state", flags->state, "The state to wait for")
-      ->check(CLI::IsMember(kPodStates));
+      ->check(CLI::IsMember(kWaitStates));
   AddTimeout(wait, *flags);
   AddJsonFlag(wait, flags->json);
   return group.Build();

@@ -1,9 +1,70 @@
-#include <iostream>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "agent/agent.h"
+#include "agent/engine.h"
+#include "cli/api_client.h"
 #include "cli/command.h"
+#include "core/stop_signal.h"
 #include "server/server.h"
 
 namespace suanli::cli {
+namespace {
+
+// The engine's socket: one that exists, or Podman's service started here (rootful, as `up` runs as
+// root) when Podman is installed. scripts/engine.sh also configures Podman for sandboxes; this is
+// the fallback for a machine where Podman just works.
+core::Result<std::string> EnsureLocalEngine(std::ostream& log) {
+  if (std::string socket = agent::FindEngineSocket(); !socket.empty()) return socket;
+  const std::string path = "/run/podman/podman.sock";
+  log << "no container engine socket found; starting Podman's service on " << path << std::endl;
+  std::filesystem::create_directories("/run/podman");
+  const pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    execlp("podman", "podman", "system", "service", "--time=0", ("unix://" + path).c_str(),
+           static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  if (child < 0) return core::UnavailableError("cannot start podman: fork failed");
+  for (int i = 0; i < 100; ++i) {
+    if (std::filesystem::exists(path)) return "unix://" + path;
+    int status = 0;
+    if (waitpid(child, &status, WNOHANG) == child) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return core::UnavailableError(
+      "no Docker or Podman socket, and Podman's service did not start; install and start an "
+      "engine: sudo bash scripts/install-deps.sh && sudo bash scripts/engine.sh");
+}
+
+// A join token for the local agent, made through the API with the admin's token, as an operator
+// would.
+core::Result<std::string> CreateJoinToken(const std::string& url,
+                                          const std::filesystem::path& token_file,
+                                          const ApiEnvironment& env) {
+  std::ifstream in(token_file);
+  std::string admin_token;
+  std::getline(in, admin_token);
+  core::Result<std::unique_ptr<ApiClient>> api = ApiClient::Create({url, admin_token}, env);
+  if (!api.ok()) return api.status();
+  core::Result<boost::json::value> created =
+      (*api)->Post("/v1/join-tokens", boost::json::object{{"note", "suanli up: the local agent"}});
+  if (!created.ok()) return created.status();
+  const boost::json::value* secret = created->as_object().if_contains("secret");
+  if (secret == nullptr || !secret->is_string()) {
+    return core::InternalError("the server's join token answer has no secret");
+  }
+  return std::string(secret->as_string());
+}
+
+}  // namespace
 
 CommandRun DefineServerCommand(CLI::App& command) {
   auto options = std::make_shared<server::ServerOptions>();
@@ -26,28 +87,73 @@ CommandRun DefineServerCommand(CLI::App& command) {
   };
 }
 
+// `suanli up` runs the agent beside the server in one process, talking to it over HTTP as a remote
+// agent would, so the all-in-one machine exercises the real protocol.
 CommandRun DefineUpCommand(CLI::App& command) {
-  auto options = std::make_shared<server::ServerOptions>();
-  options->data_dir = "suanli-data";
-  command.add_option("--listen", options->listen, "HOST:PORT to serve the API and console on")
+  auto server_options = std::make_shared<server::ServerOptions>();
+  auto agent_options = std::make_shared<agent::AgentOptions>();
+  command
+      .add_option("--listen", server_options->listen, "HOST:PORT to serve the API and console on")
       ->capture_default_str();
-  command.add_option("--data-dir", options->data_dir, "Where the store and the admin token live")
+  command
+      .add_option("--data-dir", server_options->data_dir,
+                  "Where the store and the admin token live")
       ->capture_default_str();
-  return [options](CommandContext& context) -> core::Status {
+  command.add_option(
+      "--simulate-gpus", agent_options->simulate_gpus,
+      "GPUs for the local agent to pretend it has, marked simulated, e.g. \"2xRTX 4090\"");
+  command.add_option("--engine", agent_options->engine_socket,
+                     "The Docker or Podman socket; default: the first that answers, else Podman's "
+                     "service is started");
+  return [server_options, agent_options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();
-    const std::string token = (options->data_dir / "admin-token").string();
-    return server::RunServerUntilSignalled(
-        *options, std::move(*catalog), context.err, [&](const std::string& url) {
-          context.out << "suanli is up: the API is at " << url << " (Ctrl-C stops it)\n"
-                      << "The admin's API token is in " << token << ". To rent out GPUs:\n"
-                      << "  export SUANLI_URL=" << url << " SUANLI_TOKEN=$(cat " << token << ")\n"
-                      << "  suanli users create alice --credits 20   # prints alice's token\n"
-                      << "  suanli nodes join-token                  # the command for a GPU host\n"
-                      << "  SUANLI_TOKEN=<alice's token> suanli pods create --template pytorch "
-                         "--gpu 4090\n"
-                      << std::flush;
-        });
+    core::BlockStopSignals();
+    if (agent_options->engine_socket.empty()) {
+      core::Result<std::string> socket = EnsureLocalEngine(context.err);
+      if (!socket.ok()) return socket.status();
+      agent_options->engine_socket = *socket;
+    }
+    core::SystemClock clock;
+    core::Result<std::unique_ptr<server::Server>> server =
+        server::Server::Start(*server_options, *catalog, clock, context.err);
+    if (!server.ok()) return server.status();
+    const std::string host = server_options->listen.substr(0, server_options->listen.rfind(':'));
+    const std::string url = "http://" + host + ":" + std::to_string((*server)->port());
+    const std::filesystem::path token_file = server_options->data_dir / "admin-token";
+    agent_options->server_url = url;
+    agent_options->state_dir = server_options->data_dir / "agent";
+    if (!std::filesystem::exists(agent_options->state_dir / "agent.db")) {
+      core::Result<std::string> join = CreateJoinToken(url, token_file, *context.api_env);
+      if (!join.ok()) {
+        (*server)->Stop();
+        return join.status().WithContext("creating the local agent's join token");
+      }
+      agent_options->join_token = *join;
+    }
+    core::Result<std::unique_ptr<agent::Agent>> agent =
+        agent::Agent::Start(*agent_options, *catalog, clock, context.err);
+    if (!agent.ok()) {
+      (*server)->Stop();
+      return agent.status().WithContext("starting the local agent");
+    }
+    context.out << "suanli is up: the API and console are at " << url << "/ (Ctrl-C stops both;"
+                << " pods keep running)\n"
+                << "The admin's API token is in " << token_file.string() << ". Next:\n"
+                << "  export SUANLI_URL=" << url << " SUANLI_TOKEN=$(cat " << token_file.string()
+                << ")\n"
+                << "  suanli users create alice --credits 20   # prints alice's token\n"
+                << "  export SUANLI_TOKEN=<alice's token>\n"
+                << "  suanli pods create --template demo-http --gpu 4090 --wait\n"
+                << "  suanli pods logs <pod id>; suanli pods stop <pod id>; suanli billing usage\n"
+                << std::flush;
+    const core::Status failure = core::WaitForStopSignal([&]() -> core::Status {
+      if (core::Status failed = (*server)->failure(); !failed.ok()) return failed;
+      return (*agent)->failure();
+    });
+    (*agent)->Stop();
+    (*server)->Stop();
+    return failure;
   };
 }
 

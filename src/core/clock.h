@@ -7,6 +7,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
 
 namespace suanli::core {
 
@@ -39,5 +43,10 @@ class ManualClock final : public Clock {
  private:
   std::atomic<Duration::rep> now_;
 };
+
+// The API's time text, "2026-12-02T14:46:25.123Z": UTC, milliseconds. ParseTime also takes fewer
+// or more fraction digits (Docker writes nanoseconds) and keeps milliseconds.
+std::string FormatTime(TimePoint time);
+Result<TimePoint> ParseTime(std::string_view text);
 
 }  // namespace suanli::core

@@ -113,6 +113,7 @@ struct Pod {
   std::vector<int> gpu_indices;
   std::string container_id;
   std::vector<PortMapping> port_mappings;
+  bool ready = false;  // running, and every port answers (the agent probes them)
 
   Money gpu_price_per_hour;  // whole pod; fixed when the current run started
   Money storage_price_per_gb_month;

@@ -88,4 +88,9 @@ bool HoldsGpus(PodState state) {
          state == PodState::kStopping;
 }
 
+bool IsDown(PodState state) {
+  return state == PodState::kStopped || state == PodState::kExited || state == PodState::kFailed ||
+         state == PodState::kTerminated;
+}
+
 }  // namespace suanli::core

@@ -35,6 +35,9 @@ std::span<const PodAction> AllowedActions(PodState state);
 // OK when `action` is allowed in `state`; FAILED_PRECONDITION saying why and what to do otherwise.
 Status CheckAction(PodState state, PodAction action);
 
+// True for the states in which no container runs: stopped, exited, failed, terminated.
+bool IsDown(PodState state);
+
 // True while the pod holds a GPU binding (from scheduling until the container is gone).
 bool HoldsGpus(PodState state);
 

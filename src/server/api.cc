@@ -915,6 +915,11 @@ void Api::ReportPod(Call& call) {
   fields.String("at", &at, true, 40);
   fields.String("container_id", &report.container_id, false, 128);
   fields.String("message", &report.message, false, 1024);
+  if (fields.Raw("ready") != nullptr) {
+    bool ready = false;
+    fields.Bool("ready", &ready);
+    report.ready = ready;
+  }
   int exit_code = 0;
   if (fields.Raw("exit_code") != nullptr) {
     fields.Int("exit_code", &exit_code, -1'000'000, 1'000'000);

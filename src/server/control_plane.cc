@@ -17,6 +17,7 @@
 namespace suanli::server {
 namespace {
 
+using core::IsDown;
 using core::Money;
 using core::PodState;
 using core::Result;
@@ -68,11 +69,6 @@ Status CheckEnv(const std::map<std::string, std::string>& env) {
     }
   }
   return Status::Ok();
-}
-
-bool IsDown(PodState state) {
-  return state == PodState::kStopped || state == PodState::kExited || state == PodState::kFailed ||
-         state == PodState::kTerminated;
 }
 
 std::string Dollars(Money amount) { return amount.ToString(); }
@@ -767,6 +763,7 @@ void ControlPlane::Notify(Change& change, core::User& user, std::string notice) 
 
 void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::TimePoint at,
                             std::string reason) {
+  pod.ready = false;  // a new state: the agent probes the ports again
   if (pod.state == PodState::kRunning && to != PodState::kRunning) {
     ChargePod(change, pod, at);
     pod.running_since.reset();
@@ -1448,6 +1445,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   const PodState to = report.state;
   if (to == pod.state) {
     if (!report.message.empty()) pod.state_reason = report.message;
+    if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
     return Written<core::Pod>{pod, change.Commit()};
   }
   std::string reason = report.message;
@@ -1459,6 +1457,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty() && pod.desired != core::DesiredState::kRunning) reason = pod.state_reason;
   if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
+  if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
   if (IsDown(to)) {
     if (pod.desired == core::DesiredState::kRunning) {
       // It stopped by itself: it stays down until its owner starts it again.

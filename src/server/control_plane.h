@@ -122,6 +122,7 @@ struct PodReport {
   std::vector<core::PortMapping> port_mappings;
   std::string message;
   std::optional<int> exit_code;
+  std::optional<bool> ready;  // the pod's ports answer; only meaningful with state running
 };
 
 // What an agent must run: its node's pods, with the generation they were computed at.

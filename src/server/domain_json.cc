@@ -83,64 +83,6 @@ int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now) {
   return std::chrono::duration_cast<std::chrono::seconds>(now - *pod.running_since).count();
 }
 
-std::string FormatTime(core::TimePoint time) {
-  const int64_t millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-  int64_t seconds = millis / 1000;
-  int64_t fraction = millis % 1000;
-  if (fraction < 0) {
-    fraction += 1000;
-    seconds -= 1;
-  }
-  const auto as_time_t = static_cast<std::time_t>(seconds);
-  std::tm parts{};
-  gmtime_r(&as_time_t, &parts);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900,
-                parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec,
-                static_cast<int>(fraction));
-  return text;
-}
-
-core::Result<core::TimePoint> ParseTime(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS[.fff]Z, UTC only: the API writes no other form.
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  int consumed = 0;
-  const std::string copy(text);
-  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &month, &day, &hour, &minute,
-                  &second, &consumed) != 6 ||
-      month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
-    return core::InvalidArgumentError("'" + copy +
-                                      "' is not a UTC time like 2026-12-02T14:46:25.123Z");
-  }
-  std::string_view rest = text.substr(static_cast<size_t>(consumed));
-  int64_t millis = 0;
-  if (rest.starts_with('.')) {
-    rest.remove_prefix(1);
-    int digits = 0;
-    while (!rest.empty() && rest.front() >= '0' && rest.front() <= '9') {
-      if (digits < 3) millis = millis * 10 + (rest.front() - '0');
-      ++digits;
-      rest.remove_prefix(1);
-    }
-    if (digits == 0) return core::InvalidArgumentError("'" + copy + "': digits must follow '.'");
-    for (int i = digits; i < 3; ++i) millis *= 10;
-  }
-  if (rest != "Z") {
-    return core::InvalidArgumentError("'" + copy + "' must end in Z (UTC), e.g. " +
-                                      "2026-12-02T14:46:25.123Z");
-  }
-  std::tm parts{};
-  parts.tm_year = year - 1900;
-  parts.tm_mon = month - 1;
-  parts.tm_mday = day;
-  parts.tm_hour = hour;
-  parts.tm_min = minute;
-  parts.tm_sec = second;
-  const int64_t seconds = timegm(&parts);
-  return core::TimePoint(std::chrono::milliseconds(seconds * 1000 + millis));
-}
-
 std::string_view RoleName(core::Role role) { return role == core::Role::kAdmin ? "admin" : "user"; }
 
 std::string_view DesiredStateName(core::DesiredState desired) {
@@ -335,7 +277,8 @@ json::object ToJson(const core::Pod& pod) {
                    {"gpu_billed_to", FormatTime(pod.gpu_billed_to)},
                    {"storage_billed_to", FormatTime(pod.storage_billed_to)},
                    {"cost_micros", pod.cost.micros()},
-                   {"volume_confirmed_empty", pod.volume_confirmed_empty}};
+                   {"volume_confirmed_empty", pod.volume_confirmed_empty},
+                   {"ready", pod.ready}};
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
   return out;
 }
@@ -415,6 +358,7 @@ core::Result<core::Pod> PodFromJson(const json::object& json) {
   pod.storage_billed_to = Time(json, "storage_billed_to");
   pod.cost = Micros(json, "cost_micros");
   pod.volume_confirmed_empty = Bool(json, "volume_confirmed_empty");
+  pod.ready = Bool(json, "ready");
   return pod;
 }
 

@@ -16,8 +16,8 @@
 
 namespace suanli::server {
 
-std::string FormatTime(core::TimePoint time);  // "2026-12-02T14:46:25.123Z"
-core::Result<core::TimePoint> ParseTime(std::string_view text);
+using core::FormatTime;  // "2026-12-02T14:46:25.123Z"
+using core::ParseTime;
 core::TimePoint TruncateToMillis(core::TimePoint time);
 int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now);  // 0 unless running
 

@@ -1,6 +1,5 @@
 #include "server/server.h"
 
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <charconv>
@@ -10,6 +9,7 @@
 #include <ostream>
 #include <thread>
 
+#include "core/stop_signal.h"
 #include "net/http_server.h"
 #include "server/api.h"
 #include "server/control_plane.h"
@@ -153,12 +153,7 @@ core::Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options
 core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
                                      std::ostream& log,
                                      const std::function<void(const std::string&)>& on_ready) {
-  // Block the signals in every thread the server starts; this thread waits for them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  core::BlockStopSignals();
   core::SystemClock clock;
   core::Result<std::unique_ptr<Server>> server =
       Server::Start(options, std::move(catalog), clock, log);
@@ -168,21 +163,13 @@ core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Cata
   log << "suanli server listening on " << url << " (data in " << options.data_dir.string() << ")"
       << std::endl;
   if (on_ready) on_ready(url);
-  // Wake every 250 ms to notice a failed store, which stops the server too.
-  const timespec poll{0, 250'000'000};
-  while (true) {
-    const int signal = sigtimedwait(&signals, nullptr, &poll);
-    if (signal == SIGTERM || signal == SIGINT) {
-      log << "stopping: answering requests in flight and saving what is queued" << std::endl;
-      (*server)->Stop();
-      return core::Status::Ok();
-    }
-    if (const core::Status failure = (*server)->failure(); !failure.ok()) {
-      (*server)->Stop();
-      return core::UnavailableError("the store failed, so the server stopped: " +
-                                    failure.message() + "; fix it and start the server again");
-    }
-  }
+  const core::Status failure = core::WaitForStopSignal([&] { return (*server)->failure(); });
+  if (failure.ok())
+    log << "stopping: answering requests in flight and saving what is queued" << std::endl;
+  (*server)->Stop();
+  if (failure.ok()) return failure;
+  return core::UnavailableError("the store failed, so the server stopped: " + failure.message() +
+                                "; fix it and start the server again");
 }
 
 }  // namespace suanli::server

@@ -1,0 +1,66 @@
+// The node agent: one per GPU host. It registers the host's GPUs with the control plane, dials out
+// (the server never connects to a node), keeps a heartbeat, and reconciles the pods the server
+// wants on this node with the containers the engine runs (reconcile.h), reporting every state
+// change through a durable outbox (state_db.h).
+//
+// What it promises: a pod's container is never started twice; containers keep running when the
+// server or the agent goes away, and are adopted (by label) when the agent comes back; state
+// changes seen while the server is unreachable are reported, with the engine's own times, once it
+// is back, so usage is exact to the second; a dead container engine is reported and waited out.
+//
+// Threads: one long-polls the desired pods, one beats the heart, one reconciles, one drains the
+// outbox, and one per image being pulled. Each has its own HTTP client.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "catalog/catalog.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace suanli::agent {
+
+struct AgentOptions {
+  std::string server_url;  // "http://10.0.0.2:7070"
+  std::string join_token;  // slj_...; needed only until the node is registered
+  std::filesystem::path state_dir = "/var/lib/suanli-agent";
+  std::string name;           // the node's name; default: the host name
+  std::string simulate_gpus;  // "4xRTX 4090": report GPUs that do not exist (marked simulated)
+  std::string engine_socket;  // "unix:///run/podman/podman.sock"; default: FindEngineSocket()
+  std::string gpu_access = "auto";  // auto (CDI on Podman, DeviceRequests on Docker), cdi, nvidia
+  std::string publish_address;      // host address pod ports are published on; empty: all
+  std::chrono::milliseconds heartbeat_interval{5'000};
+  std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
+  std::chrono::seconds long_poll{10};
+  std::chrono::seconds stop_grace{10};  // SIGTERM to SIGKILL when a pod stops
+};
+
+class Agent {
+ public:
+  // Opens the state directory, discovers GPUs and starts the threads. Registration and the first
+  // fetch of desired pods happen in the background (retried while the server is unreachable), so a
+  // host reboots into a working agent even when the server is down. Errors: a bad option, a
+  // state directory in use, an unknown simulated GPU type.
+  static core::Result<std::unique_ptr<Agent>> Start(const AgentOptions& options,
+                                                    const catalog::Catalog& catalog,
+                                                    core::Clock& clock, std::ostream& log);
+  virtual ~Agent() = default;
+
+  // Stops the threads and leaves every container as it is. Idempotent.
+  virtual void Stop() = 0;
+  // Why the agent gave up (its node was removed and no join token can register it again), or OK.
+  virtual core::Status failure() const = 0;
+  // The node id once registered, else empty.
+  virtual std::string node_id() const = 0;
+};
+
+// `suanli agent`: runs until SIGTERM or SIGINT, leaving pods running.
+core::Status RunAgentUntilSignalled(const AgentOptions& options, const catalog::Catalog& catalog,
+                                    std::ostream& log);
+
+}  // namespace suanli::agent

@@ -1,0 +1,137 @@
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "agent/agent.h"
+#include "agent/engine.h"
+#include "agent/gpus.h"
+#include "cli/command.h"
+
+namespace suanli::cli {
+namespace {
+
+void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
+  command.add_option("--simulate-gpus", options.simulate_gpus,
+                     "Report GPUs that do not exist, marked simulated, e.g. \"4xRTX 4090\"");
+  command.add_option("--engine", options.engine_socket,
+                     "The Docker or Podman socket, unix:///...; default: the first that exists");
+  command
+      .add_option("--gpu-access", options.gpu_access,
+                  "How GPUs reach containers: auto, cdi (Podman, Docker 25+) or nvidia "
+                  "(DeviceRequests, NVIDIA Container Toolkit)")
+      ->capture_default_str();
+  command.add_option("--publish-address", options.publish_address,
+                     "Host address pod ports are published on; default: all");
+}
+
+// `suanli agent doctor`: each check on one line, OK or what is wrong and how to fix it.
+core::Status RunDoctor(const agent::AgentOptions& options, CommandContext& context) {
+  int problems = 0;
+  auto line = [&](bool ok, const std::string& what, const std::string& detail) {
+    context.out << (ok ? "ok    " : "FIX   ") << what << ": " << detail << "\n";
+    if (!ok) ++problems;
+  };
+  const std::string socket =
+      options.engine_socket.empty() ? agent::FindEngineSocket() : options.engine_socket;
+  std::unique_ptr<agent::Engine> engine;
+  if (socket.empty()) {
+    line(false, "container engine",
+         "no Docker or Podman socket found; start one (sudo bash scripts/engine.sh, or "
+         "sudo systemctl start docker) or give --engine");
+  } else if (auto connected = agent::Engine::Connect(socket); !connected.ok()) {
+    line(false, "container engine", connected.status().message());
+  } else if (auto version = (*connected)->Version(); !version.ok()) {
+    line(false, "container engine", version.status().message());
+  } else {
+    line(true, "container engine",
+         version->name + " " + version->version + " (API " + version->api_version + ") at " +
+             socket);
+    engine = std::move(connected).value();
+  }
+  core::Result<catalog::Catalog> catalog = context.LoadCatalog();
+  if (!catalog.ok()) return catalog.status();
+  core::Result<agent::GpuInventory> gpus = agent::DiscoverGpus(*catalog, options.simulate_gpus);
+  if (!gpus.ok()) {
+    line(false, "GPUs", gpus.status().message());
+  } else if (gpus->gpus.empty()) {
+    line(false, "GPUs",
+         gpus->note +
+             "; install the NVIDIA driver, or try suanli with "
+             "--simulate-gpus \"4xRTX 4090\"");
+  } else {
+    std::string detail = std::to_string(gpus->gpus.size()) + " from " + gpus->source;
+    if (!gpus->driver_version.empty()) {
+      detail += ", driver " + gpus->driver_version + ", CUDA " + gpus->cuda_version;
+    }
+    for (const agent::Gpu& gpu : gpus->gpus) {
+      detail += "; " + std::to_string(gpu.index) + ": " + gpu.name +
+                (gpu.type.empty() ? " (not in the catalog: not offered)" : " = " + gpu.type) +
+                (gpu.simulated ? " [simulated]" : "");
+    }
+    line(true, "GPUs", detail);
+    if (!gpus->note.empty()) line(false, "GPUs", gpus->note);
+  }
+  struct statvfs disk {};
+  const std::filesystem::path where =
+      std::filesystem::exists(options.state_dir) ? options.state_dir : std::filesystem::path("/");
+  if (statvfs(where.c_str(), &disk) == 0) {
+    const int64_t free_gb = (static_cast<int64_t>(disk.f_bavail) * disk.f_frsize) >> 30;
+    line(free_gb >= 10, "free disk",
+         std::to_string(free_gb) + " GB at " + where.string() +
+             (free_gb >= 10 ? "" : "; pods need room for images"));
+  }
+  if (engine) {
+    const std::string image = "localhost/suanli/busybox:latest";
+    core::Result<bool> present = engine->ImagePresent(image);
+    if (!present.ok() || !*present) {
+      line(false, "a container starts",
+           "the test image " + image + " is missing; build it: sudo bash scripts/engine.sh");
+    } else {
+      agent::ContainerSpec spec;
+      spec.name = "suanli-doctor-" + std::to_string(::getpid());
+      spec.image = image;
+      spec.command = {"true"};
+      core::Result<std::string> created = engine->Create(spec);
+      core::Status started = created.ok() ? engine->Start(*created) : created.status();
+      line(started.ok(), "a container starts",
+           started.ok() ? "yes (" + image + ")" : started.message());
+      if (created.ok()) (void)engine->Remove(*created);
+    }
+  }
+  if (problems == 0) return core::Status();
+  return core::FailedPreconditionError(std::to_string(problems) +
+                                       " check(s) failed; fix them as shown above");
+}
+
+}  // namespace
+
+CommandRun DefineAgentCommand(CLI::App& command) {
+  auto options = std::make_shared<agent::AgentOptions>();
+  command.add_option("--server", options->server_url, "The control plane, http://HOST:PORT");
+  command.add_option("--join-token", options->join_token,
+                     "slj_... from `suanli nodes join-token`; needed only the first time");
+  command
+      .add_option("--state-dir", options->state_dir,
+                  "Where the agent keeps its identity and unsent reports")
+      ->capture_default_str();
+  command.add_option("--name", options->name, "The node's name; default: the host name");
+  AddAgentFlags(command, *options);
+  CLI::App* doctor = command.add_subcommand(
+      "doctor", "Check the engine, GPUs, driver, disk, and a test container");
+  AddAgentFlags(*doctor, *options);
+  auto run_doctor = std::make_shared<bool>(false);
+  doctor->callback([run_doctor] { *run_doctor = true; });
+  return [options, run_doctor](CommandContext& context) -> core::Status {
+    if (*run_doctor) return RunDoctor(*options, context);
+    if (options->server_url.empty()) {
+      return core::InvalidArgumentError(
+          "--server is required: the control plane's URL, e.g. --server http://10.0.0.2:7070");
+    }
+    core::Result<catalog::Catalog> catalog = context.LoadCatalog();
+    if (!catalog.ok()) return catalog.status();
+    return agent::RunAgentUntilSignalled(*options, *catalog, context.err);
+  };
+}
+
+}  // namespace suanli::cli
