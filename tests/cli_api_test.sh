@@ -93,6 +93,8 @@ check "pod wait times out" 9 "" "pod $pod_id is still pending after 1 s, not run
 check "pod history" 0 "pending" "" -- pods history "$pod_id"
 check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
 check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X
+check "pod logs pending" 5 "" "is pending and on no node, so it has no logs" -- pods logs "$pod_id" --tail 10
+check "pod logs bad tail" 2 "" "tail" -- pods logs "$pod_id" --tail -3
 check "pod stop" 0 "^$pod_id " "" -- pods stop "$pod_id"
 check "pod rm" 0 "^$pod_id terminated" "" -- pods rm "$pod_id" --force
 

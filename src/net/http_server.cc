@@ -162,6 +162,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void DoRead() {
+    head_ = false;
     parser_.emplace();
     parser_->body_limit(state_->options.max_body_bytes);
     parser_->header_limit(kHeaderLimitBytes);
@@ -200,6 +201,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     http::request<http::string_body> message = parser_->release();
     parser_.reset();
     keep_alive_ = message.keep_alive();
+    head_ = message.method() == http::verb::head;
     HttpRequest request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
@@ -274,6 +276,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.body() = std::move(response.body);
     response_.keep_alive(!close_after_);
     response_.prepare_payload();
+    // The answer to a HEAD has the Content-Length of the body it would have had, and no body: a
+    // body sent after it would be read as the start of the next answer.
+    if (head_) response_.body().clear();
     stream_.expires_after(state_->options.idle_timeout);
     http::async_write(
         stream_, response_,
@@ -337,6 +342,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   http::response<http::string_body> response_;
   std::string remote_address_;
   bool keep_alive_ = true;
+  bool head_ = false;  // the request being answered is a HEAD
   bool counted_ = false;
   bool close_after_ = false;
 };

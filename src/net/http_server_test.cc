@@ -242,6 +242,27 @@ TEST(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnectionUntilClose) {
   EXPECT_EQ(calls.load(), 4);
 }
 
+// A HEAD is answered with the Content-Length its GET would have and no body, so the next answer on
+// the connection is read from its own first byte.
+TEST(HttpServerTest, AHeadIsAnsweredWithoutABodyAndTheConnectionStaysInStep) {
+  auto server = StartOrDie([](HttpRequest&& request, Responder respond) {
+    respond(Text(200, "body of " + request.method));
+  });
+  auto client = ClientOf(*server);
+  core::Result<HttpResponse> head = client->Send("HEAD", "/x");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->body, "");
+  std::string length;
+  for (const auto& [name, value] : head->headers) {
+    if (name == "content-length") length = value;
+  }
+  EXPECT_EQ(length, std::to_string(std::string("body of HEAD").size()));
+  core::Result<HttpResponse> get = client->Send("GET", "/x");
+  ASSERT_TRUE(get.ok()) << get.status().ToString();
+  EXPECT_EQ(get->body, "body of GET");
+}
+
 TEST(HttpServerTest, PipelinedRequestsAreHandledOneAtATimeInOrder) {
   std::atomic<int> active{0};
   std::atomic<bool> overlapped{false};

@@ -3,13 +3,18 @@
 #include <fmt/format.h>
 
 #include <boost/json/serialize.hpp>
+#include <charconv>
 #include <chrono>
+#include <initializer_list>
 #include <memory>
+#include <set>
 
 #include "billing/meter.h"
 #include "catalog/catalog_json.h"
+#include "net/base64.h"
 #include "server/domain_json.h"
 #include "server/json_fields.h"
+#include "server/secrets.h"
 
 namespace suanli::server {
 
@@ -50,10 +55,22 @@ net::HttpResponse StatusResponse(const Status& status) {
                             status.message());
 }
 
-// Splits "/v1/pods/abc/stop" against "/v1/pods/{id}/stop"; fills `params` on a match.
+// A last pattern segment "/{name...}": it takes the rest of the path, slashes included.
+bool IsRestSegment(std::string_view pattern) {
+  return pattern.starts_with("/{") && pattern.ends_with("...}") &&
+         pattern.find('/', 1) == std::string_view::npos;
+}
+
+// Splits "/v1/pods/abc/stop" against "/v1/pods/{id}/stop"; fills `params` on a match. A last
+// segment "{path...}" matches the rest of the path without its leading '/', possibly empty
+// ("/v1/pods/abc/proxy/80" and ".../80/" both give "").
 bool MatchPath(std::string_view pattern, std::string_view path, std::vector<std::string>* params) {
   params->clear();
   while (!pattern.empty() || !path.empty()) {
+    if (IsRestSegment(pattern)) {
+      params->emplace_back(path.empty() ? path : path.substr(1));
+      return true;
+    }
     if (pattern.empty() || path.empty() || pattern.front() != '/' || path.front() != '/') {
       return false;
     }
@@ -71,6 +88,113 @@ bool MatchPath(std::string_view pattern, std::string_view path, std::vector<std:
     path.remove_prefix(path_segment.size());
   }
   return true;
+}
+
+// The pattern as an OpenAPI path: "{path...}" is written "{path}" (with a description).
+std::string OpenApiPath(std::string_view pattern) {
+  std::string path(pattern);
+  if (const size_t dots = path.find("...}"); dots != std::string::npos) path.erase(dots, 3);
+  return path;
+}
+
+// A decimal integer in [min, max], all of `text`; nullopt otherwise.
+std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string LowerAscii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Headers that describe one connection, not the message (RFC 9110 7.6.1): a proxy never passes
+// them on.
+constexpr std::string_view kHopByHopHeaders[] = {"connection",
+                                                 "keep-alive",
+                                                 "proxy-authenticate",
+                                                 "proxy-authorization",
+                                                 "proxy-connection",
+                                                 "te",
+                                                 "trailer",
+                                                 "transfer-encoding",
+                                                 "upgrade"};
+
+// `headers` without the hop-by-hop ones (also those the Connection header names) and without those
+// in `also_drop` (lower case). Names come out in lower case.
+net::Headers EndToEndHeaders(const net::Headers& headers,
+                             std::initializer_list<std::string_view> also_drop) {
+  std::set<std::string, std::less<>> dropped(std::begin(kHopByHopHeaders),
+                                             std::end(kHopByHopHeaders));
+  dropped.insert(also_drop.begin(), also_drop.end());
+  for (const auto& [name, value] : headers) {
+    if (LowerAscii(name) != "connection") continue;
+    std::string_view rest = value;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      std::string_view token = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) {
+        token.remove_prefix(1);
+      }
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t'))
+        token.remove_suffix(1);
+      if (!token.empty()) dropped.insert(LowerAscii(token));
+    }
+  }
+  net::Headers kept;
+  for (const auto& [name, value] : headers) {
+    std::string lower = LowerAscii(name);
+    if (!dropped.contains(lower)) kept.emplace_back(std::move(lower), value);
+  }
+  return kept;
+}
+
+// An HTTP field name (RFC 9110 5.1: a token) of reasonable length.
+bool IsHeaderName(std::string_view name) {
+  constexpr std::string_view kTokenPunctuation = "!#$%&'*+-.^_`|~";
+  if (name.empty() || name.size() > 256) return false;
+  for (char c : name) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && kTokenPunctuation.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+// A field value that cannot end the header early or smuggle another one in.
+bool IsHeaderValue(std::string_view value) {
+  return value.size() <= 8192 &&
+         value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+// What follows "/v1/pods/{id}/proxy/{port}" in the target as sent (still percent-encoded, so the
+// pod sees what the user wrote), with the query: "/" at least.
+std::string PodTarget(std::string_view target) {
+  const size_t question = target.find('?');
+  std::string_view path = target.substr(0, question);
+  for (int segment = 0; segment < 5; ++segment) {  // v1, pods, {id}, proxy, {port}
+    const size_t slash = path.find('/', 1);
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash);
+  }
+  std::string pod_target = path.empty() ? "/" : std::string(path);
+  if (question != std::string_view::npos) pod_target += target.substr(question);
+  return pod_target;
+}
+
+std::string PortList(const std::vector<core::PortSpec>& ports) {
+  std::string list;
+  for (const core::PortSpec& port : ports) {
+    if (!list.empty()) list += ", ";
+    list += std::to_string(port.container_port) + "/" + port.protocol;
+  }
+  return list;
 }
 
 std::string_view AccessName(Access access) {
@@ -205,6 +329,13 @@ std::span<const Api::Route> Api::RouteTable() {
       {{"POST", "/v1/pods/{id}/restart", Access::kUser, "Restart a running pod's container"}, &Api::RestartPod},
       {{"DELETE", "/v1/pods/{id}", Access::kUser, "Terminate a pod (?force=true deletes its volume)"}, &Api::TerminatePod},
       {{"GET", "/v1/pods/{id}/transitions", Access::kUser, "A pod's state changes"}, &Api::PodTransitions},
+      {{"GET", "/v1/pods/{id}/logs", Access::kUser, "A pod's logs (?tail=N&since=TIME&timestamps=true), relayed by its node's agent"}, &Api::PodLogs},
+      {{"GET", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"POST", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"PUT", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"PATCH", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"DELETE", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"HEAD", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
       {{"GET", "/v1/billing/balance", Access::kUser, "Balance, spend rate and runway"}, &Api::Balance},
       {{"GET", "/v1/billing/ledger", Access::kUser, "Credits and charges (?user= for admins)"}, &Api::LedgerEntries},
       {{"GET", "/v1/billing/usage", Access::kUser, "Usage by pod or day (?by=pod|day&format=csv)"}, &Api::Usage},
@@ -222,6 +353,8 @@ std::span<const Api::Route> Api::RouteTable() {
       {{"POST", "/v1/agent/heartbeat", Access::kNode, "Agent: report the node's resources"}, &Api::Heartbeat},
       {{"GET", "/v1/agent/pods", Access::kNode, "Agent: the node's desired pods (?after=GEN&wait_s=N long-polls)"}, &Api::AgentPods},
       {{"POST", "/v1/agent/pods/{id}/status", Access::kNode, "Agent: report a pod's actual state"}, &Api::ReportPod},
+      {{"GET", "/v1/agent/requests", Access::kNode, "Agent: requests relayed to its pods (?wait_s=N long-polls)"}, &Api::AgentRequests},
+      {{"POST", "/v1/agent/requests/{id}", Access::kNode, "Agent: the answer to a relayed request"}, &Api::AnswerRequest},
   };
   return kRoutes;
 }
@@ -236,12 +369,15 @@ std::span<const RouteInfo> Api::Routes() {
   return kInfos;
 }
 
-Api::Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock)
+Api::Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock,
+         RelayOptions relay_options)
     : plane_(plane),
       queue_(queue),
       clock_(clock),
       zoo_(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
-      metrics_(RouteTable().size()) {
+      metrics_(RouteTable().size()),
+      relay_(
+          clock, [] { return "rly_" + HexEncode(OpenSslEntropy().Bytes(12)); }, relay_options) {
   for (const Route& route : RouteTable()) {
     metric_labels_.push_back(
         fmt::format(R"(method="{}",route="{}")", route.info.method, route.info.pattern));
@@ -965,6 +1101,213 @@ void Api::ReportPod(Call& call) {
         [this](const core::Pod& pod) { return PodView(pod); });
 }
 
+// --- Relayed to a pod's node ---------------------------------------------------------------------
+
+void Api::PodLogs(Call& call) {
+  RelayRequest request;
+  request.kind = RelayRequest::Kind::kLogs;
+  if (const std::optional<std::string> tail = call.request.QueryValue("tail")) {
+    const std::optional<int64_t> lines = ParseInteger(*tail, 0, 1'000'000);
+    if (!lines) {
+      return Finish(call,
+                    core::InvalidArgumentError("tail: must be a number of lines, 0 to 1000000"), 0);
+    }
+    request.tail = static_cast<int>(*lines);
+  }
+  if (const std::optional<std::string> since = call.request.QueryValue("since")) {
+    if (Result<core::TimePoint> parsed = ParseTime(*since); !parsed.ok()) {
+      return Finish(call, core::InvalidArgumentError("since: " + parsed.status().message()), 0);
+    }
+    request.since = *since;
+  }
+  if (const std::optional<std::string> timestamps = call.request.QueryValue("timestamps")) {
+    if (*timestamps != "true" && *timestamps != "false") {
+      return Finish(call, core::InvalidArgumentError("timestamps: must be true or false"), 0);
+    }
+    request.timestamps = *timestamps == "true";
+  }
+  Result<PodPlacement> placement = plane_.Placement(call.principal, call.param(0));
+  if (!placement.ok()) return Finish(call, placement.status(), 0);
+  const core::Pod& pod = placement->pod;
+  if (pod.node_id.empty()) {
+    return Finish(call,
+                  core::FailedPreconditionError(
+                      "pod " + pod.id + " is " + std::string(core::PodStateName(pod.state)) +
+                      " and on no node, so it has no logs: a pod's container, and its logs with "
+                      "it, exist only while the pod is on a node"),
+                  0);
+  }
+  request.pod_id = pod.id;
+  RelayToNode(call, *placement, std::move(request));
+}
+
+void Api::ProxyToPod(Call& call) {
+  const std::optional<int64_t> port = ParseInteger(call.param(1), 1, 65535);
+  if (!port) {
+    return Finish(call,
+                  core::InvalidArgumentError(
+                      "port: must be one of the pod's ports, e.g. /v1/pods/ID/proxy/8888/"),
+                  0);
+  }
+  Result<PodPlacement> placement = plane_.Placement(call.principal, call.param(0));
+  if (!placement.ok()) return Finish(call, placement.status(), 0);
+  const core::Pod& pod = placement->pod;
+  const bool has_port =
+      std::any_of(pod.ports.begin(), pod.ports.end(),
+                  [&](const core::PortSpec& spec) { return spec.container_port == *port; });
+  if (!has_port) {
+    return Finish(
+        call,
+        core::InvalidArgumentError(
+            "port " + std::to_string(*port) + " is not one of pod " + pod.id + "'s ports" +
+            (pod.ports.empty() ? " (it has none)" : " (" + PortList(pod.ports) + ")")),
+        0);
+  }
+  if (pod.state != core::PodState::kRunning || pod.node_id.empty()) {
+    return Finish(call,
+                  core::FailedPreconditionError("pod " + pod.id + " is " +
+                                                std::string(core::PodStateName(pod.state)) +
+                                                "; only a running pod's ports can be reached"),
+                  0);
+  }
+  RelayRequest request;
+  request.kind = RelayRequest::Kind::kHttp;
+  request.pod_id = pod.id;
+  request.port = static_cast<int>(*port);
+  request.method = call.request.method;
+  request.target = PodTarget(call.request.target);
+  // Never the user's suanli token: the pod is not to act as its owner. Host and the framing are
+  // the agent's connection's own.
+  request.headers = EndToEndHeaders(
+      call.request.headers, {"authorization", "host", "content-length", "x-forwarded-for",
+                             "x-forwarded-host", "x-forwarded-proto", "x-forwarded-prefix"});
+  // What a web app behind a path prefix needs to write its own links.
+  std::string forwarded_for = call.request.Header("x-forwarded-for").value_or("");
+  if (!forwarded_for.empty()) forwarded_for += ", ";
+  request.headers.emplace_back("x-forwarded-for", forwarded_for + call.request.remote_address);
+  if (const std::optional<std::string> host = call.request.Header("host")) {
+    request.headers.emplace_back("x-forwarded-host", *host);
+  }
+  request.headers.emplace_back("x-forwarded-proto", "http");
+  request.headers.emplace_back("x-forwarded-prefix",
+                               "/v1/pods/" + pod.id + "/proxy/" + std::to_string(*port));
+  request.body = std::move(call.request.body);
+  RelayToNode(call, *placement, std::move(request));
+}
+
+void Api::RelayToNode(Call& call, const PodPlacement& placement, RelayRequest request) {
+  if (!placement.node_reachable) {
+    return Finish(
+        call,
+        core::UnavailableError("node " + placement.node_name + " of pod " + placement.pod.id +
+                               " is unreachable (no heartbeat lately); its pods keep "
+                               "running and can be reached again once it is back"),
+        0);
+  }
+  auto shared = std::make_shared<Call>(std::move(call));
+  const Status submitted = relay_.Submit(
+      placement.pod.node_id, placement.node_name, std::move(request),
+      [this, shared](net::HttpResponse answer) { Answer(*shared, std::move(answer)); });
+  if (!submitted.ok()) Answer(*shared, StatusResponse(submitted));
+}
+
+void Api::AgentRequests(Call& call) {
+  constexpr int64_t kMaxPerPoll = 64;
+  std::optional<int64_t> wait_s = 0;
+  std::optional<int64_t> max = 16;
+  if (const std::optional<std::string> text = call.request.QueryValue("wait_s")) {
+    wait_s = ParseInteger(*text, 0, plane_.long_poll_limit_s());
+  }
+  if (const std::optional<std::string> text = call.request.QueryValue("max")) {
+    max = ParseInteger(*text, 1, kMaxPerPoll);
+  }
+  if (!wait_s || !max) {
+    return Finish(call,
+                  core::InvalidArgumentError(fmt::format("wait_s must be 0 to {} and max 1 to {}",
+                                                         plane_.long_poll_limit_s(), kMaxPerPoll)),
+                  0);
+  }
+  auto shared = std::make_shared<Call>(std::move(call));
+  relay_.Poll(shared->principal.node_id, clock_.Now() + std::chrono::seconds(*wait_s),
+              static_cast<size_t>(*max), [this, shared](std::vector<RelayRequest> requests) {
+                json::array list;
+                for (RelayRequest& request : requests) {
+                  json::object item{{"id", request.id}, {"pod_id", request.pod_id}};
+                  if (request.kind == RelayRequest::Kind::kLogs) {
+                    item["kind"] = "logs";
+                    if (request.tail >= 0) item["tail"] = request.tail;
+                    if (!request.since.empty()) item["since"] = request.since;
+                    item["timestamps"] = request.timestamps;
+                  } else {
+                    item["kind"] = "http";
+                    item["port"] = request.port;
+                    item["method"] = request.method;
+                    item["target"] = request.target;
+                    json::array headers;
+                    for (const auto& [name, value] : request.headers) {
+                      headers.emplace_back(json::array{json::string(name), json::string(value)});
+                    }
+                    item["headers"] = std::move(headers);
+                    item["body_base64"] = net::Base64Encode(request.body);
+                  }
+                  list.emplace_back(std::move(item));
+                }
+                Answer(*shared, JsonResponse(200, json::object{{"requests", std::move(list)}}));
+              });
+}
+
+void Api::AnswerRequest(Call& call) {
+  constexpr size_t kMaxHeaders = 128;
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return Finish(call, body.status(), 0);
+  JsonFields fields(*body);
+  net::HttpResponse answer;
+  std::string body_base64;
+  fields.Int("status", &answer.status, 200, 599, true);
+  fields.String("body_base64", &body_base64, false, size_t{4} << 20);
+  net::Headers headers;
+  if (const json::value* raw = fields.Raw("headers"); raw != nullptr) {
+    if (!raw->is_array() || raw->as_array().size() > kMaxHeaders) {
+      fields.Fail("headers: must be an array of at most " + std::to_string(kMaxHeaders) +
+                  " [name, value] pairs");
+    } else {
+      for (const json::value& pair : raw->as_array()) {
+        const json::array* items = pair.if_array();
+        if (items == nullptr || items->size() != 2 || !(*items)[0].is_string() ||
+            !(*items)[1].is_string() || !IsHeaderName((*items)[0].as_string()) ||
+            !IsHeaderValue((*items)[1].as_string())) {
+          fields.Fail(
+              "headers: each must be [name, value]: a token for a name, a value without line "
+              "breaks");
+          break;
+        }
+        headers.emplace_back((*items)[0].as_string(), (*items)[1].as_string());
+      }
+    }
+  }
+  if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
+  Result<std::string> decoded = net::Base64Decode(body_base64);
+  if (!decoded.ok()) {
+    return Finish(call, core::InvalidArgumentError("body_base64: " + decoded.status().message()),
+                  0);
+  }
+  answer.content_type = "application/octet-stream";
+  for (const auto& [name, value] : headers) {
+    if (LowerAscii(name) == "content-type") answer.content_type = value;
+  }
+  // Framing and our own Server header are this connection's; the rest is the pod's answer.
+  answer.headers = EndToEndHeaders(headers, {"content-type", "content-length", "server"});
+  // These statuses have no body (and Beast refuses to send one).
+  if (answer.status != 204 && answer.status != 304) answer.body = std::move(*decoded);
+  if (Status answered = relay_.Answer(call.principal.node_id, call.param(0), std::move(answer));
+      !answered.ok()) {
+    return Finish(call, answered, 0);
+  }
+  net::HttpResponse accepted;
+  accepted.status = 204;
+  Answer(call, std::move(accepted));
+}
+
 // --- OpenAPI ------------------------------------------------------------------------------------
 
 json::object Api::OpenApiDocument() {
@@ -978,10 +1321,15 @@ json::object Api::OpenApiDocument() {
       const size_t open = rest.find('{');
       if (open == std::string_view::npos) break;
       const size_t close = rest.find('}', open);
-      parameters.emplace_back(json::object{{"name", rest.substr(open + 1, close - open - 1)},
-                                           {"in", "path"},
-                                           {"required", true},
-                                           {"schema", json::object{{"type", "string"}}}});
+      std::string_view name = rest.substr(open + 1, close - open - 1);
+      json::object parameter{
+          {"in", "path"}, {"required", true}, {"schema", json::object{{"type", "string"}}}};
+      if (name.ends_with("...")) {
+        name.remove_suffix(3);
+        parameter["description"] = "The rest of the path, slashes included; may be empty";
+      }
+      parameter["name"] = name;
+      parameters.emplace_back(std::move(parameter));
       rest.remove_prefix(close + 1);
     }
     if (!parameters.empty()) operation["parameters"] = std::move(parameters);
@@ -989,8 +1337,10 @@ json::object Api::OpenApiDocument() {
       operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
     }
     if (route.info.method == "POST" || route.info.method == "PUT" || route.info.method == "PATCH") {
+      // A proxied body is the pod's business, in any format.
+      const bool proxied = route.info.pattern.ends_with("...}");
       operation["requestBody"] = json::object{
-          {"content", json::object{{"application/json",
+          {"content", json::object{{proxied ? "*/*" : "application/json",
                                     json::object{{"schema", json::object{{"type", "object"}}}}}}}};
     }
     operation["responses"] = json::object{
@@ -1005,7 +1355,7 @@ json::object Api::OpenApiDocument() {
                                                                   "schemas/Error"}}}}}}}}}};
     std::string method(route.info.method);
     for (char& c : method) c = static_cast<char>(std::tolower(c));
-    json::value& path = paths[route.info.pattern];
+    json::value& path = paths[OpenApiPath(route.info.pattern)];
     if (!path.is_object()) path = json::object();
     path.as_object()[method] = std::move(operation);
   }

@@ -5,8 +5,11 @@
 // drift apart. A handler parses and checks the request, calls the control plane, and answers only
 // once the change (or, for a read, everything it could have seen) is durable in the store.
 //
+// A pod's logs and HTTP requests to its ports go through the Relay (relay.h): queued for the pod's
+// node, taken and answered by its agent, which dials out like for everything else.
+//
 // Thread-safe: Handle runs on the HTTP threads; all state is in the control plane, the commit
-// queue and lock-free metrics.
+// queue, the relay and lock-free metrics.
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -20,6 +23,7 @@
 #include "server/control_plane.h"
 #include "server/json_fields.h"
 #include "server/metrics.h"
+#include "server/relay.h"
 
 namespace suanli::server {
 
@@ -40,7 +44,8 @@ struct RouteInfo {
 
 class Api {
  public:
-  Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock);
+  Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock,
+      RelayOptions relay_options = {});
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
 
@@ -90,6 +95,8 @@ class Api {
   void RestartPod(Call& call);
   void TerminatePod(Call& call);
   void PodTransitions(Call& call);
+  void PodLogs(Call& call);
+  void ProxyToPod(Call& call);
   void Balance(Call& call);
   void LedgerEntries(Call& call);
   void Usage(Call& call);
@@ -107,8 +114,12 @@ class Api {
   void Heartbeat(Call& call);
   void AgentPods(Call& call);
   void ReportPod(Call& call);
+  void AgentRequests(Call& call);
+  void AnswerRequest(Call& call);
 
   void ActOnPod(Call& call, core::PodAction action);
+  // Queues `request` for the pod's node and answers `call` with what its agent sends back.
+  void RelayToNode(Call& call, const PodPlacement& placement, RelayRequest request);
   void ActOnNode(Call& call, ControlPlane::NodeAction action);
   boost::json::object PodView(const core::Pod& pod) const;
   std::optional<advisor::Workload> ReadWorkload(JsonFields& fields) const;
@@ -119,6 +130,8 @@ class Api {
   advisor::ModelZoo zoo_;
   RequestMetrics metrics_;
   std::vector<std::string> metric_labels_;
+  // Last: destroyed first, answering what still waits while the metrics it records into live.
+  Relay relay_;
 };
 
 }  // namespace suanli::server

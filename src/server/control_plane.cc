@@ -1042,6 +1042,19 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
   return Written<core::Pod>{std::move(pod), queue_.submitted()};
 }
 
+Result<PodPlacement> ControlPlane::Placement(const Principal& caller,
+                                             std::string_view pod_id) const {
+  Result<Written<core::Pod>> pod = GetPod(caller, pod_id);
+  if (!pod.ok()) return pod.status();
+  PodPlacement placement{std::move(pod->value), "", false};
+  if (placement.pod.node_id.empty()) return placement;
+  std::lock_guard lock(mutex_);
+  const auto node = nodes_.find(placement.pod.node_id);
+  placement.node_name = NodeName(placement.pod.node_id);
+  placement.node_reachable = node != nodes_.end() && node->second.state == core::NodeState::kReady;
+  return placement;
+}
+
 Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::string_view id,
                                              core::PodAction action, bool force) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));

@@ -132,6 +132,13 @@ struct DesiredPods {
   std::map<std::string, std::vector<std::string>> ssh_keys;  // owner id -> public keys
 };
 
+// Where a person's pod runs, for the requests relayed to its node's agent (logs, the HTTP proxy).
+struct PodPlacement {
+  core::Pod pod;                // as GetPod shows it
+  std::string node_name;        // empty while the pod is on no node
+  bool node_reachable = false;  // the node's heartbeat is current
+};
+
 struct UsageRow {
   std::string key;  // pod id or day ("2026-12-02")
   core::Money gpu;
@@ -208,6 +215,8 @@ class ControlPlane {
   // read a console polls, kept cheap.
   core::Result<Written<std::string>> ListPodsJson(const Principal& caller) const;
   core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
+  // The pod and its node, for a relayed request. NOT_FOUND as GetPod.
+  core::Result<PodPlacement> Placement(const Principal& caller, std::string_view pod_id) const;
   // stop, start, restart; terminate refuses a volume with data unless `force`.
   core::Result<Written<core::Pod>> Act(const Principal& caller, std::string_view id,
                                        core::PodAction action, bool force = false);

@@ -1,0 +1,371 @@
+#include "agent/relay.h"
+
+#include <time.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "agent/reconcile.h"
+#include "net/base64.h"
+#include "net/http.h"
+#include "net/http_client.h"
+
+namespace suanli::agent {
+namespace {
+
+namespace json = boost::json;
+
+// One relayed request as the server hands it over (see docs/api.md, "The relay").
+struct Work {
+  std::string id;
+  std::string pod_id;
+  std::string kind;  // "logs" or "http"
+  int tail = -1;
+  std::string since;
+  bool timestamps = false;
+  int port = 0;
+  std::string method;
+  std::string target;
+  net::Headers headers;
+  std::string body;
+};
+
+struct Reply {
+  int status = 200;
+  net::Headers headers;
+  std::string body;
+};
+
+Reply ErrorReply(int status, std::string_view code, std::string_view message) {
+  net::HttpResponse error = net::ErrorResponse(status, code, message);
+  return {status, {{"Content-Type", error.content_type}}, std::move(error.body)};
+}
+
+std::string StringAt(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
+}
+
+int IntAt(const json::object& object, std::string_view key, int fallback) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_int64() ? static_cast<int>(value->as_int64()) : fallback;
+}
+
+// The server wrote these; one it cannot have meant (no id) is skipped.
+std::vector<Work> ParseRequests(std::string_view text) {
+  std::vector<Work> works;
+  boost::system::error_code error;
+  const json::value parsed = json::parse(text, error);
+  if (error || !parsed.is_object()) return works;
+  const json::value* requests = parsed.as_object().if_contains("requests");
+  if (requests == nullptr || !requests->is_array()) return works;
+  for (const json::value& item : requests->as_array()) {
+    if (!item.is_object()) continue;
+    const json::object& object = item.as_object();
+    Work work;
+    work.id = StringAt(object, "id");
+    work.pod_id = StringAt(object, "pod_id");
+    work.kind = StringAt(object, "kind");
+    if (work.id.empty()) continue;
+    work.tail = IntAt(object, "tail", -1);
+    work.since = StringAt(object, "since");
+    const json::value* timestamps = object.if_contains("timestamps");
+    work.timestamps = timestamps != nullptr && timestamps->is_bool() && timestamps->as_bool();
+    work.port = IntAt(object, "port", 0);
+    work.method = StringAt(object, "method");
+    work.target = StringAt(object, "target");
+    if (const json::value* headers = object.if_contains("headers");
+        headers != nullptr && headers->is_array()) {
+      for (const json::value& pair : headers->as_array()) {
+        const json::array* items = pair.if_array();
+        if (items == nullptr || items->size() != 2 || !(*items)[0].is_string() ||
+            !(*items)[1].is_string()) {
+          continue;
+        }
+        work.headers.emplace_back((*items)[0].as_string(), (*items)[1].as_string());
+      }
+    }
+    core::Result<std::string> body = net::Base64Decode(StringAt(object, "body_base64"));
+    work.body = body.ok() ? std::move(*body) : std::string();
+    works.push_back(std::move(work));
+  }
+  return works;
+}
+
+std::string FormatNanos(core::TimePoint time) {
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
+  const time_t seconds = static_cast<time_t>(nanos / 1'000'000'000 - (nanos % 1'000'000'000 < 0));
+  const int64_t fraction = ((nanos % 1'000'000'000) + 1'000'000'000) % 1'000'000'000;
+  tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[96];  // ample for any int fields: the compiler checks the worst case
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(fraction));
+  return text;
+}
+
+Reply DoLogs(Engine& engine, const Work& work) {
+  LogOptions options;
+  options.tail = work.tail;
+  options.timestamps = work.timestamps;
+  if (!work.since.empty()) {
+    options.since = ParseEngineTime(work.since);
+    if (!options.since) {
+      return ErrorReply(400, "INVALID_ARGUMENT", "since: '" + work.since + "' is no RFC 3339 time");
+    }
+  }
+  core::Result<std::string> logs = engine.Logs(ContainerName(work.pod_id), options);
+  if (!logs.ok()) {
+    if (logs.status().code() == core::StatusCode::kNotFound) {
+      return ErrorReply(
+          404, "NOT_FOUND",
+          "pod " + work.pod_id + " has no container on its node yet (it is starting, or stopping)");
+    }
+    return ErrorReply(
+        502, "UNAVAILABLE",
+        "the node's container engine could not give the logs: " + logs.status().message());
+  }
+  Reply reply;
+  reply.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+  std::string text = work.timestamps ? NormalizeLogTimestamps(*logs) : std::move(*logs);
+  if (text.size() > kMaxRelayedLogBytes) {
+    // The newest lines are what a person asks for; start at a whole line.
+    size_t cut = text.size() - kMaxRelayedLogBytes;
+    const size_t line = text.find('\n', cut);
+    cut = line == std::string::npos ? cut : line + 1;
+    text.erase(0, cut);
+    reply.headers.emplace_back("X-Suanli-Logs-Truncated", "true");
+  }
+  reply.body = std::move(text);
+  return reply;
+}
+
+bool IsHeaderName(std::string_view name) {
+  constexpr std::string_view kTokenPunctuation = "!#$%&'*+-.^_`|~";
+  if (name.empty() || name.size() > 256) return false;
+  for (char c : name) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && kTokenPunctuation.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+// What the server accepts from us; a pod's odd header is dropped rather than losing its answer.
+bool Relayable(const std::string& name, const std::string& value) {
+  if (!IsHeaderName(name) || value.size() > 8192) return false;
+  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
+  return name != "content-length" && name != "transfer-encoding" && name != "connection";
+}
+
+Reply DoHttp(Engine& engine, const RelayOptions& options, const Work& work) {
+  const std::string port = std::to_string(work.port);
+  core::Result<ContainerInfo> container = engine.Inspect(ContainerName(work.pod_id));
+  if (!container.ok()) {
+    if (container.status().code() == core::StatusCode::kNotFound) {
+      return ErrorReply(502, "UNAVAILABLE", "pod " + work.pod_id + " has no container on its node");
+    }
+    return ErrorReply(502, "UNAVAILABLE",
+                      "the node's container engine: " + container.status().message());
+  }
+  int host_port = 0;
+  for (const PublishedPort& published : container->ports) {
+    if (published.container_port == work.port && published.protocol == "tcp") {
+      host_port = published.host_port;
+    }
+  }
+  if (host_port == 0) {
+    return ErrorReply(502, "UNAVAILABLE",
+                      "port " + port + " of pod " + work.pod_id + " is not published on its node");
+  }
+  core::Result<std::unique_ptr<net::HttpClient>> client = net::HttpClient::Create(
+      "http://" + options.pod_address + ":" + std::to_string(host_port), {options.pod_timeout});
+  if (!client.ok()) return ErrorReply(502, "UNAVAILABLE", client.status().message());
+  std::string body;
+  bool too_large = false;
+  core::Result<net::HttpResponse> answer = (*client)->Stream(
+      work.method, work.target, work.body, work.headers, [&](std::string_view piece) {
+        if (body.size() + piece.size() > kMaxRelayedBodyBytes) {
+          too_large = true;
+          return false;
+        }
+        body.append(piece);
+        return true;
+      });
+  if (too_large) {
+    return ErrorReply(502, "PAYLOAD_TOO_LARGE",
+                      "pod " + work.pod_id + " answered on port " + port +
+                          " with a body larger than the relay carries (" +
+                          std::to_string(kMaxRelayedBodyBytes / 1024) + " KiB)");
+  }
+  if (!answer.ok()) {
+    if (answer.status().message().find("did not answer") != std::string::npos) {
+      return ErrorReply(504, "DEADLINE_EXCEEDED",
+                        "pod " + work.pod_id + " did not answer on port " + port + " within " +
+                            std::to_string(options.pod_timeout.count() / 1000) + " s");
+    }
+    return ErrorReply(502, "UNAVAILABLE",
+                      "nothing answers on port " + port + " in pod " + work.pod_id + " yet (" +
+                          answer.status().message() + ")");
+  }
+  if (answer->status < 200 || answer->status > 599) {
+    return ErrorReply(502, "UNAVAILABLE",
+                      "pod " + work.pod_id + " answered with HTTP status " +
+                          std::to_string(answer->status) +
+                          ", which the relay does not carry (no protocol upgrades such as "
+                          "WebSockets)");
+  }
+  Reply reply;
+  reply.status = answer->status;
+  for (const auto& [name, value] : answer->headers) {
+    if (Relayable(name, value)) reply.headers.emplace_back(name, value);
+  }
+  reply.body = std::move(body);
+  return reply;
+}
+
+std::string ReplyJson(const Reply& reply) {
+  json::array headers;
+  for (const auto& [name, value] : reply.headers) {
+    headers.emplace_back(json::array{json::string(name), json::string(value)});
+  }
+  return json::serialize(json::object{{"status", reply.status},
+                                      {"headers", std::move(headers)},
+                                      {"body_base64", net::Base64Encode(reply.body)}});
+}
+
+// Sleeps up to `duration`, in short steps so that stopping is noticed quickly.
+void Nap(std::chrono::milliseconds duration, const std::function<bool()>& stopping) {
+  constexpr auto kStep = std::chrono::milliseconds(100);
+  for (auto slept = std::chrono::milliseconds(0); slept < duration && !stopping(); slept += kStep) {
+    std::this_thread::sleep_for(std::min(kStep, duration - slept));
+  }
+}
+
+}  // namespace
+
+std::string NormalizeLogTimestamps(std::string_view logs) {
+  std::string out;
+  out.reserve(logs.size() + logs.size() / 16);
+  while (!logs.empty()) {
+    const size_t end = logs.find('\n');
+    const std::string_view line =
+        logs.substr(0, end == std::string_view::npos ? logs.size() : end + 1);
+    logs.remove_prefix(line.size());
+    const size_t space = line.find(' ');
+    const std::optional<core::TimePoint> time =
+        space == std::string_view::npos ? std::nullopt : ParseEngineTime(line.substr(0, space));
+    if (time) {
+      out += FormatNanos(*time);
+      out += line.substr(space);
+    } else {
+      out += line;
+    }
+  }
+  return out;
+}
+
+void ServeRelay(const RelayOptions& options, const std::function<std::string()>& node_token,
+                Engine& engine, const std::function<bool()>& stopping,
+                const std::function<void(const std::string&)>& log) {
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Worker> workers;
+  const auto reap = [&workers](bool all) {
+    for (auto it = workers.begin(); it != workers.end();) {
+      if (all || it->done->load()) {
+        it->thread.join();
+        it = workers.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
+  // The long poll's connection: its timeout covers the server's wait and then some.
+  core::Result<std::unique_ptr<net::HttpClient>> poller = net::HttpClient::Create(
+      options.server_url, {std::chrono::duration_cast<std::chrono::milliseconds>(
+                              options.poll_wait + std::chrono::seconds(10))});
+  if (!poller.ok()) {
+    log("relay: " + poller.status().message() + "; pod logs and ports cannot be reached");
+    return;
+  }
+  bool answering = true;  // whether the server answered the last poll; logged when it changes
+  const auto note = [&](bool ok, const std::string& why) {
+    if (ok == answering) return;
+    answering = ok;
+    log(ok ? "relay: the server hands out requests for this node's pods again"
+           : "relay: cannot take requests for this node's pods (" + why +
+                 "); pod logs and ports cannot be reached meanwhile");
+  };
+  while (!stopping()) {
+    reap(false);
+    const std::string token = node_token();
+    if (token.empty()) {
+      Nap(std::chrono::milliseconds(200), stopping);
+      continue;
+    }
+    const int room = options.max_in_flight - static_cast<int>(workers.size());
+    if (room <= 0) {
+      Nap(std::chrono::milliseconds(50), stopping);
+      continue;
+    }
+    const net::Headers auth = {{"Authorization", "Bearer " + token}};
+    core::Result<net::HttpResponse> polled =
+        (*poller)->Send("GET",
+                        "/v1/agent/requests?wait_s=" + std::to_string(options.poll_wait.count()) +
+                            "&max=" + std::to_string(room),
+                        "", auth);
+    if (!polled.ok() || polled->status != 200) {
+      note(false, polled.ok()
+                      ? "HTTP " + std::to_string(polled->status) + " " + polled->body.substr(0, 200)
+                      : polled.status().message());
+      Nap(std::chrono::seconds(2), stopping);
+      continue;
+    }
+    note(true, "");
+    for (Work& work : ParseRequests(polled->body)) {
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      workers.push_back(Worker{
+          std::thread([&options, &engine, &log, auth, done, work = std::move(work)] {
+            const Reply reply = work.kind == "logs"   ? DoLogs(engine, work)
+                                : work.kind == "http" ? DoHttp(engine, options, work)
+                                                      : ErrorReply(400, "INVALID_ARGUMENT",
+                                                                   "the agent does not know "
+                                                                   "requests of kind '" +
+                                                                       work.kind + "'");
+            core::Result<std::unique_ptr<net::HttpClient>> client =
+                net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
+            if (client.ok()) {
+              core::Result<net::HttpResponse> posted =
+                  (*client)->Send("POST", "/v1/agent/requests/" + net::PercentEncode(work.id),
+                                  ReplyJson(reply), auth);
+              // 404: the user's request ended meanwhile (it waited too long); nothing to do.
+              if (!posted.ok() || (posted->status != 204 && posted->status != 404)) {
+                log("relay: could not answer request " + work.id + " for pod " + work.pod_id +
+                    ": " +
+                    (posted.ok() ? "HTTP " + std::to_string(posted->status) + " " +
+                                       posted->body.substr(0, 200)
+                                 : posted.status().message()));
+              }
+            }
+            done->store(true);
+          }),
+          done});
+    }
+  }
+  reap(true);
+}
+
+}  // namespace suanli::agent
