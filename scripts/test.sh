@@ -6,6 +6,13 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 
+# Pods run as real containers: a Docker or Podman socket, and the local demo image, for the agent's
+# tests (they fail, never skip, without one).
+echo "== container engine"
+SUANLI_ENGINE_SOCKET=$(bash scripts/engine.sh | tail -n 1)
+export SUANLI_ENGINE_SOCKET
+echo "engine: $SUANLI_ENGINE_SOCKET"
+
 echo "== clang-format"
 mapfile -t sources < <(git ls-files '*.h' '*.cc')
 clang-format --dry-run -Werror "${sources[@]}"

@@ -28,12 +28,9 @@
 
 #include "billing/meter.h"
 #include "core/clock.h"
+#include "process_testing.h"
 #include "server/api_testing.h"
 #include "server/domain_json.h"
-
-#ifndef SUANLI_BINARY
-#error "SUANLI_BINARY must name the suanli executable"
-#endif
 
 namespace suanli {
 namespace {
@@ -48,127 +45,9 @@ using server::testing::Array;
 using server::testing::Int;
 using server::testing::Str;
 using Clock = std::chrono::steady_clock;
-
-// A temporary folder, removed with what it holds.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/suanli-process-test-XXXXXX";
-    if (mkdtemp(pattern) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// `suanli server --listen 127.0.0.1:0 --data-dir DIR` as a child process; its output goes to
-// `log`. The port is read from the line it prints once it listens.
-class ServerProcess {
- public:
-  ServerProcess(const std::filesystem::path& data_dir, const std::filesystem::path& log)
-      : log_(log) {
-    const std::string binary = SUANLI_BINARY;
-    const std::string data = data_dir.string();
-    const std::string log_path = log.string();
-    std::vector<std::string> args = {binary,        "server",     "--listen",
-                                     "127.0.0.1:0", "--data-dir", data};
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-      }
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
-  }
-  ~ServerProcess() {
-    if (running()) {
-      Signal(SIGTERM);
-      if (!Wait(std::chrono::seconds(20))) {
-        Signal(SIGKILL);
-        Wait(std::chrono::seconds(20));
-      }
-    }
-  }
-  ServerProcess(const ServerProcess&) = delete;
-  ServerProcess& operator=(const ServerProcess&) = delete;
-
-  // Waits until the server prints that it listens; false if it exits or the deadline passes.
-  bool WaitUntilListening(std::chrono::seconds timeout = std::chrono::seconds(60)) {
-    const auto deadline = Clock::now() + timeout;
-    const std::string marker = "listening on http://127.0.0.1:";
-    while (Clock::now() < deadline) {
-      std::ifstream file(log_);
-      std::stringstream text;
-      text << file.rdbuf();
-      const std::string all = text.str();
-      const size_t at = all.find(marker);
-      if (at != std::string::npos && all.find(' ', at + marker.size()) != std::string::npos) {
-        port_ = std::stoi(all.substr(at + marker.size()));
-        return true;
-      }
-      if (!running()) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
-  }
-
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::string log_text() const {
-    std::ifstream file(log_);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-
-  void Signal(int signal) const {
-    if (pid_ > 0) kill(pid_, signal);
-  }
-  // Reaps the child; false if it still runs after `timeout`.
-  bool Wait(std::chrono::seconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (running()) {
-      if (Clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-  }
-  bool running() {
-    if (pid_ <= 0 || exit_status_) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      exit_status_ = status;
-      return false;
-    }
-    return true;
-  }
-  std::optional<int> exit_status() const { return exit_status_; }
-
- private:
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-  std::optional<int> exit_status_;
-};
-
-std::string ReadAdminToken(const std::filesystem::path& data_dir) {
-  std::ifstream file(data_dir / "admin-token");
-  std::string token;
-  std::getline(file, token);
-  return token;
-}
+using testing::ReadAdminToken;
+using testing::ServerProcess;
+using testing::TempDir;
 
 core::TimePoint TimeOf(const json::value& value, std::string_view key) {
   core::Result<core::TimePoint> time = ParseTime(Str(value, key));

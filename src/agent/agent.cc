@@ -22,6 +22,7 @@
 #include "agent/engine.h"
 #include "agent/gpus.h"
 #include "agent/reconcile.h"
+#include "agent/relay.h"
 #include "agent/state_db.h"
 #include "core/stop_signal.h"
 #include "net/http_client.h"
@@ -160,6 +161,24 @@ class AgentImpl final : public Agent {
     threads_.emplace_back([this] { HeartbeatLoop(); });
     threads_.emplace_back([this] { ReconcileLoop(); });
     threads_.emplace_back([this] { ReportLoop(); });
+    threads_.emplace_back([this] {
+      RelayOptions relay;
+      relay.server_url = options_.server_url;
+      relay.pod_address = ProbeAddress();
+      ServeRelay(
+          relay,
+          [this] {
+            std::lock_guard lock(mutex_);
+            return node_token_;
+          },
+          *engine_, [this] { return Stopping(); }, [this](const std::string& line) { Log(line); });
+    });
+  }
+
+  // Where this host's published pod ports answer.
+  std::string ProbeAddress() const {
+    const std::string& address = options_.publish_address;
+    return address.empty() || address == "0.0.0.0" ? "127.0.0.1" : address;
   }
 
   void Stop() override {
@@ -473,6 +492,14 @@ class AgentImpl final : public Agent {
       Result<std::vector<ContainerInfo>> containers = engine_->ListLabelled(kPodLabel);
       if (!containers.ok()) return NoteEngine(containers.status());
       NoteEngine(Status());
+      // Only this node's containers: another agent may share the engine (a second installation,
+      // tests in parallel), and its pods are not this agent's orphans.
+      const std::string node = node_id();
+      if (node.empty()) return;
+      std::erase_if(*containers, [&](const ContainerInfo& container) {
+        const auto owner = container.labels.find(std::string(kNodeLabel));
+        return owner == container.labels.end() || owner->second != node;
+      });
       std::vector<DesiredPod> desired;
       std::map<std::string, Reported> reported;
       {
@@ -545,10 +572,7 @@ class AgentImpl final : public Agent {
       std::lock_guard lock(mutex_);
       unready = unready_;
     }
-    const std::string address =
-        options_.publish_address.empty() || options_.publish_address == "0.0.0.0"
-            ? "127.0.0.1"
-            : options_.publish_address;
+    const std::string address = ProbeAddress();
     for (const auto& [pod_id, probe] : unready) {
       const bool all_answer =
           std::all_of(probe.ports.begin(), probe.ports.end(),
@@ -571,7 +595,7 @@ class AgentImpl final : public Agent {
     spec.command = pod.command;
     spec.labels = {{std::string(kPodLabel), pod.id},
                    {std::string(kRestartsLabel), std::to_string(pod.restarts)},
-                   {"suanli.node", node_id()}};
+                   {std::string(kNodeLabel), node_id()}};
     for (const auto& [key, value] : pod.env) spec.env.emplace_back(key, value);
     spec.env.emplace_back("SUANLI_POD_ID", pod.id);
     std::string keys;

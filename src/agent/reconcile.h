@@ -26,6 +26,7 @@ namespace suanli::agent {
 
 inline constexpr std::string_view kPodLabel = "suanli.pod";
 inline constexpr std::string_view kRestartsLabel = "suanli.restarts";
+inline constexpr std::string_view kNodeLabel = "suanli.node";  // the agent manages only its own
 
 std::string ContainerName(std::string_view pod_id);  // "suanli-pod_abc"
 std::string VolumeName(std::string_view pod_id);     // "suanli-pod_abc"

@@ -11,10 +11,10 @@
 namespace suanli::cli {
 
 // Polls GET /v1/pods/ID every `interval` (sleeping with env.sleep, timing with env.clock) until
-// the pod's state is `want` ("ready": running with every port answering), and returns the pod. FAILED_PRECONDITION with the pod's state_reason
-// when it reaches a state it will not leave on its own for `want` (failed or terminated; exited,
-// or stopped by request, while waiting for running); UNAVAILABLE when `timeout` passes first; the
-// API's error when a poll fails.
+// the pod's state is `want` ("ready": running with every port answering), and returns the pod.
+// FAILED_PRECONDITION with the pod's state_reason when it reaches a state it will not leave on its
+// own for `want` (failed or terminated; exited, or stopped by request, while waiting for running);
+// UNAVAILABLE when `timeout` passes first; the API's error when a poll fails.
 core::Result<boost::json::value> WaitForPodState(
     ApiClient& api, const ApiEnvironment& env, std::string_view id, std::string_view want,
     std::chrono::milliseconds timeout,

@@ -1,0 +1,415 @@
+// The agent's faults with real processes and a real engine (Podman here): the `suanli server` and
+// `suanli agent` binaries as children of the test, containers on the engine, and the failures an
+// operator meets: the agent killed and restarted, the server killed and restarted, a container
+// that exits by itself, the agent cut off from the server (its own network namespace, link down),
+// and the engine's service stopped and started again. Times are checked against the engine's own
+// record of the container, to the millisecond the API keeps.
+//
+// Needs root (network namespaces) and an engine: SUANLI_ENGINE_SOCKET, or one FindEngineSocket
+// finds (sudo bash scripts/engine.sh starts Podman's).
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/engine.h"
+#include "agent/reconcile.h"
+#include "core/clock.h"
+#include "process_testing.h"
+#include "server/api_testing.h"
+#include "server/domain_json.h"
+
+namespace suanli {
+namespace {
+
+namespace json = boost::json;
+using server::ParseTime;
+using server::TruncateToMillis;
+using server::testing::ApiClient;
+using server::testing::ApiReply;
+using server::testing::Array;
+using server::testing::Str;
+using testing::ChildProcess;
+using testing::ReadAdminToken;
+using testing::ServerProcess;
+using testing::TempDir;
+using namespace std::chrono_literals;
+
+constexpr std::string_view kImage = "localhost/suanli/busybox:latest";
+
+std::string EngineSocket() {
+  if (const char* socket = std::getenv("SUANLI_ENGINE_SOCKET"); socket != nullptr && *socket) {
+    return socket;
+  }
+  return agent::FindEngineSocket();
+}
+
+bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+core::TimePoint TimeOf(const json::value& value, std::string_view key) {
+  core::Result<core::TimePoint> time = ParseTime(Str(value, key));
+  return time.ok() ? *time : core::TimePoint{};
+}
+
+// A server, a renter with credits, and an agent on simulated GPUs, as separate processes.
+class AgentFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    socket_ = EngineSocket();
+    ASSERT_FALSE(socket_.empty())
+        << "no container engine: run `sudo bash scripts/engine.sh` (starts Podman's service)";
+    auto engine = agent::Engine::Connect(socket_);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(engine).value();
+    auto present = engine_->ImagePresent(kImage);
+    ASSERT_TRUE(present.ok() && *present)
+        << "the test image " << kImage << " is missing: run `sudo bash scripts/engine.sh`";
+    ASSERT_FALSE(root_.path().empty());
+  }
+
+  void TearDown() override {
+    // Whatever a failed test left: this test's node's containers and volumes.
+    agent_.reset();
+    auto containers = engine_->ListLabelled("suanli.node");
+    if (!containers.ok()) return;
+    for (const agent::ContainerInfo& container : *containers) {
+      const auto node = container.labels.find("suanli.node");
+      if (node == container.labels.end() || node->second != node_id_ || node_id_.empty()) continue;
+      (void)engine_->Remove(container.id);
+      (void)engine_->RemoveVolume(agent::VolumeName(container.labels.at("suanli.pod")));
+    }
+  }
+
+  void StartServer(const std::string& listen = "127.0.0.1:0") {
+    server_ =
+        std::make_unique<ServerProcess>(root_.path() / "data", root_.path() / "server.log", listen);
+    ASSERT_TRUE(server_->WaitUntilListening()) << server_->log_text();
+    api_ = std::make_unique<ApiClient>(server_->url());
+    admin_ = ReadAdminToken(root_.path() / "data");
+  }
+
+  // The first start registers with a join token; later ones use the saved node token.
+  void StartAgent(const std::vector<std::string>& prefix = {}, std::string server_url = "") {
+    std::vector<std::string> args = prefix;
+    for (std::string arg :
+         {std::string(SUANLI_BINARY), std::string("agent"), std::string("--server"),
+          server_url.empty() ? server_->url() : server_url, std::string("--state-dir"),
+          (root_.path() / "agent").string(), std::string("--name"), std::string("fault-test"),
+          std::string("--simulate-gpus"), std::string("2xRTX 4090"), std::string("--engine"),
+          socket_}) {
+      args.push_back(std::move(arg));
+    }
+    if (node_id_.empty()) {
+      const ApiReply join = api_->Post("/v1/join-tokens", admin_, "{}");
+      ASSERT_EQ(join.status, 201) << join.Describe();
+      args.push_back("--join-token");
+      args.push_back(Str(join.json, "secret"));
+    }
+    agent_ = std::make_unique<ChildProcess>(args, root_.path() / "agent.log");
+    ASSERT_TRUE(agent_->WaitForLog(node_id_.empty() ? "registered as node" : "suanli agent for"))
+        << agent_->log_text();
+    if (node_id_.empty()) {
+      const std::string log = agent_->log_text();
+      const size_t at = log.find("registered as node ");
+      node_id_ = log.substr(at + 19, log.find(' ', at + 19) - at - 19);
+    }
+  }
+
+  void CreateRenter() {
+    const ApiReply user = api_->PostJson(
+        "/v1/users", admin_, json::object{{"name", "renter"}, {"credits_micros", 100'000'000}});
+    ASSERT_EQ(user.status, 201) << user.Describe();
+    renter_ = Str(user.json, "token");
+  }
+
+  // Small pods: a CI machine has 2 vCPUs, and the agent offers what the host has.
+  std::string CreatePod(json::object body) {
+    body["gpu_type"] = "RTX 4090";
+    body["vcpu"] = 1;
+    body["memory_gb"] = 1;
+    body["container_disk_gb"] = 1;
+    const ApiReply created = api_->PostJson("/v1/pods", renter_, body);
+    EXPECT_EQ(created.status, 201) << created.Describe();
+    return Str(created.json, "id");
+  }
+
+  // Polls the pod until `done` says so; the last answer either way.
+  json::value WaitPod(const std::string& id, const std::function<bool(const json::value&)>& done,
+                      std::chrono::seconds timeout = 60s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    json::value pod;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const ApiReply reply = api_->Get("/v1/pods/" + id, renter_);
+      if (reply.status == 200) {
+        pod = reply.json;
+        if (done(pod)) return pod;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    ADD_FAILURE() << "pod " << id << " did not get there in time: " << json::serialize(pod)
+                  << "\n--- agent log:\n"
+                  << (agent_ ? agent_->log_text() : "");
+    return pod;
+  }
+  static std::function<bool(const json::value&)> InState(std::string state) {
+    return [state](const json::value& pod) { return Str(pod, "state") == state; };
+  }
+
+  json::array Transitions(const std::string& id) {
+    const ApiReply reply = api_->Get("/v1/pods/" + id + "/transitions", renter_);
+    EXPECT_EQ(reply.status, 200) << reply.Describe();
+    return Array(reply.json, "transitions");
+  }
+  static const json::value* TransitionTo(const json::array& transitions, std::string_view to) {
+    const json::value* found = nullptr;
+    for (const json::value& transition : transitions) {
+      if (Str(transition, "to") == to) found = &transition;
+    }
+    return found;
+  }
+  static int CountTo(const json::array& transitions, std::string_view to) {
+    int count = 0;
+    for (const json::value& transition : transitions) count += Str(transition, "to") == to;
+    return count;
+  }
+
+  agent::ContainerInfo ContainerOf(const std::string& pod_id) {
+    auto container = engine_->Inspect(agent::ContainerName(pod_id));
+    EXPECT_TRUE(container.ok()) << container.status().ToString();
+    return container.ok() ? *container : agent::ContainerInfo{};
+  }
+  // Waits for the container to end and returns its record (before the agent removes it).
+  agent::ContainerInfo WaitForExit(const std::string& pod_id, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto container = engine_->Inspect(agent::ContainerName(pod_id));
+      if (container.ok() && !container->running && container->finished_at) return *container;
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "the container of " << pod_id << " did not exit";
+    return {};
+  }
+
+  TempDir root_;
+  std::string socket_;
+  std::unique_ptr<agent::Engine> engine_;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<ApiClient> api_;
+  std::unique_ptr<ChildProcess> agent_;
+  std::string admin_;
+  std::string renter_;
+  std::string node_id_;
+};
+
+json::object LongRunning() {
+  return {{"image", kImage}, {"command", json::array{"sleep", "100000"}}};
+}
+
+TEST_F(AgentFaultTest, AnAgentKilledAndRestartedAdoptsItsContainersAndRestartsNothing) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  json::object body{{"template", "demo-http"}};
+  const std::string pod = CreatePod(body);
+  const json::value running =
+      WaitPod(pod, [](const json::value& p) { return p.as_object().at("ready") == true; });
+  const agent::ContainerInfo before = ContainerOf(pod);
+  ASSERT_TRUE(before.running);
+
+  agent_->Signal(SIGKILL);
+  ASSERT_TRUE(agent_->Wait(10s));
+  std::this_thread::sleep_for(1s);
+  StartAgent();
+  std::this_thread::sleep_for(5s);  // two resync passes of the new agent
+
+  auto containers = engine_->ListLabelled(agent::kPodLabel);
+  ASSERT_TRUE(containers.ok());
+  int of_pod = 0;
+  for (const agent::ContainerInfo& container : *containers) {
+    of_pod += container.labels.at(std::string(agent::kPodLabel)) == pod;
+  }
+  EXPECT_EQ(of_pod, 1) << "never a second container for the same pod";
+  const agent::ContainerInfo after = ContainerOf(pod);
+  EXPECT_EQ(after.id, before.id) << "the container was adopted, not replaced";
+  EXPECT_TRUE(after.running);
+  EXPECT_EQ(after.started_at, before.started_at) << "and not restarted";
+  const json::value now = WaitPod(pod, InState("running"));
+  EXPECT_EQ(Str(now, "running_since"), Str(running, "running_since")) << "usage unchanged";
+  EXPECT_EQ(CountTo(Transitions(pod), "running"), 1);
+}
+
+TEST_F(AgentFaultTest, AServerKilledAndRestartedFindsItsPodsRunningAndBillsThemExactly) {
+  StartServer();
+  const std::string listen = "127.0.0.1:" + std::to_string(server_->port());
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(LongRunning());
+  WaitPod(pod, InState("running"));
+  const agent::ContainerInfo container = ContainerOf(pod);
+  ASSERT_TRUE(container.started_at.has_value());
+
+  server_->Signal(SIGKILL);
+  ASSERT_TRUE(server_->Wait(10s));
+  std::this_thread::sleep_for(2s);
+  EXPECT_TRUE(ContainerOf(pod).running) << "the pod runs on without its server";
+  StartServer(listen);  // same data, same address: the agent reconnects by itself
+
+  const auto stop_asked = core::SystemClock().Now();
+  ASSERT_EQ(api_->Post("/v1/pods/" + pod + "/stop", renter_).status, 200);
+  const json::value stopped = WaitPod(pod, InState("stopped"));
+  const json::array transitions = Transitions(pod);
+  EXPECT_EQ(CountTo(transitions, "running"), 1) << "nothing duplicated";
+  const json::value* to_running = TransitionTo(transitions, "running");
+  const json::value* to_stopped = TransitionTo(transitions, "stopped");
+  ASSERT_NE(to_running, nullptr);
+  ASSERT_NE(to_stopped, nullptr);
+  EXPECT_EQ(TimeOf(*to_running, "at"), TruncateToMillis(*container.started_at))
+      << "billing starts when the engine started the container";
+  EXPECT_GE(TimeOf(*to_stopped, "at"), TruncateToMillis(stop_asked) - 1ms);
+  EXPECT_GT(server::testing::Int(stopped, "cost_micros"), 0);
+}
+
+TEST_F(AgentFaultTest, AContainerThatExitsByItselfEndsItsBillingAtItsExitTime) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod =
+      CreatePod({{"image", kImage}, {"command", json::array{"sh", "-c", "sleep 2; exit 3"}}});
+  WaitPod(pod, InState("running"));
+  const agent::ContainerInfo ended = WaitForExit(pod, 30s);
+  ASSERT_TRUE(ended.finished_at.has_value());
+  EXPECT_EQ(ended.exit_code, 3);
+  const json::value exited = WaitPod(pod, InState("exited"));
+  EXPECT_NE(Str(exited, "state_reason").find("3"), std::string::npos) << json::serialize(exited);
+  const json::array transitions = Transitions(pod);
+  const json::value* to_exited = TransitionTo(transitions, "exited");
+  ASSERT_NE(to_exited, nullptr);
+  EXPECT_EQ(TimeOf(*to_exited, "at"), TruncateToMillis(*ended.finished_at))
+      << "the exit time is the engine's, not when the agent noticed";
+  EXPECT_EQ(Str(exited, "desired_state"), "stopped") << "it stays down until its owner starts it";
+}
+
+// The agent in its own network namespace, joined to the server's by a veth pair whose host end is
+// taken down: the agent cannot reach the server, the containers (run by the engine in the host's
+// namespace) go on.
+class Partition {
+ public:
+  Partition() {
+    const int id = static_cast<int>(getpid() % 200) + 20;
+    namespace_ = "suanli-t" + std::to_string(getpid());
+    host_link_ = "slh" + std::to_string(getpid() % 100000);
+    host_address_ = "10.213." + std::to_string(id) + ".1";
+    const std::string agent_address = "10.213." + std::to_string(id) + ".2";
+    const std::string agent_link = "sla" + std::to_string(getpid() % 100000);
+    const std::string in_namespace = "ip netns exec " + namespace_ + " ";
+    ok_ = Run("ip netns add " + namespace_) &&
+          Run("ip link add " + host_link_ + " type veth peer name " + agent_link) &&
+          Run("ip link set " + agent_link + " netns " + namespace_) &&
+          Run("ip addr add " + host_address_ + "/30 dev " + host_link_) &&
+          Run("ip link set " + host_link_ + " up") &&
+          Run(in_namespace + "ip addr add " + agent_address + "/30 dev " + agent_link) &&
+          Run(in_namespace + "ip link set " + agent_link + " up") &&
+          Run(in_namespace + "ip link set lo up");
+  }
+  ~Partition() {
+    (void)Run("ip link del " + host_link_ + " 2>/dev/null");
+    (void)Run("ip netns del " + namespace_ + " 2>/dev/null");
+  }
+  bool ok() const { return ok_; }
+  std::vector<std::string> prefix() const { return {"ip", "netns", "exec", namespace_}; }
+  const std::string& host_address() const { return host_address_; }
+  bool Cut() const { return Run("ip link set " + host_link_ + " down"); }
+  bool Heal() const { return Run("ip link set " + host_link_ + " up"); }
+
+ private:
+  std::string namespace_, host_link_, host_address_;
+  bool ok_ = false;
+};
+
+TEST_F(AgentFaultTest, CutOffFromTheServerPodsRunOnAndTheirChangesArriveExactAfterwards) {
+  Partition partition;
+  ASSERT_TRUE(partition.ok()) << "cannot make a network namespace (needs root and iproute2)";
+  StartServer(partition.host_address() + ":0");
+  StartAgent(partition.prefix());
+  CreateRenter();
+  const std::string steady = CreatePod(LongRunning());
+  const std::string ending =
+      CreatePod({{"image", kImage}, {"command", json::array{"sh", "-c", "sleep 6"}}});
+  const json::value steady_running = WaitPod(steady, InState("running"));
+  WaitPod(ending, InState("running"));
+  const agent::ContainerInfo steady_before = ContainerOf(steady);
+
+  ASSERT_TRUE(partition.Cut());
+  ASSERT_TRUE(agent_->WaitForLog("cannot reach the server", 30s)) << agent_->log_text();
+  const agent::ContainerInfo ended = WaitForExit(ending, 30s);
+  ASSERT_TRUE(ended.finished_at.has_value());
+  ASSERT_TRUE(agent_->WaitForLog(ending + " is exited", 30s)) << agent_->log_text();
+  // The agent dies with the report unsent; its successor finds it on disk.
+  agent_->Signal(SIGKILL);
+  ASSERT_TRUE(agent_->Wait(10s));
+  StartAgent(partition.prefix(), server_->url());
+  EXPECT_EQ(Str(WaitPod(ending, [](const json::value&) { return true; }), "state"), "running")
+      << "the server cannot know yet";
+
+  ASSERT_TRUE(partition.Heal());
+  WaitPod(ending, InState("exited"));
+  const json::array transitions = Transitions(ending);
+  const json::value* to_exited = TransitionTo(transitions, "exited");
+  ASSERT_NE(to_exited, nullptr);
+  EXPECT_EQ(TimeOf(*to_exited, "at"), TruncateToMillis(*ended.finished_at))
+      << "billed to the second it really ended, though reported much later";
+
+  const agent::ContainerInfo steady_after = ContainerOf(steady);
+  EXPECT_EQ(steady_after.id, steady_before.id);
+  EXPECT_TRUE(steady_after.running) << "the other pod ran on through the partition";
+  const json::value steady_now = WaitPod(steady, InState("running"));
+  EXPECT_EQ(Str(steady_now, "running_since"), Str(steady_running, "running_since"));
+}
+
+TEST_F(AgentFaultTest, AnEngineThatStopsIsWaitedOutAndReconciledWhenItReturns) {
+  // A Podman service of this test's own, so stopping it disturbs no other test.
+  const std::string own_socket = (root_.path() / "podman.sock").string();
+  auto start_engine = [&] {
+    auto service = std::make_unique<ChildProcess>(
+        std::vector<std::string>{"podman", "system", "service", "--time=0", "unix://" + own_socket},
+        root_.path() / "podman.log");
+    for (int i = 0; i < 100 && !std::filesystem::exists(own_socket); ++i) {
+      std::this_thread::sleep_for(100ms);
+    }
+    return service;
+  };
+  std::unique_ptr<ChildProcess> service = start_engine();
+  ASSERT_TRUE(std::filesystem::exists(own_socket)) << service->log_text();
+  socket_ = "unix://" + own_socket;
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(LongRunning());
+  WaitPod(pod, InState("running"));
+
+  service->Signal(SIGTERM);
+  ASSERT_TRUE(service->Wait(30s));
+  std::filesystem::remove(own_socket);
+  ASSERT_TRUE(agent_->WaitForLog("container engine is unavailable", 30s)) << agent_->log_text();
+  ASSERT_EQ(api_->Post("/v1/pods/" + pod + "/stop", renter_).status, 200);
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(Str(WaitPod(pod, [](const json::value&) { return true; }), "state"), "running")
+      << "nothing can stop it while the engine is away, and nothing pretends to";
+  EXPECT_TRUE(ContainerOf(pod).running) << "the container itself does not need the service";
+
+  service = start_engine();
+  ASSERT_TRUE(agent_->WaitForLog("answers again", 30s)) << agent_->log_text();
+  WaitPod(pod, InState("stopped"));
+  const auto container = engine_->Inspect(agent::ContainerName(pod));
+  EXPECT_FALSE(container.ok() && container->running);
+}
+
+}  // namespace
+}  // namespace suanli

@@ -1,0 +1,166 @@
+// Helpers for tests that run the real `suanli` binary as child processes (server, agent) and kill
+// them: a temporary folder, a child process with its output in a log file, and the server's URL
+// read from the line it prints once it listens.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef SUANLI_BINARY
+#error "SUANLI_BINARY must name the suanli executable"
+#endif
+
+namespace suanli::testing {
+
+// A temporary folder, removed with what it holds.
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/suanli-process-test-XXXXXX";
+    if (mkdtemp(pattern) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// `args` as a child process, stdout and stderr appended to `log`; SIGTERM (then SIGKILL) when
+// destroyed.
+class ChildProcess {
+ public:
+  ChildProcess(std::vector<std::string> args, std::filesystem::path log)
+      : log_(std::move(log)), start_offset_(ReadFile(log_).size()) {
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const std::string log_path = log_.string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+      }
+      execvp(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~ChildProcess() {
+    if (running()) {
+      Signal(SIGTERM);
+      if (!Wait(std::chrono::seconds(20))) {
+        Signal(SIGKILL);
+        Wait(std::chrono::seconds(20));
+      }
+    }
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  std::string log_text() const { return ReadFile(log_); }
+
+  // Waits until what this process wrote to the log holds `text`; false if the process exits or
+  // the deadline passes first.
+  bool WaitForLog(std::string_view text, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const size_t from = start_offset_;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string all = log_text();
+      if (all.size() > from && all.find(text, from) != std::string::npos) return true;
+      if (!running()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  void Signal(int signal) const {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+  // Reaps the child; false if it still runs after `timeout`.
+  bool Wait(std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (running()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  bool running() {
+    if (pid_ <= 0 || exit_status_) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_status_ = status;
+      return false;
+    }
+    return true;
+  }
+  std::optional<int> exit_status() const { return exit_status_; }
+
+ private:
+  std::filesystem::path log_;
+  size_t start_offset_;  // the log's size when this process started: earlier runs wrote the rest
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+};
+
+// `suanli server --listen LISTEN --data-dir DIR`; the port is read from the line it prints once it
+// listens (LISTEN may end in :0).
+class ServerProcess : public ChildProcess {
+ public:
+  ServerProcess(const std::filesystem::path& data_dir, const std::filesystem::path& log,
+                std::string listen = "127.0.0.1:0")
+      : ChildProcess({SUANLI_BINARY, "server", "--listen", listen, "--data-dir", data_dir.string()},
+                     log),
+        host_(listen.substr(0, listen.rfind(':'))) {}
+
+  // Waits until the server prints that it listens; false if it exits or the deadline passes.
+  bool WaitUntilListening(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    const std::string marker = "listening on http://" + host_ + ":";
+    if (!WaitForLog(" (data in ", timeout)) return false;  // the end of the line with the port
+    const std::string all = log_text();
+    const size_t at = all.rfind(marker);
+    port_ = std::stoi(all.substr(at + marker.size()));
+    return true;
+  }
+
+  int port() const { return port_; }
+  std::string url() const { return "http://" + host_ + ":" + std::to_string(port_); }
+
+ private:
+  std::string host_;
+  int port_ = 0;
+};
+
+inline std::string ReadAdminToken(const std::filesystem::path& data_dir) {
+  std::string token = ReadFile(data_dir / "admin-token");
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  return token;
+}
+
+}  // namespace suanli::testing

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# What the README promises a new user, on real Podman: `suanli up` (server + local agent on simulated
+# GPUs), a user with credits, a pod from the demo-http template that becomes running and ready, its
+# HTTP port answering (directly and through the server's proxy), its logs, stop, start again, and
+# the seconds and dollars in `suanli billing usage`; then terminate, and no container is left.
+# Usage: up_end_to_end_test.sh PATH_TO_SUANLI (needs a container engine: sudo bash scripts/engine.sh)
+set -uo pipefail
+
+suanli=$(realpath "$1")
+workdir=$(mktemp -d)
+up_pid=""
+pod=""
+cleanup() {
+  if [ -n "$up_pid" ]; then
+    kill -TERM "$up_pid" 2>/dev/null
+    wait "$up_pid" 2>/dev/null
+  fi
+  if [ -n "$pod" ]; then  # what a failed run left on the engine (pods outlive suanli up by design)
+    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/containers/suanli-$pod?force=true" >/dev/null
+    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$pod" >/dev/null
+  fi
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+cd "$workdir"
+export XDG_CONFIG_HOME="$workdir/config"
+unset SUANLI_TOKEN SUANLI_URL
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- suanli up's output:"
+  cat up.out up.err 2>/dev/null | tail -40
+  exit 1
+}
+json_field() {  # json_field FIELD < JSON: the first string or number value of FIELD
+  grep -oE "\"$1\": *(\"[^\"]*\"|[0-9.]+|true|false)" | head -1 | sed -E "s/\"$1\": *//; s/^\"//; s/\"$//"
+}
+
+engine=${SUANLI_ENGINE_SOCKET:-unix:///run/podman/podman.sock}
+"$suanli" up --listen 127.0.0.1:0 --simulate-gpus "2xRTX 4090" ${engine:+--engine "$engine"} \
+  >up.out 2>up.err &
+up_pid=$!
+url=""
+for _ in $(seq 1 200); do
+  url=$(grep -oE 'at http://127.0.0.1:[0-9]+' up.out | sed 's/at //')
+  [ -n "$url" ] && break
+  kill -0 "$up_pid" 2>/dev/null || fail "suanli up exited"
+  sleep 0.1
+done
+[ -n "$url" ] || fail "suanli up printed no URL"
+grep -q "admin-token" up.out || fail "suanli up does not say where the admin token is"
+
+export SUANLI_URL=$url
+export SUANLI_TOKEN
+SUANLI_TOKEN=$(cat suanli-data/admin-token)
+for _ in $(seq 1 100); do
+  "$suanli" nodes list 2>/dev/null | grep -q "2x RTX 4090 (simulated)" && break
+  sleep 0.1
+done
+"$suanli" nodes list | grep -q "2x RTX 4090 (simulated)" || fail "the local agent's node is not listed"
+
+SUANLI_TOKEN=$("$suanli" users create alice --credits 20 --json | json_field token)
+[ -n "$SUANLI_TOKEN" ] || fail "no token for alice"
+
+pod_json=$("$suanli" pods create --template demo-http --gpu 4090 --wait --timeout 120 --json) ||
+  fail "pods create --wait: $pod_json"
+pod=$(json_field id <<<"$pod_json")
+[ "$(json_field state <<<"$pod_json")" = running ] || fail "the pod is not running: $pod_json"
+[ "$(json_field ready <<<"$pod_json")" = true ] || fail "the pod is not ready: $pod_json"
+host_port=$(json_field host_port <<<"$pod_json")
+[ -n "$host_port" ] || fail "no host port in $pod_json"
+
+curl -sf "http://127.0.0.1:$host_port/" | grep -q "suanli demo pod" || fail "the pod's port does not serve the page"
+curl -sf -H "Authorization: Bearer $SUANLI_TOKEN" "$url/v1/pods/$pod/proxy/8080/" |
+  grep -q "suanli demo pod" || fail "the server's proxy does not reach the pod's port"
+logs=$("$suanli" pods logs "$pod" 2>&1)
+grep -q "url:/" <<<"$logs" || fail "the logs do not show the request httpd answered: $logs"
+
+"$suanli" pods stop "$pod" >/dev/null || fail "pods stop"
+"$suanli" pods wait "$pod" --state stopped --timeout 60 >/dev/null || fail "the pod did not stop"
+sleep 1
+"$suanli" pods start "$pod" >/dev/null || fail "pods start"
+"$suanli" pods wait "$pod" --state ready --timeout 60 >/dev/null || fail "the pod did not start again"
+"$suanli" pods stop "$pod" >/dev/null && "$suanli" pods wait "$pod" --state stopped --timeout 60 >/dev/null ||
+  fail "the second stop"
+
+usage=$("$suanli" billing usage --json)
+gpu_micros=$(json_field gpu_micros <<<"$usage")
+[ -n "$gpu_micros" ] && [ "$gpu_micros" -gt 0 ] || fail "no GPU charge in the usage: $usage"
+"$suanli" billing usage | grep -q "$pod" || fail "the usage table does not name the pod"
+balance=$("$suanli" billing balance --json | json_field balance_micros)
+[ "$balance" -lt 20000000 ] || fail "the balance did not go down: $balance"
+
+"$suanli" pods rm "$pod" --force >/dev/null || fail "pods rm"
+"$suanli" pods wait "$pod" --state terminated --timeout 60 >/dev/null || fail "the pod was not terminated"
+for _ in $(seq 1 50); do
+  left=$(curl -s --unix-socket "${engine#unix://}" "http://engine/containers/json?all=true" | grep -c "$pod" || true)
+  [ "$left" -eq 0 ] && break
+  sleep 0.1
+done
+[ "$left" -eq 0 ] || fail "a container of $pod is left on the engine"
+
+echo "up end to end: passed (pod $pod, GPU charge ${gpu_micros} micro-dollars)"
