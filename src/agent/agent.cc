@@ -336,6 +336,7 @@ class AgentImpl final : public Agent {
           std::lock_guard lock(mutex_);
           desired_ = std::move(desired->second);
           have_desired_ = true;
+          poked_ = true;
         }
         wake_.notify_all();
         continue;
@@ -586,9 +587,6 @@ class AgentImpl final : public Agent {
 
   void CreatePod(const DesiredPod& desired) {
     const core::Pod& pod = desired.pod;
-    Result<bool> present = engine_->ImagePresent(pod.image);
-    if (!present.ok()) return NoteEngine(present.status());
-    if (!*present) return PullFor(pod);
     ContainerSpec spec;
     spec.name = ContainerName(pod.id);
     spec.image = pod.image;
@@ -623,9 +621,21 @@ class AgentImpl final : public Agent {
       spec.volume_mount_path = pod.volume_mount_path;
     }
     AddGpus(pod, spec);
+    // Once started (or given up), the engine holds the ports: the kernel will not hand them out.
+    struct ReleasePorts {
+      AgentImpl& agent;
+      const ContainerSpec& spec;
+      ~ReleasePorts() {
+        std::lock_guard lock(agent.mutex_);
+        for (const PublishedPort& port : spec.ports) agent.ports_handed_out_.erase(port.host_port);
+      }
+    } release{*this, spec};
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {
       if (created.status().code() == core::StatusCode::kAlreadyExists) return;  // next pass sees it
+      // Create first, pull only when the engine lacks the image: the common case (the image is
+      // there) then costs one round trip less on every start.
+      if (created.status().code() == core::StatusCode::kNotFound) return PullFor(pod);
       if (created.status().code() == core::StatusCode::kUnavailable) {
         return NoteEngine(created.status());
       }

@@ -109,7 +109,11 @@ class Planner {
     for (const ContainerInfo* container : containers) {
       if (latest == nullptr || FinishedAt(*container) > FinishedAt(*latest)) latest = container;
     }
-    const bool server_thinks_up = !core::IsDown(pod.state);
+    const Reported* last = Last(pod.id);
+    if (last != nullptr && last->state == PodState::kTerminated) return;  // all done
+    // The server's view may lag what was reported: say "stopped" once.
+    const bool server_thinks_up =
+        !core::IsDown(pod.state) && !(last != nullptr && core::IsDown(last->state));
     if (server_thinks_up && &Report(pod.id, PodState::kStopped, latest,
                                     latest ? FinishedAt(*latest) : now_) != &none_) {
       return;
@@ -121,8 +125,6 @@ class Planner {
       return;
     }
     if (pod.desired != core::DesiredState::kTerminated) return;
-    const Reported* last = Last(pod.id);
-    if (last != nullptr && last->state == PodState::kTerminated) return;
     Add(Kind::kRemoveVolume, pod.id, "");
     Report(pod.id, PodState::kTerminated, nullptr, now_);
   }

@@ -133,6 +133,15 @@ TEST(PlanTest, TerminatingRemovesTheVolumeBeforeSayingTerminated) {
   EXPECT_EQ(Describe(Plan({gone}, {}, reported, kNow)), "");
 }
 
+TEST(PlanTest, AfterTerminatedNothingIsSaidAgainThoughTheViewLags) {
+  const DesiredPod lagging = PodWanted("p1", core::DesiredState::kTerminated, PodState::kRunning);
+  std::map<std::string, Reported> reported{{"p1", {PodState::kStopped, "c1", 3}}};
+  EXPECT_EQ(Describe(Plan({lagging}, {}, reported, kNow)), "remove-volume p1;report p1 terminated;")
+      << "stopped was said once; the server's view still says running";
+  reported["p1"] = {PodState::kTerminated, "", 3};
+  EXPECT_EQ(Describe(Plan({lagging}, {}, reported, kNow)), "");
+}
+
 TEST(PlanTest, TerminatingARunningPodEndsItsBillingAtTheStopFirst) {
   const DesiredPod gone = PodWanted("p1", core::DesiredState::kTerminated, PodState::kRunning);
   EXPECT_EQ(Describe(Plan({gone}, {Container("c1", "p1", true)}, {}, kNow)), "stop p1;");
