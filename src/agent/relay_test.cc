@@ -1,21 +1,28 @@
-// The agent's relay against a real server over HTTP: a user's logs and proxied requests reach a
-// pod through ServeRelay. The container engine is replaced at its interface (engine.h, the seam
-// the agent has for it) by one that knows a single container; the pod's port is a real HTTP server.
+// The agent's relay end to end: a user's requests for a pod's logs and ports go to a real server
+// over HTTP, the agent takes them with ServeRelay and does them against a real container on the
+// real engine (Podman's Docker-compatible service here: `sudo bash scripts/engine.sh` starts it
+// and builds the busybox image these tests run), and the answers travel back to the user.
 #include "agent/relay.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <mutex>
+#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "agent/reconcile.h"
 #include "catalog/catalog_file.h"
 #include "core/clock.h"
-#include "net/http_server.h"
+#include "net/http_client.h"
 #include "server/api_testing.h"
 #include "server/server.h"
 
@@ -27,53 +34,7 @@ using server::testing::ApiClient;
 using server::testing::ApiReply;
 using server::testing::Str;
 
-// One container, "suanli-<pod>", whose port 8080 is published on `host_port`.
-class OneContainerEngine final : public Engine {
- public:
-  OneContainerEngine(std::string pod_id, int host_port)
-      : name_(ContainerName(pod_id)), host_port_(host_port) {}
-
-  const std::string& socket_url() const override { return url_; }
-  core::Result<EngineVersion> Version() override { return EngineVersion{}; }
-  core::Result<bool> ImagePresent(std::string_view) override { return true; }
-  core::Status Pull(std::string_view, const std::function<void(const PullProgress&)>&) override {
-    return core::Status::Ok();
-  }
-  core::Result<std::string> Create(const ContainerSpec&) override { return std::string("c1"); }
-  core::Status Start(std::string_view) override { return core::Status::Ok(); }
-  core::Status Stop(std::string_view, std::chrono::seconds) override { return core::Status::Ok(); }
-  core::Status Remove(std::string_view) override { return core::Status::Ok(); }
-  core::Result<ContainerInfo> Inspect(std::string_view name) override {
-    if (name != name_) return core::NotFoundError("no container " + std::string(name));
-    ContainerInfo info;
-    info.name = name_;
-    info.running = true;
-    info.ports = {{8080, host_port_, "tcp"}, {22, 1, "tcp"}};  // nothing listens on port 1
-    return info;
-  }
-  core::Result<std::vector<ContainerInfo>> ListLabelled(std::string_view) override {
-    return std::vector<ContainerInfo>{};
-  }
-  core::Status RemoveVolume(std::string_view) override { return core::Status::Ok(); }
-  core::Result<std::string> Logs(std::string_view name, const LogOptions& options) override {
-    if (name != name_) return core::NotFoundError("no container " + std::string(name));
-    std::string logs;
-    for (int i = 1; i <= 3; ++i) {
-      if (options.timestamps) logs += "2026-03-01T08:00:0" + std::to_string(i) + ".5+08:00 ";
-      logs += "line " + std::to_string(i) + "\n";
-    }
-    return logs;
-  }
-  core::Status FollowLogs(std::string_view, const LogOptions&,
-                          const std::function<bool(std::string_view)>&) override {
-    return core::InternalError("not used by the relay");
-  }
-
- private:
-  const std::string url_ = "unix:///nowhere";
-  const std::string name_;
-  const int host_port_;
-};
+constexpr std::string_view kImage = "localhost/suanli/busybox:latest";
 
 TEST(NormalizeLogTimestampsTest, WritesEachLinesTimeAsFixedWidthUtc) {
   EXPECT_EQ(NormalizeLogTimestamps("2026-03-01T08:00:01.5+08:00 a b\nno time here\n"
@@ -81,102 +42,346 @@ TEST(NormalizeLogTimestampsTest, WritesEachLinesTimeAsFixedWidthUtc) {
             "2026-03-01T00:00:01.500000000Z a b\nno time here\n2026-03-01T00:00:02.000000000Z c\n");
 }
 
-TEST(ServeRelayTest, AUsersLogsAndProxiedRequestsReachThePodThroughTheAgent) {
-  char pattern[] = "/tmp/suanli-relay-test-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const std::filesystem::path dir = pattern;
-  core::ManualClock clock(core::ParseTime("2026-03-01T00:00:00.000Z").value());
-  std::ostringstream server_log;
-  server::ServerOptions options;
-  options.listen = "127.0.0.1:0";
-  options.data_dir = dir;
-  auto started =
-      server::Server::Start(options, catalog::LoadBuiltInCatalog().value(), clock, server_log);
-  ASSERT_TRUE(started.ok()) << started.status().ToString();
-  std::unique_ptr<server::Server> control = std::move(*started);
-  const std::string url = "http://127.0.0.1:" + std::to_string(control->port());
-  std::string admin;
-  std::getline(std::ifstream(dir / "admin-token"), admin);
-  ApiClient api(url);
+// A TCP port nobody listens on now: bind port 0, read the kernel's choice, close.
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
 
-  const ApiReply alice =
-      api.Post("/v1/users", admin, R"({"name":"alice","credits_micros":100000000})");
-  ASSERT_EQ(alice.status, 201) << alice.Describe();
-  const std::string user = Str(alice.json, "token");
-  const ApiReply join = api.Post("/v1/join-tokens", admin, "{}");
-  const ApiReply node = api.PostJson(
-      "/v1/agent/register", Str(join.json, "secret"),
-      json::object{
-          {"name", "n1"},
-          {"vcpu", 16},
-          {"memory_gb", 64},
-          {"disk_gb", 500},
-          {"gpus",
-           json::array{json::object{
-               {"index", 0}, {"type", "RTX 4090"}, {"memory_mb", 24564}, {"simulated", true}}}}});
-  ASSERT_EQ(node.status, 201) << node.Describe();
-  const std::string node_token = Str(node.json, "token");
-  const ApiReply pod = api.Post(
-      "/v1/pods", user,
-      R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"ports":["8080/http","22/tcp"]})");
-  ASSERT_EQ(pod.status, 201) << pod.Describe();
-  const std::string pod_id = Str(pod.json, "id");
-  ASSERT_EQ(
-      api.PostJson(
-             "/v1/agent/pods/" + pod_id + "/status", node_token,
-             json::object{{"seq", 1}, {"state", "running"}, {"at", core::FormatTime(clock.Now())}})
-          .status,
-      200);
+template <typename Predicate>
+bool WaitFor(Predicate predicate, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return predicate();
+}
 
-  // The pod's web server on port 8080 (published on a free host port).
-  auto pod_server = net::HttpServer::Start(
-      {.host = "127.0.0.1", .port = 0}, [](net::HttpRequest&& request, net::Responder respond) {
-        net::HttpResponse response;
-        response.content_type = "text/plain";
-        response.body = request.method + " " + request.target + " " + request.body;
-        if (request.Header("authorization")) response.body += " (with the user's token!)";
-        respond(std::move(response));
-      });
-  ASSERT_TRUE(pod_server.ok()) << pod_server.status().ToString();
-  OneContainerEngine engine(pod_id, (*pod_server)->port());
+std::string HeaderOf(const net::HttpResponse& response, std::string_view name) {
+  for (const auto& [key, value] : response.headers) {
+    if (key == name) return value;
+  }
+  return "";
+}
 
-  std::atomic<bool> stopping{false};
-  std::ostringstream agent_log;
-  std::mutex log_mutex;
-  RelayOptions relay;
-  relay.server_url = url;
-  relay.poll_wait = std::chrono::seconds(1);
-  std::thread agent([&] {
-    ServeRelay(
-        relay, [&] { return node_token; }, engine, [&] { return stopping.load(); },
-        [&](const std::string& line) {
-          std::lock_guard lock(log_mutex);
-          agent_log << line << "\n";
-        });
-  });
+// A CGI program for the pod's busybox httpd: it writes back the request as the pod saw it.
+constexpr std::string_view kEchoCgi =
+    "#!/bin/sh\n"
+    "printf 'Content-Type: text/plain\\r\\nX-Pod: echo\\r\\n\\r\\n'\n"
+    "echo \"$REQUEST_METHOD $REQUEST_URI\"\n"
+    "echo \"authorization: ${HTTP_AUTHORIZATION:-none}\"\n"
+    "echo \"x-probe: ${HTTP_X_PROBE:-none}\"\n"
+    "echo \"x-forwarded-prefix: ${HTTP_X_FORWARDED_PREFIX:-none}\"\n"
+    "echo \"body: $(cat)\"\n";
 
-  const ApiReply logs = api.Get("/v1/pods/" + pod_id + "/logs?tail=3&timestamps=true", user);
-  EXPECT_EQ(logs.status, 200) << logs.Describe();
-  EXPECT_EQ(logs.text,
-            "2026-03-01T00:00:01.500000000Z line 1\n2026-03-01T00:00:02.500000000Z line 2\n"
-            "2026-03-01T00:00:03.500000000Z line 3\n");
-  const ApiReply get = api.Get("/v1/pods/" + pod_id + "/proxy/8080/hello?x=1", user);
+// A control-plane server with a user, a registered node and a running pod placed on it (the pod
+// publishes 8080/http and 22/tcp), and the agent's relay serving that node against the real
+// engine. Each test runs the pod's container itself (RunPod); TearDown removes it.
+class ServeRelayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* from_env = std::getenv("SUANLI_ENGINE_SOCKET");
+    const std::string socket =
+        from_env != nullptr && from_env[0] != '\0' ? from_env : FindEngineSocket();
+    ASSERT_FALSE(socket.empty())
+        << "no container engine socket: set SUANLI_ENGINE_SOCKET, or run `sudo bash "
+           "scripts/engine.sh` (it starts Podman's service and builds "
+        << kImage << ")";
+    core::Result<std::unique_ptr<Engine>> engine = Engine::Connect(socket);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(*engine);
+    core::Result<bool> present = engine_->ImagePresent(kImage);
+    ASSERT_TRUE(present.ok()) << present.status().ToString()
+                              << " (run `sudo bash scripts/engine.sh`)";
+    ASSERT_TRUE(*present) << kImage << " is missing; run `sudo bash scripts/engine.sh`";
+
+    char pattern[] = "/tmp/suanli-relay-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    server::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.data_dir = dir_;
+    auto started =
+        server::Server::Start(options, catalog::LoadBuiltInCatalog().value(), clock_, server_log_);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    control_ = std::move(*started);
+    url_ = "http://127.0.0.1:" + std::to_string(control_->port());
+    std::string admin;
+    std::getline(std::ifstream(dir_ / "admin-token"), admin);
+    api_ = std::make_unique<ApiClient>(url_);
+
+    const ApiReply alice =
+        api_->Post("/v1/users", admin, R"({"name":"alice","credits_micros":100000000})");
+    ASSERT_EQ(alice.status, 201) << alice.Describe();
+    user_ = Str(alice.json, "token");
+    const ApiReply join = api_->Post("/v1/join-tokens", admin, "{}");
+    const ApiReply node = api_->PostJson(
+        "/v1/agent/register", Str(join.json, "secret"),
+        json::object{
+            {"name", "n1"},
+            {"vcpu", 16},
+            {"memory_gb", 64},
+            {"disk_gb", 500},
+            {"gpus",
+             json::array{json::object{
+                 {"index", 0}, {"type", "RTX 4090"}, {"memory_mb", 24564}, {"simulated", true}}}}});
+    ASSERT_EQ(node.status, 201) << node.Describe();
+    node_token_ = Str(node.json, "token");
+    const ApiReply pod = api_->Post(
+        "/v1/pods", user_,
+        R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"ports":["8080/http","22/tcp"]})");
+    ASSERT_EQ(pod.status, 201) << pod.Describe();
+    pod_id_ = Str(pod.json, "id");
+    ASSERT_EQ(api_->PostJson(
+                      "/v1/agent/pods/" + pod_id_ + "/status", node_token_,
+                      json::object{
+                          {"seq", 1}, {"state", "running"}, {"at", core::FormatTime(clock_.Now())}})
+                  .status,
+              200);
+
+    RelayOptions relay;
+    relay.server_url = url_;
+    relay.poll_wait = std::chrono::seconds(1);
+    relay.pod_timeout = std::chrono::seconds(10);
+    agent_ = std::thread([this, relay] {
+      ServeRelay(
+          relay, [this] { return node_token_; }, *engine_, [this] { return stopping_.load(); },
+          [this](const std::string& line) {
+            std::lock_guard lock(log_mutex_);
+            agent_log_ << line << "\n";
+          });
+    });
+  }
+
+  void TearDown() override {
+    if (agent_.joinable()) {
+      stopping_ = true;
+      clock_.Advance(std::chrono::seconds(2));  // ends the agent's waiting poll
+      agent_.join();
+    }
+    if (control_) control_->Stop();
+    if (engine_ && !container_.empty()) {
+      const core::Status removed = engine_->Remove(container_);
+      EXPECT_TRUE(removed.ok() || removed.code() == core::StatusCode::kNotFound)
+          << removed.ToString();
+    }
+    if (!dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+    std::lock_guard lock(log_mutex_);
+    if (HasFailure()) std::cerr << "agent log:\n" << agent_log_.str();
+  }
+
+  // Runs the pod's container, named as the agent names it, with `command` and its 8080 and 22
+  // published on free host ports (on 22 nothing listens). Returns false (with a failure) when it
+  // did not start.
+  bool RunPod(std::vector<std::string> command,
+              std::vector<std::pair<std::string, std::string>> env = {}) {
+    web_port_ = FreePort();
+    const int ssh_port = FreePort();
+    EXPECT_GT(web_port_, 0);
+    EXPECT_GT(ssh_port, 0);
+    ContainerSpec spec;
+    spec.name = ContainerName(pod_id_);
+    spec.image = std::string(kImage);
+    spec.command = std::move(command);
+    spec.env = std::move(env);
+    // Not the agent's labels (suanli.pod, suanli.node): no agent on this host may adopt it.
+    spec.labels = {{"suanli.test", "relay-" + std::to_string(::getpid())}};
+    spec.ports = {{8080, web_port_, "tcp"}, {22, ssh_port, "tcp"}};
+    spec.publish_address = "127.0.0.1";
+    container_ = spec.name;
+    core::Result<std::string> id = engine_->Create(spec);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    if (!id.ok()) return false;
+    const core::Status started = engine_->Start(*id);
+    EXPECT_TRUE(started.ok()) << started.ToString();
+    return started.ok();
+  }
+
+  // Waits until the pod's web server answers on its host port.
+  bool WebServerAnswers() {
+    auto http = net::HttpClient::Create("http://127.0.0.1:" + std::to_string(web_port_),
+                                        {std::chrono::seconds(2)});
+    if (!http.ok()) return false;
+    return WaitFor([&] {
+      core::Result<net::HttpResponse> response = (*http)->Send("GET", "/");
+      return response.ok() && response->status == 200;
+    });
+  }
+
+  // Waits until the container's logs (straight from the engine) end with `last_line`.
+  bool LogsEndWith(std::string_view last_line) {
+    LogOptions tail;
+    tail.tail = 1;
+    return WaitFor([&] {
+      core::Result<std::string> logs = engine_->Logs(container_, tail);
+      return logs.ok() && *logs == std::string(last_line) + "\n";
+    });
+  }
+
+  // A user's request with extra headers, for what ApiClient does not show (response headers).
+  core::Result<net::HttpResponse> Send(std::string_view method, std::string_view target,
+                                       std::string_view body, net::Headers headers) {
+    auto http = net::HttpClient::Create(url_, {std::chrono::seconds(30)});
+    if (!http.ok()) return http.status();
+    headers.emplace_back("Authorization", "Bearer " + user_);
+    return (*http)->Send(method, target, body, headers);
+  }
+
+  core::ManualClock clock_{core::ParseTime("2026-03-01T00:00:00.000Z").value()};
+  std::unique_ptr<Engine> engine_;
+  std::filesystem::path dir_;
+  std::ostringstream server_log_;
+  std::unique_ptr<server::Server> control_;
+  std::string url_;
+  std::unique_ptr<ApiClient> api_;
+  std::string user_;
+  std::string node_token_;
+  std::string pod_id_;
+  std::thread agent_;
+  std::atomic<bool> stopping_{false};
+  std::mutex log_mutex_;
+  std::ostringstream agent_log_;
+  std::string container_;  // removed in TearDown
+  int web_port_ = 0;
+};
+
+TEST_F(ServeRelayTest, AUsersLogsReachThemWithTailSinceAndTimestampsInUtc) {
+  ASSERT_TRUE(RunPod({"sh", "-c",
+                      "echo line 1; echo line 2; sleep 2; echo line 3; "
+                      "exec httpd -f -p 8080 -h /www"}));
+  ASSERT_TRUE(LogsEndWith("line 3"));
+  const core::Result<ContainerInfo> info = engine_->Inspect(container_);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  ASSERT_TRUE(info->started_at.has_value());
+  const std::string logs = "/v1/pods/" + pod_id_ + "/logs";
+
+  const ApiReply all = api_->Get(logs, user_);
+  EXPECT_EQ(all.status, 200) << all.Describe();
+  EXPECT_EQ(all.text, "line 1\nline 2\nline 3\n");
+  const ApiReply last = api_->Get(logs + "?tail=1", user_);
+  EXPECT_EQ(last.status, 200) << last.Describe();
+  EXPECT_EQ(last.text, "line 3\n");
+
+  // Lines 1 and 2 come right after the start, line 3 two seconds later.
+  const ApiReply recent = api_->Get(
+      logs + "?since=" + core::FormatTime(*info->started_at + std::chrono::seconds(1)), user_);
+  EXPECT_EQ(recent.status, 200) << recent.Describe();
+  EXPECT_EQ(recent.text, "line 3\n");
+
+  // The engine's times (Podman's are whole seconds, in the host's zone) as fixed-width UTC.
+  const ApiReply stamped = api_->Get(logs + "?tail=3&timestamps=true", user_);
+  EXPECT_EQ(stamped.status, 200) << stamped.Describe();
+  const std::regex line(R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z) line (\d)\n)");
+  std::vector<core::TimePoint> times;
+  for (std::sregex_iterator it(stamped.text.begin(), stamped.text.end(), line), end; it != end;
+       ++it) {
+    EXPECT_EQ((*it)[2].str(), std::to_string(times.size() + 1)) << stamped.text;
+    const std::optional<core::TimePoint> at = ParseEngineTime((*it)[1].str());
+    ASSERT_TRUE(at.has_value()) << (*it)[1].str();
+    EXPECT_GE(*at, *info->started_at - std::chrono::seconds(1)) << stamped.text;
+    EXPECT_LE(*at, *info->started_at + std::chrono::seconds(10)) << stamped.text;
+    times.push_back(*at);
+  }
+  ASSERT_EQ(times.size(), 3u) << "not three stamped lines: " << stamped.text;
+  EXPECT_GE(times[2] - times[1], std::chrono::seconds(1)) << stamped.text;
+
+  const ApiReply bad_since = api_->Get(logs + "?since=yesterday", user_);
+  EXPECT_EQ(bad_since.status, 400) << bad_since.Describe();
+}
+
+TEST_F(ServeRelayTest, LogsBeyondTheRelaysLimitAreCutToTheirNewestWholeLines) {
+  // 12000 lines of 62 bytes: 727 KiB, more than the 512 KiB the relay carries.
+  const std::string pad(50, '.');
+  ASSERT_TRUE(RunPod({"sh", "-c",
+                      "busybox seq -w 1 12000 | busybox sed 's/.*/line & " + pad +
+                          "/'; echo done; exec httpd -f -p 8080 -h /www"}));
+  ASSERT_TRUE(LogsEndWith("done"));
+
+  core::Result<net::HttpResponse> logs = Send("GET", "/v1/pods/" + pod_id_ + "/logs", "", {});
+  ASSERT_TRUE(logs.ok()) << logs.status().ToString();
+  EXPECT_EQ(logs->status, 200) << logs->body.substr(0, 500);
+  EXPECT_EQ(HeaderOf(*logs, "x-suanli-logs-truncated"), "true");
+  EXPECT_LE(logs->body.size(), kMaxRelayedLogBytes);
+  EXPECT_GT(logs->body.size(), kMaxRelayedLogBytes - 64);
+  EXPECT_TRUE(logs->body.starts_with("line ")) << logs->body.substr(0, 100);
+  EXPECT_TRUE(logs->body.ends_with("line 12000 " + pad + "\ndone\n"))
+      << logs->body.substr(logs->body.size() - std::min<size_t>(logs->body.size(), 200));
+
+  core::Result<net::HttpResponse> tail =
+      Send("GET", "/v1/pods/" + pod_id_ + "/logs?tail=2", "", {});
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  EXPECT_EQ(tail->body, "line 12000 " + pad + "\ndone\n");
+  EXPECT_EQ(HeaderOf(*tail, "x-suanli-logs-truncated"), "");
+}
+
+TEST_F(ServeRelayTest, ProxiedRequestsReachThePodsWebServerWithoutTheUsersToken) {
+  ASSERT_TRUE(RunPod({"sh", "-c",
+                      "mkdir -p /www/cgi-bin && printf '%s' \"$ECHO_CGI\" > /www/cgi-bin/echo && "
+                      "busybox chmod +x /www/cgi-bin/echo && "
+                      "exec httpd -f -p 8080 -h /www"},
+                     {{"ECHO_CGI", std::string(kEchoCgi)}}));
+  ASSERT_TRUE(WebServerAnswers()) << "nothing answered on 127.0.0.1:" << web_port_;
+  const std::string proxy = "/v1/pods/" + pod_id_ + "/proxy/8080";
+
+  const ApiReply page = api_->Get(proxy + "/", user_);
+  EXPECT_EQ(page.status, 200) << page.Describe();
+  EXPECT_EQ(page.text, "<h1>suanli demo pod</h1>\n");
+
+  const ApiReply get = api_->Get(proxy + "/cgi-bin/echo/hello?x=1", user_);
   EXPECT_EQ(get.status, 200) << get.Describe();
-  EXPECT_EQ(get.text, "GET /hello?x=1 ");
-  const ApiReply post = api.Send("POST", "/v1/pods/" + pod_id + "/proxy/8080/form", user, "a=1");
-  EXPECT_EQ(post.status, 200) << post.Describe();
-  EXPECT_EQ(post.text, "POST /form a=1");
-  const ApiReply refused = api.Get("/v1/pods/" + pod_id + "/proxy/22/", user);
+  EXPECT_EQ(get.text,
+            "GET /cgi-bin/echo/hello?x=1\nauthorization: none\nx-probe: none\n"
+            "x-forwarded-prefix: " +
+                proxy + "\nbody: \n");
+
+  core::Result<net::HttpResponse> post =
+      Send("POST", proxy + "/cgi-bin/echo?form=1", "a=1&b=2",
+           {{"Content-Type", "application/x-www-form-urlencoded"}, {"X-Probe", "yes"}});
+  ASSERT_TRUE(post.ok()) << post.status().ToString();
+  EXPECT_EQ(post->status, 200) << post->body;
+  EXPECT_EQ(post->body,
+            "POST /cgi-bin/echo?form=1\nauthorization: none\nx-probe: yes\n"
+            "x-forwarded-prefix: " +
+                proxy + "\nbody: a=1&b=2\n");
+  EXPECT_EQ(post->content_type, "text/plain");
+  EXPECT_EQ(HeaderOf(*post, "x-pod"), "echo");
+
+  // The pod's own answers come through as they are, errors included.
+  const ApiReply missing = api_->Get(proxy + "/missing", user_);
+  EXPECT_EQ(missing.status, 404) << missing.Describe();
+  EXPECT_NE(missing.text.find("404 Not Found"), std::string::npos) << missing.text;
+}
+
+TEST_F(ServeRelayTest, APortWithNothingListeningOrAnOversizedAnswerIsABadGateway) {
+  ASSERT_TRUE(RunPod({"sh", "-c",
+                      "busybox head -c 800000 /dev/zero > /www/big && "
+                      "exec httpd -f -p 8080 -h /www"}));
+  ASSERT_TRUE(WebServerAnswers()) << "nothing answered on 127.0.0.1:" << web_port_;
+
+  // 22 is published, but nothing in the container listens on it.
+  const ApiReply refused = api_->Get("/v1/pods/" + pod_id_ + "/proxy/22/", user_);
   EXPECT_EQ(refused.status, 502) << refused.Describe();
   EXPECT_NE(refused.error_message().find("nothing answers on port 22"), std::string::npos)
       << refused.text;
 
-  stopping = true;
-  clock.Advance(std::chrono::seconds(2));  // ends the agent's waiting poll
-  agent.join();
-  control->Stop();
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
+  const ApiReply big = api_->Get("/v1/pods/" + pod_id_ + "/proxy/8080/big", user_);
+  EXPECT_EQ(big.status, 502) << big.Describe().substr(0, 500);
+  EXPECT_EQ(big.error_code(), "PAYLOAD_TOO_LARGE") << big.text.substr(0, 500);
 }
 
 }  // namespace
