@@ -76,11 +76,11 @@ curl -sf -H "Authorization: Bearer $SUANLI_TOKEN" "$url/v1/pods/$pod/proxy/8080/
 logs=$("$suanli" pods logs "$pod" 2>&1)
 grep -q "url:/" <<<"$logs" || fail "the logs do not show the request httpd answered: $logs"
 
-"$suanli" pods stop "$pod" >/dev/null || fail "pods stop"
-"$suanli" pods wait "$pod" --state stopped --timeout 60 >/dev/null || fail "the pod did not stop"
+sleep 2  # GPU time is billed in whole seconds: run for a few
+"$suanli" pods stop "$pod" --wait --timeout 60 >/dev/null || fail "pods stop --wait"
 sleep 1
-"$suanli" pods start "$pod" >/dev/null || fail "pods start"
-"$suanli" pods wait "$pod" --state ready --timeout 60 >/dev/null || fail "the pod did not start again"
+"$suanli" pods start "$pod" --wait --timeout 60 >/dev/null || fail "pods start --wait: running and ready again"
+sleep 2
 "$suanli" pods stop "$pod" >/dev/null && "$suanli" pods wait "$pod" --state stopped --timeout 60 >/dev/null ||
   fail "the second stop"
 

@@ -366,6 +366,10 @@ std::string PodDetail(const boost::json::value& pod) {
   const std::string desired = JsonText(pod, "desired_state");
   if (!desired.empty() && desired != state) state += " (desired: " + desired + ")";
   detail.Add("State", state);
+  if (JsonText(pod, "state") == "running") {
+    detail.Add("Ready", JsonBool(pod, "ready") ? "yes: its ports answer"
+                                               : "not yet: its ports do not answer");
+  }
   detail.Add("Reason", JsonText(pod, "state_reason"));
   detail.Add("Image", JsonText(pod, "image"));
   detail.Add("Template", JsonText(pod, "template_id"));

@@ -155,9 +155,15 @@ core::Status RunHistory(const PodsFlags& flags, CommandContext& context) {
 core::Status RunAction(const PodsFlags& flags, CommandContext& context, std::string_view action) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
+  core::Result<boost::json::value> pod =
+      (*api)->Post(IdTarget("pods", flags.id, "/" + std::string(action)), boost::json::object());
+  if (!pod.ok() || !flags.wait) return PrintResult(context, flags.json, pod, PodLine);
+  // A stop ends when the node says the container has stopped; a start or restart when it runs
+  // again and its ports answer.
   return PrintResult(
       context, flags.json,
-      (*api)->Post(IdTarget("pods", flags.id, "/" + std::string(action)), boost::json::object()),
+      WaitForPodState(**api, *context.api_env, flags.id, action == "stop" ? "stopped" : "ready",
+                      Milliseconds(flags.timeout_s)),
       PodLine);
 }
 
@@ -332,6 +338,10 @@ CommandRun DefinePodsCommand(CLI::App& command) {
       return RunAction(*flags, context, name);
     });
     AddId(sub, *flags);
+    sub.add_flag("--wait", flags->wait,
+                 name == "stop" ? "Wait until the node has stopped the container"
+                                : "Wait until the pod runs again and its ports answer");
+    AddTimeout(sub, *flags);
     AddJsonFlag(sub, flags->json);
   }
 
