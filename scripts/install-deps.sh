@@ -8,10 +8,12 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev   # Boost.JSON (Asio/Beast arrive with the server)
   libcli11-dev libfmt-dev libspdlog-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libarchive-dev                           # tar archives for the engine's archive API
   clang-format clang-tidy
   wrk                                      # bench/api_get_bench.sh
-  podman runc busybox-static curl file     # pods run as containers (scripts/engine.sh)
+  podman runc catatonit busybox-static curl file  # pods run as containers (scripts/engine.sh)
   iproute2                                 # network namespaces in the agent's fault tests
+  openssh-client                           # suanli pods ssh
 )
 
 missing=()

@@ -24,6 +24,7 @@
 #include "agent/reconcile.h"
 #include "agent/relay.h"
 #include "agent/state_db.h"
+#include "agent/tar.h"
 #include "core/stop_signal.h"
 #include "net/http_client.h"
 #include "server/domain_json.h"
@@ -238,6 +239,7 @@ class AgentImpl final : public Agent {
                       {"agent_version", kAgentVersion},
                       {"gpus", std::move(gpus)}};
     if (with_name) body["name"] = options_.name;
+    if (!options_.public_address.empty()) body["address"] = options_.public_address;
     return body;
   }
 
@@ -594,11 +596,22 @@ class AgentImpl final : public Agent {
     spec.labels = {{std::string(kPodLabel), pod.id},
                    {std::string(kRestartsLabel), std::to_string(pod.restarts)},
                    {std::string(kNodeLabel), node_id()}};
-    for (const auto& [key, value] : pod.env) spec.env.emplace_back(key, value);
-    spec.env.emplace_back("SUANLI_POD_ID", pod.id);
+    // suanli's variables: in the container's env, and usable as ${NAME} in the template's env and
+    // command (templates pass JUPYTER_TOKEN to Jupyter that way).
+    std::map<std::string, std::string> variables{{"SUANLI_POD_ID", pod.id}};
+    if (!pod.jupyter_token.empty()) variables["JUPYTER_TOKEN"] = pod.jupyter_token;
     std::string keys;
     for (const std::string& key : desired.ssh_keys) keys += key + "\n";
-    if (!keys.empty()) spec.env.emplace_back("PUBLIC_KEY", keys);
+    if (!keys.empty()) variables["PUBLIC_KEY"] = keys;
+    // Once started (or given up), the engine holds the ports: the kernel will not hand them out.
+    struct ReleasePorts {
+      AgentImpl& agent;
+      const ContainerSpec& spec;
+      ~ReleasePorts() {
+        std::lock_guard lock(agent.mutex_);
+        for (const PublishedPort& port : spec.ports) agent.ports_handed_out_.erase(port.host_port);
+      }
+    } release{*this, spec};
     {
       std::lock_guard lock(mutex_);
       for (const core::PortSpec& port : pod.ports) {
@@ -609,9 +622,22 @@ class AgentImpl final : public Agent {
           return;
         }
         spec.ports.push_back({port.container_port, *host_port, "tcp"});
-        spec.env.emplace_back("SUANLI_PORT_" + std::to_string(port.container_port),
-                              std::to_string(*host_port));
+        variables["SUANLI_PORT_" + std::to_string(port.container_port)] =
+            std::to_string(*host_port);
       }
+    }
+    // The command is exec'd, not run by a shell, so ${NAME} there is ours to expand: the pod's env
+    // (a template's `--model ${MODEL}`) as well as suanli's variables.
+    std::map<std::string, std::string> command_variables = variables;
+    for (const auto& [key, value] : pod.env) {
+      spec.env.emplace_back(key, ExpandVariables(value, variables));
+      command_variables[key] = spec.env.back().second;
+    }
+    for (const auto& [key, value] : variables) {
+      if (!pod.env.contains(key)) spec.env.emplace_back(key, value);
+    }
+    for (std::string& argument : spec.command) {
+      argument = ExpandVariables(argument, command_variables);
     }
     spec.publish_address = options_.publish_address;
     spec.nano_cpus = static_cast<int64_t>(pod.vcpu) * 1'000'000'000;
@@ -621,15 +647,6 @@ class AgentImpl final : public Agent {
       spec.volume_mount_path = pod.volume_mount_path;
     }
     AddGpus(pod, spec);
-    // Once started (or given up), the engine holds the ports: the kernel will not hand them out.
-    struct ReleasePorts {
-      AgentImpl& agent;
-      const ContainerSpec& spec;
-      ~ReleasePorts() {
-        std::lock_guard lock(agent.mutex_);
-        for (const PublishedPort& port : spec.ports) agent.ports_handed_out_.erase(port.host_port);
-      }
-    } release{*this, spec};
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {
       if (created.status().code() == core::StatusCode::kAlreadyExists) return;  // next pass sees it
@@ -643,6 +660,13 @@ class AgentImpl final : public Agent {
             "the container could not be created: " + created.status().message());
       return;
     }
+    if (!keys.empty() && !spec.volume_name.empty()) {
+      // For images that read keys from the volume rather than from PUBLIC_KEY. Rewritten at each
+      // start from the owner's registered keys; a failure leaves PUBLIC_KEY, so the pod goes on.
+      if (Status put = PutAuthorizedKeys(*created, spec.volume_mount_path, keys); !put.ok()) {
+        Log("could not write authorized_keys into " + pod.id + "'s volume: " + put.message());
+      }
+    }
     if (Status started = engine_->Start(*created); !started.ok()) {
       (void)engine_->Remove(*created);
       Queue(pod.id, PodState::kFailed, clock_.Now(), *created, {},
@@ -650,6 +674,14 @@ class AgentImpl final : public Agent {
       return;
     }
     Log("started " + pod.id + " (" + pod.image + ") as container " + created->substr(0, 12));
+  }
+
+  Status PutAuthorizedKeys(const std::string& container_id, const std::string& volume_path,
+                           const std::string& keys) {
+    Result<std::string> tar = MakeTar(
+        {TarEntry::Directory(".ssh", 0700), TarEntry::File(".ssh/authorized_keys", 0600, keys)});
+    if (!tar.ok()) return tar.status();
+    return engine_->PutArchive(container_id, volume_path, *tar);
   }
 
   // Only the pod's GPUs reach it. Simulated GPUs have no devices: the container is told which it

@@ -34,6 +34,9 @@ struct AgentOptions {
   std::string engine_socket;  // "unix:///run/podman/podman.sock"; default: FindEngineSocket()
   std::string gpu_access = "auto";  // auto (CDI on Podman, DeviceRequests on Docker), cdi, nvidia
   std::string publish_address;      // host address pod ports are published on; empty: all
+  // The address renters reach this host's pod ports at (SSH); empty: the server uses the address
+  // the agent's requests come from, which is wrong behind NAT or a proxy.
+  std::string public_address;
   std::chrono::milliseconds heartbeat_interval{5'000};
   std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
   std::chrono::seconds long_poll{10};

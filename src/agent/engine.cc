@@ -637,6 +637,23 @@ class DockerApiEngine final : public Engine {
     return EngineError(*response, "removing volume " + std::string(name));
   }
 
+  core::Status PutArchive(std::string_view id_or_name, std::string_view path,
+                          const std::string& tar) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    if (path.empty() || path.front() != '/') {
+      return core::InvalidArgumentError("the archive's target directory must be an absolute path");
+    }
+    core::Result<net::HttpResponse> response =
+        Call("PUT",
+             std::string(kApi) + "/containers/" + std::string(id_or_name) +
+                 "/archive?path=" + net::PercentEncode(path),
+             tar, kCallTimeout, {{"content-type", "application/x-tar"}});
+    if (!response.ok()) return response.status();
+    if (response->status == 200) return core::Status::Ok();
+    return EngineError(*response, "copying files into " + std::string(path) + " of container " +
+                                      std::string(id_or_name));
+  }
+
   core::Result<std::string> Logs(std::string_view id_or_name, const LogOptions& options) override {
     core::Result<bool> framed = Framed(id_or_name);
     if (!framed.ok()) return framed.status();
@@ -690,10 +707,11 @@ class DockerApiEngine final : public Engine {
   // One request on a connection of its own (see the header: thread-safety).
   core::Result<net::HttpResponse> Call(std::string_view method, const std::string& target,
                                        std::string_view body = {},
-                                       std::chrono::milliseconds timeout = kCallTimeout) {
+                                       std::chrono::milliseconds timeout = kCallTimeout,
+                                       const net::Headers& headers = {}) {
     core::Result<std::unique_ptr<net::HttpClient>> client = Client(timeout);
     if (!client.ok()) return client.status();
-    core::Result<net::HttpResponse> response = (*client)->Send(method, target, body);
+    core::Result<net::HttpResponse> response = (*client)->Send(method, target, body, headers);
     if (!response.ok()) return Unreachable(response.status());
     return response;
   }

@@ -121,6 +121,12 @@ class Engine {
   virtual core::Result<std::vector<ContainerInfo>> ListLabelled(std::string_view label_key) = 0;
   // NOT_FOUND when absent; FAILED_PRECONDITION while a container (running or not) uses it.
   virtual core::Status RemoveVolume(std::string_view name) = 0;
+  // Unpacks the tar archive `tar` (see tar.h) into the directory `path` of the container's
+  // filesystem, volumes mounted there included, keeping the archive's modes and owners. Works on a
+  // created container before it starts. NOT_FOUND for an unknown container; a missing `path` is
+  // NOT_FOUND on Docker, and created by Podman.
+  virtual core::Status PutArchive(std::string_view id_or_name, std::string_view path,
+                                  const std::string& tar) = 0;
 
   // stdout and stderr interleaved as text (the engine's multiplexed frames undone). Their order
   // across the two streams is the engine's: Podman groups lines within the same instant by stream.

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/tar.h"
 #include "gtest/gtest.h"
 #include "net/http_client.h"
 
@@ -351,6 +352,33 @@ TEST_F(EngineTest, ReportsTheExitCodeOfAPodThatEnds) {
   // Podman records StartedAt once runc's start returns and FinishedAt from the process's exit, so
   // a process this short can "finish" a few milliseconds before it "started".
   EXPECT_GE(*info.finished_at, *info.started_at - seconds(1));
+}
+
+TEST_F(EngineTest, PutArchiveWritesIntoTheVolumeBeforeTheStart) {
+  ContainerSpec spec =
+      Spec("archive", {"sh", "-c",
+                       "stat -c '%a %u %n' /workspace/.ssh /workspace/.ssh/authorized_keys && "
+                       "cat /workspace/.ssh/authorized_keys"});
+  spec.volume_name = Unique("archive-volume");
+  spec.volume_mount_path = "/workspace";
+  volumes_.push_back(spec.volume_name);
+  const core::Result<std::string> id = engine_->Create(spec);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const core::Result<std::string> tar =
+      MakeTar({TarEntry::Directory(".ssh", 0700),
+               TarEntry::File(".ssh/authorized_keys", 0600, "ssh-ed25519 AAAAC3 alice\n")});
+  ASSERT_TRUE(tar.ok()) << tar.status().ToString();
+  const core::Status put = engine_->PutArchive(*id, "/workspace", *tar);
+  ASSERT_TRUE(put.ok()) << put.ToString();
+  ASSERT_TRUE(engine_->Start(*id).ok());
+  EXPECT_EQ(WaitExited(*id).exit_code, 0);
+  EXPECT_EQ(engine_->Logs(*id, {}).value(),
+            "700 0 /workspace/.ssh\n600 0 /workspace/.ssh/authorized_keys\n"
+            "ssh-ed25519 AAAAC3 alice\n");
+
+  EXPECT_EQ(engine_->PutArchive(*id, "relative", *tar).code(), core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine_->PutArchive(Unique("absent"), "/workspace", *tar).code(),
+            core::StatusCode::kNotFound);
 }
 
 TEST_F(EngineTest, RefusesADuplicateName) {

@@ -177,6 +177,24 @@ class Planner {
 std::string ContainerName(std::string_view pod_id) { return "suanli-" + std::string(pod_id); }
 std::string VolumeName(std::string_view pod_id) { return "suanli-" + std::string(pod_id); }
 
+std::string ExpandVariables(std::string_view text,
+                            const std::map<std::string, std::string>& variables) {
+  std::string expanded;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t open = text.find("${", at);
+    const size_t close = open == std::string_view::npos ? open : text.find('}', open + 2);
+    if (close == std::string_view::npos) break;
+    expanded += text.substr(at, open - at);
+    const auto variable = variables.find(std::string(text.substr(open + 2, close - open - 2)));
+    expanded += variable == variables.end() ? text.substr(open, close - open + 1)
+                                            : std::string_view(variable->second);
+    at = close + 1;
+  }
+  expanded += text.substr(at);
+  return expanded;
+}
+
 std::vector<core::PortMapping> MappingsOf(const core::Pod& pod, const ContainerInfo& container) {
   std::vector<core::PortMapping> mappings;
   for (const core::PortSpec& port : pod.ports) {

@@ -62,6 +62,11 @@ std::vector<Action> Plan(const std::vector<DesiredPod>& desired,
                          const std::vector<ContainerInfo>& containers,
                          const std::map<std::string, Reported>& reported, core::TimePoint now);
 
+// `text` with each ${NAME} whose NAME is in `variables` replaced by its value; other text, unknown
+// names included, stays as it is (a shell in the container may still expand them).
+std::string ExpandVariables(std::string_view text,
+                            const std::map<std::string, std::string>& variables);
+
 // The protocol's port list for a container: each of the pod's ports with the host port the engine
 // published it on ("http" ports keep their protocol; the engine only knows tcp).
 std::vector<core::PortMapping> MappingsOf(const core::Pod& pod, const ContainerInfo& container);

@@ -49,6 +49,16 @@ std::string Describe(const std::vector<Action>& actions) {
   return text;
 }
 
+TEST(ExpandVariablesTest, ReplacesKnownNamesAndLeavesTheRest) {
+  const std::map<std::string, std::string> variables{{"JUPYTER_TOKEN", "t0k"}, {"EMPTY", ""}};
+  EXPECT_EQ(ExpandVariables("--token=${JUPYTER_TOKEN}", variables), "--token=t0k");
+  EXPECT_EQ(ExpandVariables("${JUPYTER_TOKEN}${JUPYTER_TOKEN}", variables), "t0kt0k");
+  EXPECT_EQ(ExpandVariables("a${EMPTY}b", variables), "ab");
+  EXPECT_EQ(ExpandVariables("$HOME ${UNKNOWN} ${JUPYTER_TOKEN", variables),
+            "$HOME ${UNKNOWN} ${JUPYTER_TOKEN");
+  EXPECT_EQ(ExpandVariables("", variables), "");
+}
+
 TEST(PlanTest, CreatesAMissingContainerOnce) {
   EXPECT_EQ(Describe(Plan({PodWanted("p1")}, {}, {}, kNow)), "create p1;");
 }

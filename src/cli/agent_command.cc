@@ -23,6 +23,9 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
       ->capture_default_str();
   command.add_option("--publish-address", options.publish_address,
                      "Host address pod ports are published on; default: all");
+  command.add_option("--public-address", options.public_address,
+                     "Address renters reach this host at (suanli pods ssh); default: the one the "
+                     "server sees the agent's requests come from");
 }
 
 // `suanli agent doctor`: each check on one line, OK or what is wrong and how to fix it.

@@ -388,6 +388,12 @@ std::string PodDetail(const boost::json::value& pod) {
   detail.Add("Volume", volume);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
   detail.Add("Ports", PortMappingsText(pod));
+  std::string ignored;
+  if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored); !ssh.empty()) {
+    detail.Add("SSH", "ssh " + ssh[0] + " " + ssh[1] + " " + ssh[2] + "  (or: suanli pods ssh " +
+                          JsonText(pod, "id") + ")");
+  }
+  detail.Add("Jupyter token", JsonText(pod, "jupyter_token"));
   std::string price;
   if (JsonField(pod, "gpu_price_per_hour_micros") != nullptr) {
     price = MoneyText(pod, "gpu_price_per_hour_micros") + "/h GPU";
@@ -429,11 +435,42 @@ std::string TemplateDetail(const boost::json::value& spec) {
   return detail.Render();
 }
 
+std::vector<std::string> SshArguments(const boost::json::value& pod, std::string_view user,
+                                      int ssh_port, std::string& why_not) {
+  const std::string id = JsonText(pod, "id");
+  if (JsonText(pod, "state") != "running") {
+    why_not = "pod " + id + " is " + JsonText(pod, "state") + "; start it (suanli pods start " +
+              id + " --wait)";
+    return {};
+  }
+  std::string host_port;
+  for (const boost::json::value& mapping : JsonArray(pod, "port_mappings")) {
+    if (JsonInteger(mapping, "container_port") == ssh_port)
+      host_port = JsonText(mapping, "host_port");
+  }
+  if (host_port.empty() || host_port == "0") {
+    why_not = "pod " + id + " publishes no port " + std::to_string(ssh_port) +
+              (PortMappingsText(pod).empty() ? "" : " (it has " + PortMappingsText(pod) + ")") +
+              "; deploy it from a template with 22/tcp, or pass --port";
+    return {};
+  }
+  const std::string address = JsonText(pod, "node_address");
+  if (address.empty()) {
+    why_not =
+        "the address of pod " + id + "'s node is unknown; its agent sets one with --public-address";
+    return {};
+  }
+  return {"-p", host_port, std::string(user) + "@" + address};
+}
+
 std::string NodeDetail(const boost::json::value& node) {
   Detail detail;
   detail.Add("ID", JsonText(node, "id"));
   detail.Add("Name", JsonText(node, "name"));
   detail.Add("State", NodeStateText(node));
+  if (const std::string reason = JsonText(node, "drain_reason"); !reason.empty()) {
+    detail.Add("Drained", reason + "; after a look, `suanli nodes uncordon` takes it back");
+  }
   detail.Add("GPUs", NodeGpusText(node));
   detail.Add("GPUs allocated", JsonText(node, "gpus_allocated"));
   detail.Add("vCPU", JsonText(node, "vcpu"));
@@ -447,6 +484,7 @@ std::string NodeDetail(const boost::json::value& node) {
     }
   }
   detail.Add("Labels", labels);
+  detail.Add("Address", OrDash(JsonText(node, "address")));
   detail.Add("Agent", JsonText(node, "agent_version"));
   detail.Add("Last heartbeat", TimeText(JsonText(node, "last_heartbeat")) + " UTC");
   std::string out = detail.Render();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace suanli::cli {
 
@@ -51,5 +52,11 @@ std::string TemplateDetail(const boost::json::value& spec);
 std::string NodeDetail(const boost::json::value& node);
 std::string UserDetail(const boost::json::value& user);
 std::string BalanceDetail(const boost::json::value& balance);
+
+// How to log into a pod: {"-p", "<host port>", "<user>@<node address>"} for the host port its
+// container port `ssh_port` is published on, or "" with what is missing (the pod is not running,
+// has no such port, or its node's address is unknown) in `why_not`.
+std::vector<std::string> SshArguments(const boost::json::value& pod, std::string_view user,
+                                      int ssh_port, std::string& why_not);
 
 }  // namespace suanli::cli

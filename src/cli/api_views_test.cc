@@ -62,6 +62,35 @@ TEST(ApiViewsTest, PodDetailShowsPortsPricesAndIndices) {
   EXPECT_NE(detail.find("stop, restart, terminate"), std::string::npos) << detail;
 }
 
+TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
+  boost::json::value pod = boost::json::parse(R"({"id":"pod_1","state":"running",
+    "node_address":"10.0.0.7","jupyter_token":"c0ffee",
+    "port_mappings":[{"container_port":8888,"protocol":"http","host_port":41234},
+                     {"container_port":22,"protocol":"tcp","host_port":40022}]})");
+  std::string why_not;
+  EXPECT_EQ(SshArguments(pod, "root", 22, why_not),
+            (std::vector<std::string>{"-p", "40022", "root@10.0.0.7"}));
+  EXPECT_EQ(SshArguments(pod, "ubuntu", 8888, why_not),
+            (std::vector<std::string>{"-p", "41234", "ubuntu@10.0.0.7"}));
+  const std::string detail = PodDetail(pod);
+  EXPECT_NE(detail.find("ssh -p 40022 root@10.0.0.7  (or: suanli pods ssh pod_1)"),
+            std::string::npos)
+      << detail;
+  EXPECT_NE(detail.find("Jupyter token:"), std::string::npos) << detail;
+
+  EXPECT_TRUE(SshArguments(pod, "root", 2222, why_not).empty());
+  EXPECT_NE(why_not.find("publishes no port 2222 (it has 8888/http -> host port 41234, 22/tcp"),
+            std::string::npos)
+      << why_not;
+  pod.as_object()["node_address"] = "";
+  EXPECT_TRUE(SshArguments(pod, "root", 22, why_not).empty());
+  EXPECT_NE(why_not.find("--public-address"), std::string::npos) << why_not;
+  pod.as_object()["state"] = "stopped";
+  EXPECT_TRUE(SshArguments(pod, "root", 22, why_not).empty());
+  EXPECT_EQ(why_not, "pod pod_1 is stopped; start it (suanli pods start pod_1 --wait)");
+  EXPECT_EQ(PodDetail(pod).find("SSH:"), std::string::npos);
+}
+
 TEST(ApiViewsTest, MissingOrOddFieldsShowAsBlanksNotCrashes) {
   const boost::json::value odd = boost::json::parse(R"([{"id":5,"cost_micros":"x"}, 7, null])");
   const std::string table = PodsTable(odd.as_array());

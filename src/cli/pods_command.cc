@@ -1,8 +1,12 @@
-// suanli pods: create, list, inspect, stop, start, restart, remove and wait for pods, and read
-// their logs.
+// suanli pods: create, list, inspect, stop, start, restart, remove and wait for pods, read their
+// logs, and log into them over SSH.
+#include <unistd.h>
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <ostream>
 #include <set>
@@ -50,6 +54,11 @@ struct PodsFlags {
   std::optional<int> tail;
   bool follow = false;
   bool timestamps = false;
+  // ssh
+  std::string user = "root";
+  int ssh_port = 22;
+  bool print = false;
+  std::vector<std::string> ssh_extra;
 };
 
 std::chrono::milliseconds Milliseconds(double seconds) {
@@ -270,6 +279,36 @@ core::Status RunLogs(const PodsFlags& flags, CommandContext& context) {
   }
 }
 
+// Runs ssh in this process's place (so the terminal, signals and exit status are ssh's own), or
+// prints the command for scripts and other SSH clients.
+core::Status RunSsh(const PodsFlags& flags, CommandContext& context) {
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  core::Result<boost::json::value> pod = (*api)->Get(IdTarget("pods", flags.id));
+  if (!pod.ok()) return pod.status();
+  std::string why_not;
+  std::vector<std::string> arguments = SshArguments(*pod, flags.user, flags.ssh_port, why_not);
+  if (arguments.empty()) return core::FailedPreconditionError(why_not);
+  arguments.insert(arguments.begin(), "ssh");
+  // A pod's host key is new on each first start: accept it once, refuse it changing later.
+  arguments.insert(arguments.begin() + 1, {"-o", "StrictHostKeyChecking=accept-new"});
+  arguments.insert(arguments.end(), flags.ssh_extra.begin(), flags.ssh_extra.end());
+  if (flags.print) {
+    std::string line;
+    for (const std::string& argument : arguments) line += (line.empty() ? "" : " ") + argument;
+    context.out << line << "\n";
+    return core::Status::Ok();
+  }
+  context.out.flush();
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  ::execvp("ssh", argv.data());
+  return core::FailedPreconditionError(std::string("cannot run ssh: ") + std::strerror(errno) +
+                                       "; install an SSH client (apt install openssh-client), or "
+                                       "use --print and your own");
+}
+
 void AddId(CLI::App& command, PodsFlags& flags) {
   command.add_option("id", flags.id, "The pod's ID")->required();
 }
@@ -358,6 +397,16 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   logs.add_option("--tail", flags->tail, "Only the last N lines")->check(CLI::Range(0, 1'000'000));
   logs.add_flag("-f,--follow", flags->follow, "Print new lines as they come, until Ctrl-C");
   logs.add_flag("--timestamps", flags->timestamps, "Start each line with its time (UTC)");
+
+  CLI::App& ssh = group.Add("ssh", "Log into a running pod over SSH (your registered keys)",
+                            [flags](CommandContext& context) { return RunSsh(*flags, context); });
+  AddId(ssh, *flags);
+  ssh.add_option("--user", flags->user, "The user to log in as")->capture_default_str();
+  ssh.add_option("--port", flags->ssh_port, "The pod's SSH port (in the container)")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  ssh.add_flag("--print", flags->print, "Print the ssh command instead of running it");
+  ssh.add_option("ssh_args", flags->ssh_extra, "More arguments for ssh, after --");
 
   CLI::App& wait = group.Add("wait", "Wait until a pod reaches a state (running by default)",
                              [flags](CommandContext& context) { return RunWait(*flags, context); });

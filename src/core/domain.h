@@ -114,6 +114,9 @@ struct Pod {
   std::string container_id;
   std::vector<PortMapping> port_mappings;
   bool ready = false;  // running, and every port answers (the agent probes them)
+  // Given to the container as JUPYTER_TOKEN (and for ${JUPYTER_TOKEN} in the template's env and
+  // command), so the owner can open Jupyter; shown to the owner (and admins, who run the hosts).
+  std::string jupyter_token;
 
   Money gpu_price_per_hour;  // whole pod; fixed when the current run started
   Money storage_price_per_gb_month;
@@ -148,6 +151,11 @@ struct Node {
   int memory_gb = 0;
   int disk_gb = 0;
   std::string agent_version;
+  // Where renters reach its pods' published ports (SSH): the agent's --public-address, or the
+  // address its requests come from.
+  std::string address;
+  // Why the server drained it on its own (it lost GPUs); "" when an admin did, or it is not.
+  std::string drain_reason;
   int64_t generation = 0;  // bumped whenever the desired state of any of its pods changes
   TimePoint registered_at;
   TimePoint last_heartbeat;

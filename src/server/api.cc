@@ -249,6 +249,7 @@ NodeReport ReadNodeReport(JsonFields& fields, bool with_name) {
   fields.Int("memory_gb", &report.memory_gb, 0, 100'000'000);
   fields.Int("disk_gb", &report.disk_gb, 0, 1'000'000'000);
   fields.String("agent_version", &report.agent_version, false, 64);
+  fields.String("address", &report.address, false, 253);
   fields.StringMap("labels", &report.labels, 64);
   if (const json::value* gpus = fields.Raw("gpus"); gpus != nullptr) {
     if (!gpus->is_array() || gpus->as_array().size() > 64) {
@@ -484,8 +485,10 @@ void Api::Reply(Call& call, Result<Written<T>> result, View view, int status) {
   Finish(call, json::value(view(result->value)), result->sequence, status);
 }
 
-boost::json::object Api::PodView(const core::Pod& pod) const {
+boost::json::object Api::PodView(const core::Pod& pod, const Principal& viewer) const {
   json::object view = PodViewWithoutTime(pod);
+  if (ShowsJupyterToken(viewer, pod)) view["jupyter_token"] = pod.jupyter_token;
+  view["node_address"] = plane_.NodeAddress(pod.node_id);
   view["cost_micros"] = pod.cost.micros();  // the control plane adds what has accrued
   view["uptime_s"] = UptimeSeconds(pod, clock_.Now());
   return view;
@@ -754,7 +757,7 @@ void Api::CreatePod(Call& call) {
   if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
   Reply(
       call, plane_.CreatePod(call.principal, std::move(spec)),
-      [this](const core::Pod& pod) { return PodView(pod); }, 201);
+      [this, &call](const core::Pod& pod) { return PodView(pod, call.principal); }, 201);
 }
 
 std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
@@ -810,13 +813,13 @@ std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
 
 void Api::GetPod(Call& call) {
   Reply(call, plane_.GetPod(call.principal, call.param(0)),
-        [this](const core::Pod& pod) { return PodView(pod); });
+        [this, &call](const core::Pod& pod) { return PodView(pod, call.principal); });
 }
 
 void Api::ActOnPod(Call& call, core::PodAction action) {
   const bool force = call.request.QueryValue("force").value_or("") == "true";
   Reply(call, plane_.Act(call.principal, call.param(0), action, force),
-        [this](const core::Pod& pod) { return PodView(pod); });
+        [this, &call](const core::Pod& pod) { return PodView(pod, call.principal); });
 }
 
 void Api::StopPod(Call& call) { ActOnPod(call, core::PodAction::kStop); }
@@ -980,6 +983,7 @@ void Api::RegisterNode(Call& call) {
   JsonFields fields(*body);
   NodeReport report = ReadNodeReport(fields, true);
   if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
+  if (report.address.empty()) report.address = call.request.remote_address;
   Reply(
       call, plane_.RegisterNode(call.bearer, std::move(report)),
       [](const std::pair<core::Node, std::string>& registered) {
@@ -994,6 +998,7 @@ void Api::Heartbeat(Call& call) {
   JsonFields fields(*body);
   NodeReport report = ReadNodeReport(fields, false);
   if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
+  if (report.address.empty()) report.address = call.request.remote_address;
   Reply(call, plane_.Heartbeat(call.principal, std::move(report)), NodeView);
 }
 
@@ -1024,7 +1029,7 @@ void Api::AgentPods(Call& call) {
     if (!desired.ok()) return Finish(*shared, desired.status(), 0);
     json::array pods;
     for (const core::Pod& pod : desired->pods) {
-      json::object view = PodView(pod);
+      json::object view = PodView(pod, shared->principal);
       json::array keys;
       for (const std::string& key : desired->ssh_keys[pod.owner_id]) keys.emplace_back(key);
       view["ssh_keys"] = std::move(keys);
@@ -1098,7 +1103,7 @@ void Api::ReportPod(Call& call) {
   }
   if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
   Reply(call, plane_.ReportPod(call.principal, call.param(0), report),
-        [this](const core::Pod& pod) { return PodView(pod); });
+        [this, &call](const core::Pod& pod) { return PodView(pod, call.principal); });
 }
 
 // --- Relayed to a pod's node ---------------------------------------------------------------------

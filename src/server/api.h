@@ -121,7 +121,8 @@ class Api {
   // Queues `request` for the pod's node and answers `call` with what its agent sends back.
   void RelayToNode(Call& call, const PodPlacement& placement, RelayRequest request);
   void ActOnNode(Call& call, ControlPlane::NodeAction action);
-  boost::json::object PodView(const core::Pod& pod) const;
+  // The pod as `viewer` may see it (only its owner and its node's agent see the Jupyter token).
+  boost::json::object PodView(const core::Pod& pod, const Principal& viewer) const;
   std::optional<advisor::Workload> ReadWorkload(JsonFields& fields) const;
 
   ControlPlane& plane_;

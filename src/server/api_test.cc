@@ -510,6 +510,42 @@ TEST_F(ApiAuthTest, EachCallerSeesOnlyTheirOwnPodsTokensKeysAndLedger) {
   EXPECT_TRUE(ids(api().Get("/v1/templates", a_.token), "templates").contains(a_template_));
 }
 
+TEST_F(ApiAuthTest, OnlyTheOwnerAndItsNodeSeeTheJupyterTokenAndEveryoneTheNodeAddress) {
+  const std::string token = Str(api().Get("/v1/pods/" + a_pod_, a_.token).json, "jupyter_token");
+  EXPECT_EQ(token.size(), 48u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
+  const auto list_entry = [&](std::string_view caller) {
+    const ApiReply list = api().Get("/v1/pods", caller);
+    for (const json::value& pod : Array(list.json, "pods")) {
+      if (Str(pod, "id") == a_pod_) return pod;
+    }
+    ADD_FAILURE() << "no " << a_pod_ << " in the list";
+    return json::value();
+  };
+  EXPECT_EQ(Str(list_entry(a_.token), "jupyter_token"), token);
+  for (const json::value& view :
+       {api().Get("/v1/pods/" + a_pod_, admin_).json, list_entry(admin_)}) {
+    EXPECT_FALSE(view.as_object().contains("jupyter_token")) << view;
+    // No --public-address: the address the agent's requests came from.
+    EXPECT_EQ(Str(view, "node_address"), "127.0.0.1") << view;
+  }
+  EXPECT_EQ(Str(list_entry(a_.token), "node_address"), "127.0.0.1");
+  const ApiReply desired = api().Get("/v1/agent/pods?after=-1", node_.token);
+  ASSERT_EQ(Array(desired.json, "pods").size(), 1u) << desired.Describe();
+  EXPECT_EQ(Str(Array(desired.json, "pods").front(), "jupyter_token"), token);
+
+  // An agent's --public-address wins, and a bad one is refused.
+  json::object body = NodeBody("n1");
+  body.erase("name");
+  body["address"] = "gpu-7.example.org";
+  EXPECT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, body).status, 200);
+  EXPECT_EQ(Str(api().Get("/v1/pods/" + a_pod_, a_.token).json, "node_address"),
+            "gpu-7.example.org");
+  body["address"] = "evil; rm -rf /";
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/agent/heartbeat", node_.token, body), 400,
+                         "INVALID_ARGUMENT"));
+}
+
 // --- OpenAPI ------------------------------------------------------------------------------------
 
 using ApiOpenApiTest = ApiServerTest;

@@ -957,6 +957,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
       CheckCanAfford(user, UserRate(user.id) + PodGpuRate(pod) + PodStorageRate(pod), now));
 
   pod.id = NewId("pod");
+  pod.jupyter_token = HexEncode(entropy_.Bytes(24));
   pod.owner_id = user.id;
   pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
   pod.sequence = ++last_pod_sequence_;
@@ -1013,6 +1014,14 @@ Result<Written<std::string>> ControlPlane::ListPodsJson(const Principal& caller)
     if (!first) out += ',';
     first = false;
     out += view;
+    out += R"(,"node_address":)";
+    const auto node = nodes_.find(pod.node_id);
+    out += boost::json::serialize(
+        boost::json::value(node == nodes_.end() ? "" : node->second.address));
+    if (ShowsJupyterToken(caller, pod)) {
+      out += R"(,"jupyter_token":)";
+      out += boost::json::serialize(boost::json::value(pod.jupyter_token));
+    }
     out += R"(,"cost_micros":)";
     out += std::to_string((pod.cost + Unbilled(pod, now)).micros());
     out += R"(,"uptime_s":)";
@@ -1252,6 +1261,12 @@ Result<Written<core::Node>> ControlPlane::GetNode(const Principal& caller,
   return Written<core::Node>{it->second, queue_.submitted()};
 }
 
+std::string ControlPlane::NodeAddress(std::string_view node_id) const {
+  std::lock_guard lock(mutex_);
+  const auto node = nodes_.find(std::string(node_id));
+  return node == nodes_.end() ? "" : node->second.address;
+}
+
 Result<Written<core::Node>> ControlPlane::ActOnNode(const Principal& caller, std::string_view id,
                                                     NodeAction action) {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
@@ -1267,24 +1282,27 @@ Result<Written<core::Node>> ControlPlane::ActOnNode(const Principal& caller, std
     case NodeAction::kUncordon:
       node.cordoned = false;
       node.draining = false;
+      node.drain_reason.clear();
       capacity_changed_ = true;
       break;
-    case NodeAction::kDrain: {
-      node.cordoned = true;
-      node.draining = true;
-      const std::set<std::string> bound = pods_on_node_[node.id];
-      for (const std::string& pod_id : bound) {
-        core::Pod& pod = pods_.at(pod_id);
-        if (pod.desired != core::DesiredState::kRunning) continue;
-        const std::string reason = "stopped: node " + node.name + " is being drained";
-        SetDesired(change, pod, core::DesiredState::kStopped, reason);
-        Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
-      }
+    case NodeAction::kDrain:
+      Drain(change, node, "stopped: node " + node.name + " is being drained");
       break;
-    }
   }
   change.Dirty(Collection::kNodes, node.id);
   return Written<core::Node>{node, change.Commit()};
+}
+
+void ControlPlane::Drain(Change& change, core::Node& node, const std::string& reason) {
+  node.cordoned = true;
+  node.draining = true;
+  const std::set<std::string> bound = pods_on_node_[node.id];
+  for (const std::string& pod_id : bound) {
+    core::Pod& pod = pods_.at(pod_id);
+    if (pod.desired != core::DesiredState::kRunning) continue;
+    SetDesired(change, pod, core::DesiredState::kStopped, reason);
+    Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+  }
 }
 
 Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, std::string_view id) {
@@ -1336,6 +1354,15 @@ Status ControlPlane::CheckNodeReport(NodeReport& report) const {
     return core::InvalidArgumentError("vcpu, memory_gb and disk_gb cannot be negative");
   }
   if (report.gpus.size() > 64) return core::InvalidArgumentError("a node has at most 64 GPUs");
+  const bool address_ok =
+      report.address.size() <= 253 &&
+      std::all_of(report.address.begin(), report.address.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':';
+      });
+  if (!address_ok) {
+    return core::InvalidArgumentError("address: '" + report.address +
+                                      "' is not a host name or an IP address");
+  }
   std::set<int> indices;
   for (core::GpuDevice& gpu : report.gpus) {
     Result<catalog::GpuMatch> type = catalog_.Find(gpu.type);
@@ -1392,6 +1419,7 @@ Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
   node.memory_gb = report.memory_gb;
   node.disk_gb = report.disk_gb;
   node.agent_version = report.agent_version;
+  node.address = report.address;
   node.registered_at = now;
   node.last_heartbeat = now;
   node_by_hash_[node.token_hash] = node.id;
@@ -1420,12 +1448,22 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   if (!std::equal(node.gpus.begin(), node.gpus.end(), report.gpus.begin(), report.gpus.end(),
                   same_gpus) ||
       node.vcpu != report.vcpu || node.memory_gb != report.memory_gb ||
-      node.disk_gb != report.disk_gb || node.agent_version != report.agent_version) {
+      node.disk_gb != report.disk_gb || node.agent_version != report.agent_version ||
+      node.address != report.address) {
+    // Fewer GPUs than registered means a GPU failed or fell off the bus (XID 79): its pods may be
+    // running on hardware that is gone, so the node takes no pods and its pods stop until an admin
+    // has looked (and uncordons it). More GPUs are simply capacity.
+    if (report.gpus.size() < node.gpus.size() && !node.draining) {
+      node.drain_reason = "the agent found " + std::to_string(report.gpus.size()) +
+                          " GPU(s) of the " + std::to_string(node.gpus.size()) + " it had";
+      Drain(change, node, "stopped: node " + node.name + " lost GPUs (" + node.drain_reason + ")");
+    }
     node.gpus = std::move(report.gpus);
     node.vcpu = report.vcpu;
     node.memory_gb = report.memory_gb;
     node.disk_gb = report.disk_gb;
     node.agent_version = report.agent_version;
+    node.address = report.address;
     changed = true;
   }
   if (changed) {

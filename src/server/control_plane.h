@@ -51,6 +51,13 @@ struct Principal {
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
+// A pod's Jupyter token is its owner's, and its node's agent hands it to the container; admins run
+// the hosts but do not get it through the API.
+inline bool ShowsJupyterToken(const Principal& viewer, const core::Pod& pod) {
+  return (!viewer.user_id.empty() && viewer.user_id == pod.owner_id) ||
+         (!viewer.node_id.empty() && viewer.node_id == pod.node_id);
+}
+
 // A change accepted in memory, and the commit sequence after which it may be acknowledged.
 template <typename T>
 struct Written {
@@ -110,6 +117,7 @@ struct NodeReport {
   int disk_gb = 0;
   std::string agent_version;
   std::map<std::string, std::string> labels;
+  std::string address;  // the agent's --public-address, else where its request came from
 };
 
 // An agent's report of a pod's actual state. `seq` increases per pod; a report at or below the
@@ -229,6 +237,8 @@ class ControlPlane {
                                                          std::string_view id);
   core::Result<Written<std::vector<core::Node>>> ListNodes(const Principal& caller) const;
   core::Result<Written<core::Node>> GetNode(const Principal& caller, std::string_view id) const;
+  // Where renters reach the ports of pods on `node_id`; "" for an unknown node. For pod views.
+  std::string NodeAddress(std::string_view node_id) const;
   enum class NodeAction { kCordon, kUncordon, kDrain };
   core::Result<Written<core::Node>> ActOnNode(const Principal& caller, std::string_view id,
                                               NodeAction action);
@@ -318,6 +328,8 @@ class ControlPlane {
   void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason);
   void TouchNode(Change& change, const std::string& node_id);
   void Notify(Change& change, core::User& user, std::string notice);
+  // Cordons `node` and stops its running pods, telling their owners `reason`.
+  void Drain(Change& change, core::Node& node, const std::string& reason);
   void Unbind(Change& change, core::Pod& pod);
   void Schedule(Change& change, core::TimePoint now);
   void EnforceLimits(Change& change, core::TimePoint now);

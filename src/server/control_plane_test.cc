@@ -433,6 +433,29 @@ TEST_F(ControlPlaneTest, DrainingANodeStopsItsPodsAndPlacesNoNewOnes) {
             core::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(ControlPlaneTest, ANodeThatLosesAGpuIsDrainedUntilAnAdminUncordonsIt) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  const core::Pod pod = CreatePod(alice);
+  Heartbeat(node, 2);
+  EXPECT_FALSE(plane_->GetNode(admin_, node.node_id)->value.draining);
+  Heartbeat(node, 1);  // a GPU fell off the bus
+  const core::Node drained = plane_->GetNode(admin_, node.node_id)->value;
+  EXPECT_TRUE(drained.draining);
+  EXPECT_TRUE(drained.cordoned);
+  EXPECT_EQ(drained.drain_reason, "the agent found 1 GPU(s) of the 2 it had");
+  EXPECT_EQ(drained.gpus.size(), 1u);
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kStopped);
+  EXPECT_EQ(CreatePod(alice).state, PodState::kPending);
+  // More GPUs than before is only capacity: the node stays drained until someone has looked.
+  Heartbeat(node, 2);
+  EXPECT_TRUE(plane_->GetNode(admin_, node.node_id)->value.draining);
+  ASSERT_TRUE(plane_->ActOnNode(admin_, node.node_id, ControlPlane::NodeAction::kUncordon).ok());
+  const core::Node back = plane_->GetNode(admin_, node.node_id)->value;
+  EXPECT_FALSE(back.draining);
+  EXPECT_EQ(back.drain_reason, "");
+}
+
 TEST_F(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);

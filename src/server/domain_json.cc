@@ -278,7 +278,8 @@ json::object ToJson(const core::Pod& pod) {
                    {"storage_billed_to", FormatTime(pod.storage_billed_to)},
                    {"cost_micros", pod.cost.micros()},
                    {"volume_confirmed_empty", pod.volume_confirmed_empty},
-                   {"ready", pod.ready}};
+                   {"ready", pod.ready},
+                   {"jupyter_token", pod.jupyter_token}};
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
   return out;
 }
@@ -286,6 +287,7 @@ json::object ToJson(const core::Pod& pod) {
 json::object PodViewWithoutTime(const core::Pod& pod) {
   json::object view = ToJson(pod);
   view.erase("cost_micros");
+  view.erase("jupyter_token");  // a secret: ShowsJupyterToken says who adds it back
   json::array actions;
   if (pod.desired != core::DesiredState::kTerminated) {
     for (core::PodAction action : core::AllowedActions(pod.state)) {
@@ -359,6 +361,7 @@ core::Result<core::Pod> PodFromJson(const json::object& json) {
   pod.cost = Micros(json, "cost_micros");
   pod.volume_confirmed_empty = Bool(json, "volume_confirmed_empty");
   pod.ready = Bool(json, "ready");
+  pod.jupyter_token = Str(json, "jupyter_token");
   return pod;
 }
 
@@ -383,6 +386,8 @@ json::object ToJson(const core::Node& node) {
           {"memory_gb", node.memory_gb},
           {"disk_gb", node.disk_gb},
           {"agent_version", node.agent_version},
+          {"address", node.address},
+          {"drain_reason", node.drain_reason},
           {"generation", node.generation},
           {"registered_at", FormatTime(node.registered_at)},
           {"last_heartbeat", FormatTime(node.last_heartbeat)}};
@@ -418,6 +423,8 @@ core::Result<core::Node> NodeFromJson(const json::object& json) {
   node.memory_gb = Int32(json, "memory_gb");
   node.disk_gb = Int32(json, "disk_gb");
   node.agent_version = Str(json, "agent_version");
+  node.address = Str(json, "address");
+  node.drain_reason = Str(json, "drain_reason");
   node.generation = Int(json, "generation");
   node.registered_at = Time(json, "registered_at");
   node.last_heartbeat = Time(json, "last_heartbeat");
