@@ -62,6 +62,9 @@ done
 SUANLI_TOKEN=$("$suanli" users create alice --credits 20 --json | json_field token)
 [ -n "$SUANLI_TOKEN" ] || fail "no token for alice"
 
+ssh-keygen -q -t ed25519 -N "" -C "alice@laptop" -f alice_key
+"$suanli" ssh-keys add laptop alice_key.pub >/dev/null || fail "ssh-keys add"
+
 pod_json=$("$suanli" pods create --template demo-http --gpu 4090 --wait --timeout 120 --json) ||
   fail "pods create --wait: $pod_json"
 pod=$(json_field id <<<"$pod_json")
@@ -73,6 +76,24 @@ host_port=$(json_field host_port <<<"$pod_json")
 curl -sf "http://127.0.0.1:$host_port/" | grep -q "suanli demo pod" || fail "the pod's port does not serve the page"
 curl -sf -H "Authorization: Bearer $SUANLI_TOKEN" "$url/v1/pods/$pod/proxy/8080/" |
   grep -q "suanli demo pod" || fail "the server's proxy does not reach the pod's port"
+# SSH: the key in the volume's authorized_keys, and the command to log in (demo-http serves no SSH,
+# so its HTTP port stands in for --port).
+volume_dir=$(curl -sf --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$pod" | json_field Mountpoint)
+[ "$(cat "$volume_dir/.ssh/authorized_keys")" = "$(cat alice_key.pub)" ] ||
+  fail "the pod's volume has no authorized_keys with alice's key (in $volume_dir)"
+[ "$(stat -c %a "$volume_dir/.ssh/authorized_keys")" = 600 ] || fail "authorized_keys is not 0600"
+ssh_error=$("$suanli" pods ssh "$pod" 2>&1) && fail "pods ssh of a pod without port 22 succeeded"
+grep -q "publishes no port 22" <<<"$ssh_error" || fail "pods ssh does not say why: $ssh_error"
+[ "$("$suanli" pods ssh "$pod" --port 8080 --print)" = \
+  "ssh -o StrictHostKeyChecking=accept-new -p $host_port root@127.0.0.1" ] ||
+  fail "pods ssh --print: $("$suanli" pods ssh "$pod" --port 8080 --print 2>&1)"
+
+# A browser's way in: the pod's link (from `pods get`) without an API token; curl keeps the cookie.
+link=$("$suanli" pods get "$pod" | sed -n 's/^Open: *//p')
+[ -n "$link" ] || fail "pods get shows no link to the pod's HTTP port"
+curl -sfL -c cookies.txt -b cookies.txt "$link" | grep -q "suanli demo pod" ||
+  fail "the pod link does not open the pod's port: $link"
+curl -sf "${link%%\?*}" >/dev/null && fail "the proxy opened without a link or a token"
 logs=$("$suanli" pods logs "$pod" 2>&1)
 grep -q "url:/" <<<"$logs" || fail "the logs do not show the request httpd answered: $logs"
 

@@ -358,7 +358,7 @@ std::string AvailabilityTable(const boost::json::array& gpus) {
   return table.Render();
 }
 
-std::string PodDetail(const boost::json::value& pod) {
+std::string PodDetail(const boost::json::value& pod, std::string_view server_url) {
   Detail detail;
   detail.Add("ID", JsonText(pod, "id"));
   detail.Add("Name", JsonText(pod, "name"));
@@ -392,6 +392,14 @@ std::string PodDetail(const boost::json::value& pod) {
   if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored); !ssh.empty()) {
     detail.Add("SSH", "ssh " + ssh[0] + " " + ssh[1] + " " + ssh[2] + "  (or: suanli pods ssh " +
                           JsonText(pod, "id") + ")");
+  }
+  const std::string link = JsonText(pod, "link_token");
+  if (!server_url.empty() && !link.empty() && JsonText(pod, "state") == "running") {
+    for (const boost::json::value& mapping : JsonArray(pod, "port_mappings")) {
+      if (JsonText(mapping, "protocol") != "http") continue;
+      detail.Add("Open", std::string(server_url) + "/v1/pods/" + JsonText(pod, "id") + "/proxy/" +
+                             JsonText(mapping, "container_port") + "/?suanli_link=" + link);
+    }
   }
   detail.Add("Jupyter token", JsonText(pod, "jupyter_token"));
   std::string price;

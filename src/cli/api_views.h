@@ -47,7 +47,9 @@ std::string TransitionsTable(const boost::json::array& transitions);
 std::string AvailabilityTable(const boost::json::array& gpus);
 
 // "Label:  value" blocks for one entity.
-std::string PodDetail(const boost::json::value& pod);
+// With `server_url` (http://host:port), a running pod's HTTP ports get browser links (the owner's
+// views carry the pod's link token).
+std::string PodDetail(const boost::json::value& pod, std::string_view server_url = {});
 std::string TemplateDetail(const boost::json::value& spec);
 std::string NodeDetail(const boost::json::value& node);
 std::string UserDetail(const boost::json::value& user);

@@ -64,7 +64,7 @@ TEST(ApiViewsTest, PodDetailShowsPortsPricesAndIndices) {
 
 TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
   boost::json::value pod = boost::json::parse(R"({"id":"pod_1","state":"running",
-    "node_address":"10.0.0.7","jupyter_token":"c0ffee",
+    "node_address":"10.0.0.7","jupyter_token":"c0ffee","link_token":"11aa",
     "port_mappings":[{"container_port":8888,"protocol":"http","host_port":41234},
                      {"container_port":22,"protocol":"tcp","host_port":40022}]})");
   std::string why_not;
@@ -77,6 +77,10 @@ TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
             std::string::npos)
       << detail;
   EXPECT_NE(detail.find("Jupyter token:"), std::string::npos) << detail;
+  EXPECT_EQ(detail.find("Open:"), std::string::npos) << "no server URL, no links: " << detail;
+  EXPECT_NE(PodDetail(pod, "http://10.0.0.2:7070")
+                .find("http://10.0.0.2:7070/v1/pods/pod_1/proxy/8888/?suanli_link=11aa"),
+            std::string::npos);
 
   EXPECT_TRUE(SshArguments(pod, "root", 2222, why_not).empty());
   EXPECT_NE(why_not.find("publishes no port 2222 (it has 8888/http -> host port 41234, 22/tcp"),

@@ -127,8 +127,8 @@ core::Status RunCreate(const PodsFlags& flags, CommandContext& context) {
   if (!running.ok()) {
     return running.status().WithContext("created " + id + ", but it did not start");
   }
-  return PrintResult(context, flags.json, running, [](const boost::json::value& ready) {
-    return PodLine(ready) + PodDetail(ready);
+  return PrintResult(context, flags.json, running, [&api](const boost::json::value& ready) {
+    return PodLine(ready) + PodDetail(ready, (*api)->config().url);
   });
 }
 
@@ -149,7 +149,9 @@ core::Status RunList(const PodsFlags& flags, CommandContext& context) {
 core::Status RunGet(const PodsFlags& flags, CommandContext& context) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  return PrintResult(context, flags.json, (*api)->Get(IdTarget("pods", flags.id)), PodDetail);
+  return PrintResult(
+      context, flags.json, (*api)->Get(IdTarget("pods", flags.id)),
+      [&api](const boost::json::value& pod) { return PodDetail(pod, (*api)->config().url); });
 }
 
 core::Status RunHistory(const PodsFlags& flags, CommandContext& context) {

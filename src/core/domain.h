@@ -117,6 +117,9 @@ struct Pod {
   // Given to the container as JUPYTER_TOKEN (and for ${JUPYTER_TOKEN} in the template's env and
   // command), so the owner can open Jupyter; shown to the owner (and admins, who run the hosts).
   std::string jupyter_token;
+  // Opens the proxy to this pod's ports without an API token (a browser link:
+  // /v1/pods/{id}/proxy/{port}/?suanli_link=...); its owner's only.
+  std::string link_token;
 
   Money gpu_price_per_hour;  // whole pod; fixed when the current run started
   Money storage_price_per_gb_month;

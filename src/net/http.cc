@@ -46,6 +46,64 @@ std::optional<std::string> HttpRequest::QueryValue(std::string_view name) const 
   return std::nullopt;
 }
 
+std::string WithoutQueryParameter(std::string_view target, std::string_view name) {
+  const size_t question = target.find('?');
+  if (question == std::string_view::npos) return std::string(target);
+  std::string out(target.substr(0, question));
+  std::string_view query = target.substr(question + 1);
+  char separator = '?';
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty() || PercentDecode(pair.substr(0, pair.find('=')), true) == name) continue;
+    out += separator;
+    out += pair;
+    separator = '&';
+  }
+  return out;
+}
+
+namespace {
+
+// Calls `each(name, value, piece)` for each "name=value" of a Cookie header (RFC 6265 5.4: pairs
+// separated by "; "), names and values trimmed.
+template <typename Each>
+void ForEachCookie(std::string_view header, Each each) {
+  while (!header.empty()) {
+    const size_t semicolon = header.find(';');
+    std::string_view piece = header.substr(0, semicolon);
+    header =
+        semicolon == std::string_view::npos ? std::string_view() : header.substr(semicolon + 1);
+    while (!piece.empty() && piece.front() == ' ') piece.remove_prefix(1);
+    while (!piece.empty() && piece.back() == ' ') piece.remove_suffix(1);
+    if (piece.empty()) continue;
+    const size_t equals = piece.find('=');
+    each(piece.substr(0, equals),
+         equals == std::string_view::npos ? std::string_view() : piece.substr(equals + 1), piece);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> CookieValue(std::string_view cookie_header, std::string_view name) {
+  std::optional<std::string> found;
+  ForEachCookie(cookie_header, [&](std::string_view key, std::string_view value, std::string_view) {
+    if (!found && key == name) found = std::string(value);
+  });
+  return found;
+}
+
+std::string WithoutCookie(std::string_view cookie_header, std::string_view name) {
+  std::string out;
+  ForEachCookie(cookie_header, [&](std::string_view key, std::string_view, std::string_view piece) {
+    if (key == name) return;
+    if (!out.empty()) out += "; ";
+    out += piece;
+  });
+  return out;
+}
+
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message) {
   boost::json::object error;
   error["code"] = code;

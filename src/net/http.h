@@ -36,6 +36,15 @@ struct HttpResponse {
   Headers headers;  // extra ones, e.g. Content-Disposition
 };
 
+// `target` ("/a/b?x=1&link=s&y=2") without the query parameter `name` (every occurrence, matched
+// after decoding); without its '?' when nothing is left ("/a/b?x=1&y=2").
+std::string WithoutQueryParameter(std::string_view target, std::string_view name);
+
+// The cookie `name` in a Cookie header's value ("a=1; suanli_link=s"), or nullopt.
+std::optional<std::string> CookieValue(std::string_view cookie_header, std::string_view name);
+// The Cookie header's value without the cookie `name` (possibly "").
+std::string WithoutCookie(std::string_view cookie_header, std::string_view name);
+
 // The API's error shape, {"error": {"code": ..., "message": ...}}, for errors the HTTP layer
 // itself answers (413, 400 for unparseable HTTP, 404 for ... nothing else).
 HttpResponse ErrorResponse(int status, std::string_view code, std::string_view message);

@@ -50,6 +50,24 @@ TEST(HttpRequestTest, HeaderAndQueryValueReturnTheFirstMatchOrNothing) {
   EXPECT_EQ(request.QueryValue("State"), std::nullopt);
 }
 
+TEST(WithoutQueryParameterTest, DropsEveryOccurrenceAndKeepsTheRestInOrder) {
+  EXPECT_EQ(WithoutQueryParameter("/a/b?x=1&link=s&y=2", "link"), "/a/b?x=1&y=2");
+  EXPECT_EQ(WithoutQueryParameter("/a/b?link=s", "link"), "/a/b");
+  EXPECT_EQ(WithoutQueryParameter("/a?l%69nk=s&link&x=%26", "link"), "/a?x=%26");
+  EXPECT_EQ(WithoutQueryParameter("/a?linked=1&&x", "link"), "/a?linked=1&x");
+  EXPECT_EQ(WithoutQueryParameter("/a/b", "link"), "/a/b");
+}
+
+TEST(CookieTest, FindsAndRemovesOneCookie) {
+  const std::string header = "_xsrf=2|ab; suanli_link=s3cret;theme=dark ";
+  EXPECT_EQ(CookieValue(header, "suanli_link"), "s3cret");
+  EXPECT_EQ(CookieValue(header, "theme"), "dark");
+  EXPECT_EQ(CookieValue(header, "suanli"), std::nullopt);
+  EXPECT_EQ(WithoutCookie(header, "suanli_link"), "_xsrf=2|ab; theme=dark");
+  EXPECT_EQ(WithoutCookie("suanli_link=s", "suanli_link"), "");
+  EXPECT_EQ(CookieValue("", "x"), std::nullopt);
+}
+
 TEST(ErrorResponseTest, IsTheApiErrorShapeWithEscapedText) {
   HttpResponse response = ErrorResponse(404, "NOT_FOUND", "no pod named \"p-1\"");
   EXPECT_EQ(response.status, 404);

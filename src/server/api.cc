@@ -197,6 +197,9 @@ std::string PortList(const std::vector<core::PortSpec>& ports) {
   return list;
 }
 
+// The pod link's query parameter and cookie.
+constexpr std::string_view kPodLinkName = "suanli_link";
+
 std::string_view AccessName(Access access) {
   switch (access) {
     case Access::kPublic:
@@ -209,6 +212,8 @@ std::string_view AccessName(Access access) {
       return "node";
     case Access::kJoin:
       return "join";
+    case Access::kUserOrPodLink:
+      return "user or pod link";
   }
   return "public";
 }
@@ -331,12 +336,12 @@ std::span<const Api::Route> Api::RouteTable() {
       {{"DELETE", "/v1/pods/{id}", Access::kUser, "Terminate a pod (?force=true deletes its volume)"}, &Api::TerminatePod},
       {{"GET", "/v1/pods/{id}/transitions", Access::kUser, "A pod's state changes"}, &Api::PodTransitions},
       {{"GET", "/v1/pods/{id}/logs", Access::kUser, "A pod's logs (?tail=N&since=TIME&timestamps=true), relayed by its node's agent"}, &Api::PodLogs},
-      {{"GET", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
-      {{"POST", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
-      {{"PUT", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
-      {{"PATCH", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
-      {{"DELETE", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
-      {{"HEAD", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUser, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"GET", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"POST", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"PUT", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"PATCH", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"DELETE", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
+      {{"HEAD", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, &Api::ProxyToPod},
       {{"GET", "/v1/billing/balance", Access::kUser, "Balance, spend rate and runway"}, &Api::Balance},
       {{"GET", "/v1/billing/ledger", Access::kUser, "Credits and charges (?user= for admins)"}, &Api::LedgerEntries},
       {{"GET", "/v1/billing/usage", Access::kUser, "Usage by pod or day (?by=pod|day&format=csv)"}, &Api::Usage},
@@ -415,6 +420,10 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
   if (route.info.access != Access::kPublic) {
     const std::string authorization = call->request.Header("authorization").value_or("");
     if (authorization.starts_with("Bearer ")) call->bearer = authorization.substr(7);
+    if (route.info.access == Access::kUserOrPodLink && call->bearer.empty() &&
+        FollowPodLink(*call)) {
+      return;
+    }
     if (route.info.access != Access::kJoin) {
       Result<Principal> principal = plane_.Authenticate(call->bearer);
       if (!principal.ok()) {
@@ -442,6 +451,37 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
     }
   }
   (this->*route.handler)(*call);
+}
+
+bool Api::FollowPodLink(Call& call) {
+  const std::string& pod_id = call.params.front();
+  std::optional<std::string> link = call.request.QueryValue(kPodLinkName);
+  const bool in_query = link.has_value();
+  if (!in_query) link = net::CookieValue(call.request.Header("cookie").value_or(""), kPodLinkName);
+  if (!link) return false;  // then it needs an API token
+  Result<Principal> owner = plane_.AuthenticatePodLink(pod_id, *link);
+  if (!owner.ok()) {
+    Answer(call, StatusResponse(owner.status()));
+    return true;
+  }
+  if (in_query) {
+    // Out of the address bar (and the history, and the pod's own logs) into a cookie that only
+    // this pod's proxy paths get. Not Secure: the server may be plain HTTP on a private network.
+    net::HttpResponse redirect;
+    redirect.status = 303;
+    redirect.content_type = "text/plain";
+    redirect.body = "see the pod's page\n";
+    redirect.headers = {
+        {"location", net::WithoutQueryParameter(call.request.target, kPodLinkName)},
+        {"set-cookie", std::string(kPodLinkName) + "=" + *link + "; Path=/v1/pods/" + pod_id +
+                           "/proxy/; HttpOnly; SameSite=Lax"},
+        {"cache-control", "no-store"}};
+    Answer(call, std::move(redirect));
+    return true;
+  }
+  call.principal = *owner;
+  (this->*RouteTable()[call.route].handler)(call);
+  return true;
 }
 
 void Api::Answer(Call& call, net::HttpResponse response) {
@@ -487,7 +527,7 @@ void Api::Reply(Call& call, Result<Written<T>> result, View view, int status) {
 
 boost::json::object Api::PodView(const core::Pod& pod, const Principal& viewer) const {
   json::object view = PodViewWithoutTime(pod);
-  if (ShowsJupyterToken(viewer, pod)) view["jupyter_token"] = pod.jupyter_token;
+  AddPodSecrets(viewer, pod, view);
   view["node_address"] = plane_.NodeAddress(pod.node_id);
   view["cost_micros"] = pod.cost.micros();  // the control plane adds what has accrued
   view["uptime_s"] = UptimeSeconds(pod, clock_.Now());
@@ -1186,6 +1226,13 @@ void Api::ProxyToPod(Call& call) {
   request.headers = EndToEndHeaders(
       call.request.headers, {"authorization", "host", "content-length", "x-forwarded-for",
                              "x-forwarded-host", "x-forwarded-proto", "x-forwarded-prefix"});
+  // Nor the pod link's cookie; the pod's own cookies (Jupyter's) pass.
+  for (auto header = request.headers.begin(); header != request.headers.end();) {
+    if (header->first == "cookie")
+      header->second = net::WithoutCookie(header->second, kPodLinkName);
+    header = header->first == "cookie" && header->second.empty() ? request.headers.erase(header)
+                                                                 : header + 1;
+  }
   // What a web app behind a path prefix needs to write its own links.
   std::string forwarded_for = call.request.Header("x-forwarded-for").value_or("");
   if (!forwarded_for.empty()) forwarded_for += ", ";

@@ -33,6 +33,9 @@ enum class Access {
   kAdmin,   // an admin's API token
   kNode,    // a node agent's token
   kJoin,    // a join token (agent registration)
+  // A person's API token, or, with none, the pod's link token (a browser opening a pod's port
+  // through the proxy: ?suanli_link= once, then a cookie scoped to that pod's proxy paths).
+  kUserOrPodLink,
 };
 
 struct RouteInfo {
@@ -64,6 +67,10 @@ class Api {
               int created_status = 200);
   void FinishText(Call& call, std::string json_body, uint64_t sequence, int status = 200);
   void Answer(Call& call, net::HttpResponse response);
+  // For a kUserOrPodLink route called without an API token: when the request carries the pod's
+  // link (query or cookie), answers it (a redirect that sets the cookie, an error, or the route
+  // run as the pod's owner) and returns true; false when it carries none.
+  bool FollowPodLink(Call& call);
   template <typename T, typename View>
   void Reply(Call& call, core::Result<Written<T>> result, View view, int status = 200);
 

@@ -241,6 +241,7 @@ class ApiAuthTest : public ApiServerTest {
       case Access::kJoin:
         return caller == Caller::kJoin ? Expect::kPass : Expect::kUnauthenticated;
       case Access::kUser:
+      case Access::kUserOrPodLink:  // these requests carry no link
         if (anonymous) return Expect::kUnauthenticated;
         if (caller == Caller::kNode) return Expect::kForbidden;
         if (caller == Caller::kUserB && route.user_b) return *route.user_b;
@@ -1204,6 +1205,44 @@ TEST_F(ApiRelayTest, AProxiedGetAndPostReachTheAgentIntactWithoutTheUsersToken) 
   core::Result<net::HttpResponse> created = post.get();
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->status, 204);
+}
+
+TEST_F(ApiRelayTest, APodLinkOpensThatPodsPortsAndNothingElse) {
+  const std::string link = Str(api().Get("/v1/pods/" + running_, a_.token).json, "link_token");
+  ASSERT_EQ(link.size(), 48u);
+  const std::string proxy = "/v1/pods/" + running_ + "/proxy/8080";
+  // The link in the query: a redirect without it, and a cookie for this pod's proxy paths only.
+  core::Result<net::HttpResponse> redirect =
+      UserSends("GET", proxy + "/lab?x=1&suanli_link=" + link, "").get();
+  ASSERT_TRUE(redirect.ok()) << redirect.status().ToString();
+  EXPECT_EQ(redirect->status, 303);
+  EXPECT_EQ(HeaderOf(*redirect, "location"), proxy + "/lab?x=1");
+  EXPECT_EQ(HeaderOf(*redirect, "set-cookie"), "suanli_link=" + link + "; Path=/v1/pods/" +
+                                                   running_ + "/proxy/; HttpOnly; SameSite=Lax");
+  // The browser comes back with the cookie: relayed as the owner, the pod's own cookies kept.
+  auto follow =
+      UserSends("GET", proxy + "/lab?x=1", "", "", {{"Cookie", "_xsrf=abc; suanli_link=" + link}});
+  const json::object request = TakeRequest(node_.token);
+  EXPECT_EQ(Str(request, "target"), "/lab?x=1");
+  EXPECT_EQ(HeadersOf(request)["cookie"], "_xsrf=abc");
+  EXPECT_EQ(AnswerAs(node_.token, Str(request, "id"), json::object{{"status", 200}}).status, 204);
+  core::Result<net::HttpResponse> followed = follow.get();
+  ASSERT_TRUE(followed.ok()) << followed.status().ToString();
+  EXPECT_EQ(followed->status, 200);
+
+  // A wrong link, this link on another pod, or this link on any other route: 401.
+  const auto status_of = [&](std::string target, std::string cookie_link) {
+    core::Result<net::HttpResponse> reply =
+        UserSends("GET", std::move(target), "", "", {{"Cookie", "suanli_link=" + cookie_link}})
+            .get();
+    return reply.ok() ? reply->status : 0;
+  };
+  EXPECT_EQ(status_of(proxy + "/", std::string(48, '0')), 401);
+  EXPECT_EQ(status_of("/v1/pods/" + pending_ + "/proxy/8888/", link), 401);
+  EXPECT_EQ(status_of("/v1/pods/" + running_, link), 401);
+  EXPECT_EQ(status_of("/v1/pods/" + running_ + "/logs", link), 401);
+  // Nobody else is shown the link.
+  EXPECT_FALSE(api().Get("/v1/pods/" + running_, admin_).object().contains("link_token"));
 }
 
 TEST_F(ApiRelayTest, NoAnswerInTimeIs504AndTheLateAnswerIsUnknown) {

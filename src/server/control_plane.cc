@@ -958,6 +958,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
 
   pod.id = NewId("pod");
   pod.jupyter_token = HexEncode(entropy_.Bytes(24));
+  pod.link_token = HexEncode(entropy_.Bytes(24));
   pod.owner_id = user.id;
   pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
   pod.sequence = ++last_pod_sequence_;
@@ -1018,9 +1019,13 @@ Result<Written<std::string>> ControlPlane::ListPodsJson(const Principal& caller)
     const auto node = nodes_.find(pod.node_id);
     out += boost::json::serialize(
         boost::json::value(node == nodes_.end() ? "" : node->second.address));
-    if (ShowsJupyterToken(caller, pod)) {
-      out += R"(,"jupyter_token":)";
-      out += boost::json::serialize(boost::json::value(pod.jupyter_token));
+    boost::json::object secrets;  // per caller, so not in the cached view
+    AddPodSecrets(caller, pod, secrets);
+    for (const auto& secret : secrets) {
+      out += ',';
+      out += boost::json::serialize(boost::json::value(secret.key()));
+      out += ':';
+      out += boost::json::serialize(secret.value());
     }
     out += R"(,"cost_micros":)";
     out += std::to_string((pod.cost + Unbilled(pod, now)).micros());
@@ -1259,6 +1264,29 @@ Result<Written<core::Node>> ControlPlane::GetNode(const Principal& caller,
   const auto it = nodes_.find(std::string(id));
   if (it == nodes_.end()) return core::NotFoundError("no node " + std::string(id));
   return Written<core::Node>{it->second, queue_.submitted()};
+}
+
+void AddPodSecrets(const Principal& viewer, const core::Pod& pod, boost::json::object& view) {
+  const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id;
+  if (owner || (!viewer.node_id.empty() && viewer.node_id == pod.node_id)) {
+    view["jupyter_token"] = pod.jupyter_token;
+  }
+  if (owner) view["link_token"] = pod.link_token;
+}
+
+Result<Principal> ControlPlane::AuthenticatePodLink(std::string_view pod_id,
+                                                    std::string_view link) const {
+  std::lock_guard lock(mutex_);
+  const auto pod = pods_.find(std::string(pod_id));
+  // Hashes compared, so the time taken says nothing about how much of the token was right.
+  if (link.empty() || pod == pods_.end() || pod->second.link_token.empty() ||
+      Sha256Hex(link) != Sha256Hex(pod->second.link_token)) {
+    return core::UnauthenticatedError(
+        "this pod link is wrong, or the pod is gone; copy the link again from the pod's page, or "
+        "send an API token");
+  }
+  // The owner, as a plain user: the link opens this pod's ports and nothing else.
+  return Principal{pod->second.owner_id, core::Role::kUser, ""};
 }
 
 std::string ControlPlane::NodeAddress(std::string_view node_id) const {

@@ -51,12 +51,10 @@ struct Principal {
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
-// A pod's Jupyter token is its owner's, and its node's agent hands it to the container; admins run
-// the hosts but do not get it through the API.
-inline bool ShowsJupyterToken(const Principal& viewer, const core::Pod& pod) {
-  return (!viewer.user_id.empty() && viewer.user_id == pod.owner_id) ||
-         (!viewer.node_id.empty() && viewer.node_id == pod.node_id);
-}
+// Adds to `view` the pod's secrets that `viewer` may see: its owner sees the Jupyter token and the
+// link token; its node's agent the Jupyter token, to hand to the container. Admins run the hosts
+// but get neither through the API.
+void AddPodSecrets(const Principal& viewer, const core::Pod& pod, boost::json::object& view);
 
 // A change accepted in memory, and the commit sequence after which it may be acknowledged.
 template <typename T>
@@ -237,6 +235,9 @@ class ControlPlane {
                                                          std::string_view id);
   core::Result<Written<std::vector<core::Node>>> ListNodes(const Principal& caller) const;
   core::Result<Written<core::Node>> GetNode(const Principal& caller, std::string_view id) const;
+  // The owner of pod `pod_id` when `link` is its link token (for the proxy's routes only);
+  // UNAUTHENTICATED otherwise.
+  core::Result<Principal> AuthenticatePodLink(std::string_view pod_id, std::string_view link) const;
   // Where renters reach the ports of pods on `node_id`; "" for an unknown node. For pod views.
   std::string NodeAddress(std::string_view node_id) const;
   enum class NodeAction { kCordon, kUncordon, kDrain };

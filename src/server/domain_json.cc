@@ -279,7 +279,8 @@ json::object ToJson(const core::Pod& pod) {
                    {"cost_micros", pod.cost.micros()},
                    {"volume_confirmed_empty", pod.volume_confirmed_empty},
                    {"ready", pod.ready},
-                   {"jupyter_token", pod.jupyter_token}};
+                   {"jupyter_token", pod.jupyter_token},
+                   {"link_token", pod.link_token}};
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
   return out;
 }
@@ -287,7 +288,8 @@ json::object ToJson(const core::Pod& pod) {
 json::object PodViewWithoutTime(const core::Pod& pod) {
   json::object view = ToJson(pod);
   view.erase("cost_micros");
-  view.erase("jupyter_token");  // a secret: ShowsJupyterToken says who adds it back
+  view.erase("jupyter_token");  // secrets: AddPodSecrets adds them back for those who may see them
+  view.erase("link_token");
   json::array actions;
   if (pod.desired != core::DesiredState::kTerminated) {
     for (core::PodAction action : core::AllowedActions(pod.state)) {
@@ -362,6 +364,7 @@ core::Result<core::Pod> PodFromJson(const json::object& json) {
   pod.volume_confirmed_empty = Bool(json, "volume_confirmed_empty");
   pod.ready = Bool(json, "ready");
   pod.jupyter_token = Str(json, "jupyter_token");
+  pod.link_token = Str(json, "link_token");
   return pod;
 }
 
