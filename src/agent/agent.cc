@@ -144,13 +144,14 @@ class AgentImpl final : public Agent {
  public:
   AgentImpl(AgentOptions options, core::Clock& clock, std::ostream& log,
             std::unique_ptr<StateDb> state, std::unique_ptr<Engine> engine, GpuInventory gpus,
-            GpuAccess gpu_access)
+            std::unique_ptr<Nvml> nvml, GpuAccess gpu_access)
       : options_(std::move(options)),
         clock_(clock),
         log_(log),
         state_(std::move(state)),
         engine_(std::move(engine)),
         gpus_(std::move(gpus)),
+        nvml_(std::move(nvml)),
         gpu_access_(gpu_access),
         resources_(ReadResources(options_.state_dir)) {}
 
@@ -223,10 +224,15 @@ class AgentImpl final : public Agent {
     return {{"Authorization", "Bearer " + node_token_}};
   }
 
-  json::object NodeReportJson(bool with_name) const {
+  json::object NodeReportJson(bool with_name) {
+    const std::vector<GpuHealth> health = nvml_ ? nvml_->Health() : std::vector<GpuHealth>();
+    const std::set<int> failing = FailingGpus(health);
     json::array gpus;
     for (const Gpu& gpu : gpus_.gpus) {
       if (gpu.type.empty()) continue;  // not in the catalog: nothing to price it by
+      // A GPU that cannot be read (off the bus) is not offered: the server, seeing fewer GPUs,
+      // drains the node.
+      if (failing.contains(gpu.index)) continue;
       gpus.emplace_back(json::object{{"index", gpu.index},
                                      {"uuid", gpu.uuid},
                                      {"type", gpu.type},
@@ -238,9 +244,31 @@ class AgentImpl final : public Agent {
                       {"disk_gb", resources_.disk_gb},
                       {"agent_version", kAgentVersion},
                       {"gpus", std::move(gpus)}};
+    json::array readings;
+    for (const GpuHealth& reading : health) readings.emplace_back(server::ToJson(reading));
+    if (!readings.empty()) body["gpu_health"] = std::move(readings);
     if (with_name) body["name"] = options_.name;
     if (!options_.public_address.empty()) body["address"] = options_.public_address;
     return body;
+  }
+
+  // The GPUs whose last reading failed; logs each change of the set.
+  std::set<int> FailingGpus(const std::vector<GpuHealth>& health) {
+    std::set<int> failing;
+    std::string why;
+    for (const GpuHealth& reading : health) {
+      if (reading.problem.empty()) continue;
+      failing.insert(reading.index);
+      why += " GPU " + std::to_string(reading.index) + ": " + reading.problem + ";";
+    }
+    std::lock_guard lock(mutex_);
+    if (failing != failing_gpus_) {
+      Log(failing.empty() ? "every GPU reads well again"
+                          : "GPUs that cannot be read are no longer offered:" + why +
+                                " the server drains this node until an admin uncordons it");
+      failing_gpus_ = failing;
+    }
+    return failing;
   }
 
   // Logs a change of the server's reachability once, not once per retry.
@@ -736,7 +764,8 @@ class AgentImpl final : public Agent {
           message += ": " + std::to_string(progress.current_bytes * 100 / progress.total_bytes) +
                      "% of " + std::to_string(progress.total_bytes >> 20) + " MiB";
         }
-        Queue(pod_id, PodState::kStarting, clock_.Now(), "", {}, message);
+        Queue(pod_id, PodState::kStarting, clock_.Now(), "", {}, message, std::nullopt, false,
+              core::PullProgress{progress.current_bytes, progress.total_bytes});
       });
       std::lock_guard done(mutex_);
       pulling_.erase(image);
@@ -750,14 +779,15 @@ class AgentImpl final : public Agent {
   void Queue(const std::string& pod_id, PodState state, core::TimePoint at,
              const std::string& container_id, const std::vector<core::PortMapping>& mappings,
              const std::string& message, std::optional<int> exit_code = std::nullopt,
-             bool ready = false) {
+             bool ready = false, std::optional<core::PullProgress> pull = std::nullopt) {
     std::lock_guard lock(mutex_);
-    QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready);
+    QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready, pull);
   }
 
   void QueueLocked(const std::string& pod_id, PodState state, core::TimePoint at,
                    const std::string& container_id, const std::vector<core::PortMapping>& mappings,
-                   const std::string& message, std::optional<int> exit_code, bool ready = false) {
+                   const std::string& message, std::optional<int> exit_code, bool ready = false,
+                   std::optional<core::PullProgress> pull = std::nullopt) {
     json::array ports;
     for (const core::PortMapping& mapping : mappings) {
       ports.emplace_back(json::object{{"container_port", mapping.container_port},
@@ -772,6 +802,10 @@ class AgentImpl final : public Agent {
       if (!message.empty()) body["message"] = message.substr(0, 1000);
       if (exit_code) body["exit_code"] = *exit_code;
       if (ready) body["ready"] = true;
+      if (pull) {
+        body["pull"] = json::object{{"current_bytes", pull->current_bytes},
+                                    {"total_bytes", pull->total_bytes}};
+      }
       return json::serialize(body);
     });
     if (!queued.ok()) {
@@ -834,6 +868,8 @@ class AgentImpl final : public Agent {
   std::unique_ptr<StateDb> state_;
   std::unique_ptr<Engine> engine_;
   const GpuInventory gpus_;
+  const std::unique_ptr<Nvml> nvml_;  // null unless the GPUs came from NVML
+  std::set<int> failing_gpus_;        // guarded by mutex_
   const GpuAccess gpu_access_;
   const Resources resources_;
 
@@ -890,7 +926,8 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
     return core::InvalidArgumentError("--gpu-access must be auto, cdi or nvidia (got '" +
                                       options.gpu_access + "')");
   }
-  Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus);
+  std::unique_ptr<Nvml> nvml;
+  Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);
   if (!gpus.ok()) return gpus.status();
   Result<std::unique_ptr<Engine>> engine = Engine::Connect(options.engine_socket);
   if (!engine.ok()) return engine.status();
@@ -906,9 +943,9 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
     log << "agent: no GPUs on this host (" << (gpus->note.empty() ? gpus->source : gpus->note)
         << "); pass --simulate-gpus \"4xRTX 4090\" to try suanli without one" << std::endl;
   }
-  auto agent =
-      std::make_unique<AgentImpl>(std::move(options), clock, log, std::move(state).value(),
-                                  std::move(engine).value(), std::move(gpus).value(), access);
+  auto agent = std::make_unique<AgentImpl>(std::move(options), clock, log, std::move(state).value(),
+                                           std::move(engine).value(), std::move(gpus).value(),
+                                           std::move(nvml), access);
   agent->Begin();
   return std::unique_ptr<Agent>(std::move(agent));
 }

@@ -430,7 +430,8 @@ void Nvml::CollectXidEvents() {
 }
 
 core::Result<GpuInventory> DiscoverGpus(const catalog::Catalog& catalog,
-                                        std::string_view simulate_spec) {
+                                        std::string_view simulate_spec,
+                                        std::unique_ptr<Nvml>* keep_nvml) {
   GpuInventory inventory;
   if (!simulate_spec.empty()) {
     core::Result<std::vector<Gpu>> gpus = ParseSimulatedGpus(simulate_spec, catalog);
@@ -445,7 +446,9 @@ core::Result<GpuInventory> DiscoverGpus(const catalog::Catalog& catalog,
     inventory.note = nvml.status().message();
     return inventory;
   }
-  return (*nvml)->Discover(catalog);
+  GpuInventory found = (*nvml)->Discover(catalog);
+  if (keep_nvml != nullptr) *keep_nvml = std::move(*nvml);
+  return found;
 }
 
 }  // namespace suanli::agent

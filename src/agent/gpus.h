@@ -28,6 +28,7 @@
 
 #include "agent/nvml_abi.h"
 #include "catalog/catalog.h"
+#include "core/domain.h"
 #include "core/status.h"
 
 namespace suanli::agent {
@@ -41,19 +42,8 @@ struct Gpu {
   bool simulated = false;
 };
 
-// One reading of a GPU. A negative number means this GPU does not report that figure (GeForce
-// cards have no ECC counters; some boards report no power).
-struct GpuHealth {
-  int index = 0;
-  int utilization_percent = -1;  // of the last sample period (1/6 s to 1 s)
-  double memory_used_gb = -1;    // GiB
-  int temperature_c = -1;
-  double power_w = -1;
-  int64_t ecc_uncorrected_errors = -1;  // volatile count: since the driver loaded
-  int64_t xid_errors = -1;              // critical XID events since this Nvml loaded
-  int last_xid = 0;                     // the latest XID seen, 0 for none (999: NVML's "unknown")
-  std::string problem;  // "" unless a reading failed unexpectedly, e.g. "GPU is lost"
-};
+// One reading of a GPU, as the heartbeat carries it (some boards report no power: -1).
+using GpuHealth = core::GpuHealth;
 
 struct GpuInventory {
   std::vector<Gpu> gpus;
@@ -129,8 +119,10 @@ class Nvml {
 
 // The GPUs of this host: the simulated ones when `simulate_spec` is non-empty (NVML is not
 // touched; errors as ParseSimulatedGpus), else NVML's, else none with `note` saying why. Only a bad
-// `simulate_spec` fails. The agent, which also wants Health(), keeps an Nvml of its own instead.
+// `simulate_spec` fails. With `keep_nvml`, the NVML that found the GPUs (if any) is handed over
+// there, for Health().
 core::Result<GpuInventory> DiscoverGpus(const catalog::Catalog& catalog,
-                                        std::string_view simulate_spec);
+                                        std::string_view simulate_spec,
+                                        std::unique_ptr<Nvml>* keep_nvml = nullptr);
 
 }  // namespace suanli::agent

@@ -132,6 +132,30 @@ TEST(PodsCommandTest, CreateWithWaitPollsUntilRunningAndReady) {
   EXPECT_EQ(server.requests().back().target, "/v1/pods/pod_w");
 }
 
+TEST(PodsCommandTest, CreateWithWaitShowsTheImagePullAsABar) {
+  int polls = 0;
+  FakeApiServer server([&polls](const FakeRequest& request) {
+    if (request.method == "POST") return FakeApiServer::Json(201, PodJson("pod_w", "pending"));
+    ++polls;
+    std::string pod = PodJson("pod_w", polls < 4 ? "starting" : "running");
+    const int64_t gib = int64_t{1} << 30;
+    if (polls < 4) {
+      // Twice the same figure (drawn once), then halfway.
+      pod.insert(1, R"("image":"ubuntu","pull":{"current_bytes":)" +
+                        std::to_string(polls < 3 ? 0 : gib) + R"(,"total_bytes":)" +
+                        std::to_string(2 * gib) + "},");
+    }
+    pod.insert(1, R"("ready":true,)");
+    return FakeApiServer::Json(200, pod);
+  });
+  const Outcome outcome =
+      Suanli(server.Environment(), {"pods", "create", "--image", "ubuntu", "--wait"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.err,
+            "\rpulling ubuntu [--------------------]   0% of 2.0 GiB"
+            "\rpulling ubuntu [##########----------]  50% of 2.0 GiB\n");
+}
+
 TEST(PodsCommandTest, WaitGivesUpAtTheTimeoutWithTheReason) {
   FakeApiServer server([](const FakeRequest&) {
     return FakeApiServer::Json(200, PodJson("pod_p", "pending", "no free RTX 4090"));

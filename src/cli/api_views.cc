@@ -443,6 +443,21 @@ std::string TemplateDetail(const boost::json::value& spec) {
   return detail.Render();
 }
 
+std::string PullBar(int64_t current_bytes, int64_t total_bytes) {
+  const auto size = [](int64_t bytes) {
+    return bytes >= (int64_t{1} << 30)
+               ? fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (int64_t{1} << 30))
+               : fmt::format("{} MiB", bytes >> 20);
+  };
+  if (total_bytes <= 0) return "[...] " + size(current_bytes);
+  constexpr int kWidth = 20;
+  const int64_t done = std::clamp<int64_t>(current_bytes, 0, total_bytes);
+  const int filled = static_cast<int>(done * kWidth / total_bytes);
+  return fmt::format("[{}{}] {:3}% of {}", std::string(filled, '#'),
+                     std::string(kWidth - filled, '-'), done * 100 / total_bytes,
+                     size(total_bytes));
+}
+
 std::vector<std::string> SshArguments(const boost::json::value& pod, std::string_view user,
                                       int ssh_port, std::string& why_not) {
   const std::string id = JsonText(pod, "id");
@@ -502,11 +517,33 @@ std::string NodeDetail(const boost::json::value& node) {
     table.AddColumn("INDEX", Align::kRight);
     table.AddColumn("TYPE", Align::kLeft);
     table.AddColumn("MEM GB", Align::kRight);
+    table.AddColumn("UTIL", Align::kRight);
+    table.AddColumn("USED GB", Align::kRight);
+    table.AddColumn("TEMP", Align::kRight);
+    table.AddColumn("POWER", Align::kRight);
+    table.AddColumn("XID", Align::kRight);
     table.AddColumn("UUID", Align::kLeft);
     for (const boost::json::value& gpu : gpus) {
+      // Health: the agent's last NVML reading of this GPU (none for simulated ones).
+      const boost::json::value* health = nullptr;
+      for (const boost::json::value& reading : JsonArray(node, "gpu_health")) {
+        if (JsonText(reading, "index") == JsonText(gpu, "index")) health = &reading;
+      }
+      const auto figure = [&](std::string_view key, std::string_view unit, int decimals = 0) {
+        const std::string text = health ? JsonText(*health, key) : "";
+        if (text.empty()) return std::string("-");
+        return fmt::format("{:.{}f}{}", std::strtod(text.c_str(), nullptr), decimals, unit);
+      };
       table.AddRow({JsonText(gpu, "index"),
                     JsonText(gpu, "type") + (JsonBool(gpu, "simulated") ? " (simulated)" : ""),
-                    JsonText(gpu, "memory_gb"), JsonText(gpu, "uuid")});
+                    JsonText(gpu, "memory_gb"), figure("utilization_percent", "%"),
+                    figure("memory_used_gb", "", 1), figure("temperature_c", "C"),
+                    figure("power_w", "W"), figure("xid_errors", ""), JsonText(gpu, "uuid")});
+    }
+    for (const boost::json::value& reading : JsonArray(node, "gpu_health")) {
+      if (const std::string problem = JsonText(reading, "problem"); !problem.empty()) {
+        out += "GPU " + JsonText(reading, "index") + " cannot be read: " + problem + "\n";
+      }
     }
     out += "\n" + table.Render();
   }

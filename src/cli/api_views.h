@@ -55,6 +55,9 @@ std::string NodeDetail(const boost::json::value& node);
 std::string UserDetail(const boost::json::value& user);
 std::string BalanceDetail(const boost::json::value& balance);
 
+// "[########------------]  40% of 1.9 GiB", or "[...] 312 MiB" while the total is unknown.
+std::string PullBar(int64_t current_bytes, int64_t total_bytes);
+
 // How to log into a pod: {"-p", "<host port>", "<user>@<node address>"} for the host port its
 // container port `ssh_port` is published on, or "" with what is missing (the pod is not running,
 // has no such port, or its node's address is unknown) in `why_not`.

@@ -95,6 +95,14 @@ TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
   EXPECT_EQ(PodDetail(pod).find("SSH:"), std::string::npos);
 }
 
+TEST(ApiViewsTest, PullBarFillsWithTheBytesAndSaysWhenTheTotalIsUnknown) {
+  EXPECT_EQ(PullBar(0, 100 << 20), "[--------------------]   0% of 100 MiB");
+  EXPECT_EQ(PullBar(25 << 20, 100 << 20), "[#####---------------]  25% of 100 MiB");
+  EXPECT_EQ(PullBar(200 << 20, 100 << 20), "[####################] 100% of 100 MiB");
+  EXPECT_EQ(PullBar(312 << 20, 0), "[...] 312 MiB");
+  EXPECT_EQ(PullBar(-5, 3LL << 30), "[--------------------]   0% of 3.0 GiB");
+}
+
 TEST(ApiViewsTest, MissingOrOddFieldsShowAsBlanksNotCrashes) {
   const boost::json::value odd = boost::json::parse(R"([{"id":5,"cost_micros":"x"}, 7, null])");
   const std::string table = PodsTable(odd.as_array());
@@ -115,6 +123,27 @@ TEST(ApiViewsTest, DurationsTimesAndMoneyReadEasily) {
   EXPECT_EQ(TimeText("soon"), "soon");
   const boost::json::value user = boost::json::parse(R"({"balance_micros":12500000})");
   EXPECT_EQ(MoneyText(user, "balance_micros"), "$12.50");
+}
+
+TEST(ApiViewsTest, NodeDetailShowsEachGpusHealthAndWhyItWasDrained) {
+  const boost::json::value node = boost::json::parse(R"({"id":"node_1","name":"gpu-7",
+    "state":"ready","cordoned":true,"draining":true,
+    "drain_reason":"the agent found 1 GPU(s) of the 2 it had","address":"10.0.0.7",
+    "gpus":[{"index":0,"type":"RTX 4090","memory_gb":23.6,"uuid":"GPU-a"}],
+    "gpu_health":[{"index":0,"utilization_percent":87,"memory_used_gb":20.25,"temperature_c":71,
+                   "power_w":402.5,"xid_errors":0,"last_xid":0},
+                  {"index":1,"problem":"GPU is lost"}]})");
+  const std::string detail = NodeDetail(node);
+  EXPECT_NE(detail.find("Drained:"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("1 GPU(s) of the 2 it had"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("Address:"), std::string::npos) << detail;
+  for (const char* column : {"UTIL", "USED GB", "TEMP", "POWER", "XID"}) {
+    EXPECT_NE(detail.find(column), std::string::npos) << column << "\n" << detail;
+  }
+  for (const char* figure : {"87%", "20.2", "71C", "402W"}) {
+    EXPECT_NE(detail.find(figure), std::string::npos) << figure << "\n" << detail;
+  }
+  EXPECT_NE(detail.find("GPU 1 cannot be read: GPU is lost"), std::string::npos) << detail;
 }
 
 TEST(ApiViewsTest, BalanceWithNothingChargedHasNoRunway) {

@@ -122,8 +122,8 @@ core::Status RunCreate(const PodsFlags& flags, CommandContext& context) {
   core::Result<boost::json::value> pod = (*api)->Post("/v1/pods", *body);
   if (!pod.ok() || !flags.wait) return PrintResult(context, flags.json, pod, PodLine);
   const std::string id = JsonText(*pod, "id");
-  core::Result<boost::json::value> running =
-      WaitForPodState(**api, *context.api_env, id, "ready", Milliseconds(flags.timeout_s));
+  core::Result<boost::json::value> running = WaitForPodState(
+      **api, *context.api_env, id, "ready", Milliseconds(flags.timeout_s), &context.err);
   if (!running.ok()) {
     return running.status().WithContext("created " + id + ", but it did not start");
   }
@@ -174,7 +174,7 @@ core::Status RunAction(const PodsFlags& flags, CommandContext& context, std::str
   return PrintResult(
       context, flags.json,
       WaitForPodState(**api, *context.api_env, flags.id, action == "stop" ? "stopped" : "ready",
-                      Milliseconds(flags.timeout_s)),
+                      Milliseconds(flags.timeout_s), &context.err),
       PodLine);
 }
 
@@ -191,7 +191,7 @@ core::Status RunWait(const PodsFlags& flags, CommandContext& context) {
   if (!api.ok()) return api.status();
   return PrintResult(context, flags.json,
                      WaitForPodState(**api, *context.api_env, flags.id, flags.state,
-                                     Milliseconds(flags.timeout_s)),
+                                     Milliseconds(flags.timeout_s), &context.err),
                      PodLine);
 }
 

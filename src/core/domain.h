@@ -78,6 +78,12 @@ struct PortMapping {
   int host_port = 0;
 };
 
+// How far a starting pod's image pull has got, as its agent last reported (about once a second).
+struct PullProgress {
+  int64_t current_bytes = 0;
+  int64_t total_bytes = 0;  // 0 while the engine has not said
+};
+
 struct Pod {
   std::string id;  // "pod_..."
   std::string owner_id;
@@ -113,7 +119,8 @@ struct Pod {
   std::vector<int> gpu_indices;
   std::string container_id;
   std::vector<PortMapping> port_mappings;
-  bool ready = false;  // running, and every port answers (the agent probes them)
+  bool ready = false;                // running, and every port answers (the agent probes them)
+  std::optional<PullProgress> pull;  // while starting and its image is being pulled
   // Given to the container as JUPYTER_TOKEN (and for ${JUPYTER_TOKEN} in the template's env and
   // command), so the owner can open Jupyter; shown to the owner (and admins, who run the hosts).
   std::string jupyter_token;
@@ -141,6 +148,20 @@ struct GpuDevice {
   bool simulated = false;
 };
 
+// One reading of a GPU's health as its node's agent last sent it (NVML: agent/gpus.h). A negative
+// figure is one the GPU does not report (GeForce cards have no ECC counters).
+struct GpuHealth {
+  int index = 0;
+  int utilization_percent = -1;  // of the last sample period (1/6 s to 1 s)
+  double memory_used_gb = -1;    // GiB
+  int temperature_c = -1;
+  double power_w = -1;
+  int64_t ecc_uncorrected_errors = -1;  // volatile count: since the driver loaded
+  int64_t xid_errors = -1;              // critical XID events since the agent started
+  int last_xid = 0;                     // the latest XID seen, 0 for none (999: NVML's "unknown")
+  std::string problem;  // "" unless a reading failed unexpectedly, e.g. "GPU is lost"
+};
+
 struct Node {
   std::string id;  // "node_..."
   std::string name;
@@ -159,6 +180,7 @@ struct Node {
   std::string address;
   // Why the server drained it on its own (it lost GPUs); "" when an admin did, or it is not.
   std::string drain_reason;
+  std::vector<GpuHealth> gpu_health;  // the last heartbeat's; kept in memory only, never stored
   int64_t generation = 0;  // bumped whenever the desired state of any of its pods changes
   TimePoint registered_at;
   TimePoint last_heartbeat;

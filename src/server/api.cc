@@ -235,6 +235,9 @@ json::object JoinTokenView(const core::JoinToken& token) {
 json::object NodeView(const core::Node& node) {
   json::object view = ToJson(node);
   view.erase("token_hash");
+  json::array health;
+  for (const core::GpuHealth& reading : node.gpu_health) health.emplace_back(ToJson(reading));
+  view["gpu_health"] = std::move(health);
   return view;
 }
 
@@ -280,6 +283,34 @@ NodeReport ReadNodeReport(JsonFields& fields, bool with_name) {
         return report;
       }
       report.gpus.push_back(std::move(device));
+    }
+  }
+  if (const json::value* health = fields.Raw("gpu_health"); health != nullptr) {
+    if (!health->is_array() || health->as_array().size() > 64) {
+      fields.Fail("gpu_health: must be an array of at most 64 readings");
+      return report;
+    }
+    for (const json::value& reading : health->as_array()) {
+      if (!reading.is_object()) {
+        fields.Fail("gpu_health: every reading must be an object");
+        return report;
+      }
+      JsonFields reading_fields(reading.as_object());
+      core::GpuHealth gpu;
+      reading_fields.Int("index", &gpu.index, 0, 63, true);
+      reading_fields.Int("utilization_percent", &gpu.utilization_percent, 0, 100);
+      reading_fields.Number("memory_used_gb", &gpu.memory_used_gb, 0, 1e6);
+      reading_fields.Int("temperature_c", &gpu.temperature_c, 0, 200);
+      reading_fields.Number("power_w", &gpu.power_w, 0, 1e5);
+      reading_fields.Int64("ecc_uncorrected_errors", &gpu.ecc_uncorrected_errors, 0, INT64_MAX);
+      reading_fields.Int64("xid_errors", &gpu.xid_errors, 0, INT64_MAX);
+      reading_fields.Int("last_xid", &gpu.last_xid, 0, 1'000'000);
+      reading_fields.String("problem", &gpu.problem, false, 256);
+      if (const Status status = reading_fields.Finish(); !status.ok()) {
+        fields.Fail("gpu_health: " + status.message());
+        return report;
+      }
+      report.gpu_health.push_back(std::move(gpu));
     }
   }
   return report;
@@ -1100,6 +1131,20 @@ void Api::ReportPod(Call& call) {
     bool ready = false;
     fields.Bool("ready", &ready);
     report.ready = ready;
+  }
+  if (const json::value* pull = fields.Raw("pull"); pull != nullptr) {
+    if (!pull->is_object()) {
+      fields.Fail("pull: must be an object with current_bytes and total_bytes");
+    } else {
+      JsonFields pull_fields(pull->as_object());
+      core::PullProgress progress;
+      pull_fields.Int64("current_bytes", &progress.current_bytes, 0, INT64_MAX, true);
+      pull_fields.Int64("total_bytes", &progress.total_bytes, 0, INT64_MAX, true);
+      if (Status status = pull_fields.Finish(); !status.ok()) {
+        fields.Fail("pull: " + status.message());
+      }
+      report.pull = progress;
+    }
   }
   int exit_code = 0;
   if (fields.Raw("exit_code") != nullptr) {

@@ -547,6 +547,38 @@ TEST_F(ApiAuthTest, OnlyTheOwnerAndItsNodeSeeTheJupyterTokenAndEveryoneTheNodeAd
                          "INVALID_ARGUMENT"));
 }
 
+TEST_F(ApiAuthTest, GpuHealthFromTheHeartbeatIsShownToAdminsAndBadReadingsAreRefused) {
+  json::object body = NodeBody("n1");
+  body.erase("name");
+  body["gpu_health"] = json::array{json::object{{"index", 0},
+                                                {"utilization_percent", 87},
+                                                {"memory_used_gb", 20.25},
+                                                {"temperature_c", 71},
+                                                {"power_w", 402.5},
+                                                {"xid_errors", 1},
+                                                {"last_xid", 79}}};
+  ASSERT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, body).status, 200);
+  const ApiReply node = api().Get("/v1/nodes/" + node_.id, admin_);
+  ASSERT_EQ(Array(node.json, "gpu_health").size(), 1u) << node.Describe();
+  const json::value& reading = Array(node.json, "gpu_health").front();
+  EXPECT_EQ(Int(reading, "utilization_percent"), 87);
+  EXPECT_EQ(Int(reading, "last_xid"), 79);
+  EXPECT_EQ(reading.as_object().at("memory_used_gb").as_double(), 20.25);
+
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json::value>>{
+           {"temperature_c", -5}, {"utilization_percent", 101}, {"power_w", "hot"}}) {
+    json::object bad = body;
+    bad["gpu_health"].as_array()[0].as_object()[field] = value;
+    const ApiReply refused = api().PostJson("/v1/agent/heartbeat", node_.token, bad);
+    EXPECT_TRUE(IsApiError(refused, 400, "INVALID_ARGUMENT")) << field;
+    EXPECT_NE(refused.text.find("gpu_health: " + field), std::string::npos) << refused.text;
+  }
+  // The last good reading stays.
+  EXPECT_EQ(Int(Array(api().Get("/v1/nodes/" + node_.id, admin_).json, "gpu_health").front(),
+                "temperature_c"),
+            71);
+}
+
 // --- OpenAPI ------------------------------------------------------------------------------------
 
 using ApiOpenApiTest = ApiServerTest;
@@ -653,12 +685,12 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/agent/pods", kNode},
       {"POST /v1/agent/pods/{id}/status", kNode},
       {"GET /v1/pods/{id}/logs", kUser},
-      {"GET /v1/pods/{id}/proxy/{port}/{path...}", kUser},
-      {"POST /v1/pods/{id}/proxy/{port}/{path...}", kUser},
-      {"PUT /v1/pods/{id}/proxy/{port}/{path...}", kUser},
-      {"PATCH /v1/pods/{id}/proxy/{port}/{path...}", kUser},
-      {"DELETE /v1/pods/{id}/proxy/{port}/{path...}", kUser},
-      {"HEAD /v1/pods/{id}/proxy/{port}/{path...}", kUser},
+      {"GET /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"POST /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"PUT /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"PATCH /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"DELETE /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"HEAD /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
       {"GET /v1/agent/requests", kNode},
       {"POST /v1/agent/requests/{id}", kNode},
   };

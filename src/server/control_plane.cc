@@ -1448,6 +1448,7 @@ Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
   node.disk_gb = report.disk_gb;
   node.agent_version = report.agent_version;
   node.address = report.address;
+  node.gpu_health = std::move(report.gpu_health);
   node.registered_at = now;
   node.last_heartbeat = now;
   node_by_hash_[node.token_hash] = node.id;
@@ -1468,6 +1469,8 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   core::Node& node = it->second;
   Change change(*this);
   node.last_heartbeat = Now();
+  // Readings change with every heartbeat: kept in memory, never a write of their own.
+  node.gpu_health = std::move(report.gpu_health);
   bool changed = node.state != core::NodeState::kReady;
   node.state = core::NodeState::kReady;
   auto same_gpus = [](const core::GpuDevice& a, const core::GpuDevice& b) {
@@ -1522,6 +1525,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (!report.container_id.empty()) pod.container_id = report.container_id;
   if (!report.port_mappings.empty()) pod.port_mappings = report.port_mappings;
   const PodState to = report.state;
+  pod.pull = to == PodState::kStarting ? report.pull : std::nullopt;
   if (to == pod.state) {
     if (!report.message.empty()) pod.state_reason = report.message;
     if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;

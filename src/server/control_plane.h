@@ -116,6 +116,7 @@ struct NodeReport {
   std::string agent_version;
   std::map<std::string, std::string> labels;
   std::string address;  // the agent's --public-address, else where its request came from
+  std::vector<core::GpuHealth> gpu_health;  // NVML's readings (real GPUs only)
 };
 
 // An agent's report of a pod's actual state. `seq` increases per pod; a report at or below the
@@ -129,6 +130,7 @@ struct PodReport {
   std::string message;
   std::optional<int> exit_code;
   std::optional<bool> ready;  // the pod's ports answer; only meaningful with state running
+  std::optional<core::PullProgress> pull;  // with state starting: the image pull so far
 };
 
 // What an agent must run: its node's pods, with the generation they were computed at.

@@ -456,6 +456,26 @@ TEST_F(ControlPlaneTest, ANodeThatLosesAGpuIsDrainedUntilAnAdminUncordonsIt) {
   EXPECT_EQ(back.drain_reason, "");
 }
 
+TEST_F(ControlPlaneTest, APullsProgressShowsWhileStartingAndGoesWithTheNextState) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  PodReport pulling;
+  pulling.seq = 1;
+  pulling.state = PodState::kStarting;
+  pulling.at = clock_.Now();
+  pulling.message = "pulling image busybox: 25% of 4 MiB";
+  pulling.pull = core::PullProgress{1 << 20, 4 << 20};
+  ASSERT_TRUE(plane_->ReportPod(node, pod.id, pulling).ok());
+  const core::Pod starting = Get(alice, pod.id);
+  ASSERT_TRUE(starting.pull.has_value());
+  EXPECT_EQ(starting.pull->current_bytes, 1 << 20);
+  EXPECT_EQ(starting.pull->total_bytes, 4 << 20);
+  EXPECT_EQ(starting.state_reason, "pulling image busybox: 25% of 4 MiB");
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kRunning, clock_.Now()).ok());
+  EXPECT_FALSE(Get(alice, pod.id).pull.has_value());
+}
+
 TEST_F(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);

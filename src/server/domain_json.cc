@@ -282,6 +282,9 @@ json::object ToJson(const core::Pod& pod) {
                    {"jupyter_token", pod.jupyter_token},
                    {"link_token", pod.link_token}};
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
+  out["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
+                                                    {"total_bytes", pod.pull->total_bytes}})
+                         : nullptr;
   return out;
 }
 
@@ -364,8 +367,29 @@ core::Result<core::Pod> PodFromJson(const json::object& json) {
   pod.volume_confirmed_empty = Bool(json, "volume_confirmed_empty");
   pod.ready = Bool(json, "ready");
   pod.jupyter_token = Str(json, "jupyter_token");
+  if (const json::value* pull = json.if_contains("pull"); pull && pull->is_object()) {
+    pod.pull = core::PullProgress{Int(pull->as_object(), "current_bytes"),
+                                  Int(pull->as_object(), "total_bytes")};
+  }
   pod.link_token = Str(json, "link_token");
   return pod;
+}
+
+json::object ToJson(const core::GpuHealth& health) {
+  json::object out{{"index", health.index}};
+  if (health.utilization_percent >= 0) out["utilization_percent"] = health.utilization_percent;
+  if (health.memory_used_gb >= 0) out["memory_used_gb"] = health.memory_used_gb;
+  if (health.temperature_c >= 0) out["temperature_c"] = health.temperature_c;
+  if (health.power_w >= 0) out["power_w"] = health.power_w;
+  if (health.ecc_uncorrected_errors >= 0) {
+    out["ecc_uncorrected_errors"] = health.ecc_uncorrected_errors;
+  }
+  if (health.xid_errors >= 0) {
+    out["xid_errors"] = health.xid_errors;
+    out["last_xid"] = health.last_xid;
+  }
+  if (!health.problem.empty()) out["problem"] = health.problem;
+  return out;
 }
 
 json::object ToJson(const core::Node& node) {

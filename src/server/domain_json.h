@@ -30,7 +30,9 @@ boost::json::object ToJson(const core::ApiToken& token);
 boost::json::object ToJson(const core::SshKey& key);
 boost::json::object ToJson(const core::Template& spec);
 boost::json::object ToJson(const core::Pod& pod);
-boost::json::object ToJson(const core::Node& node);
+boost::json::object ToJson(const core::Node& node);  // without gpu_health, which is not stored
+// The heartbeat's and the node view's form (figures a GPU does not report are left out).
+boost::json::object ToJson(const core::GpuHealth& health);
 boost::json::object ToJson(const core::JoinToken& token);
 boost::json::object ToJson(const core::Transition& transition);
 boost::json::object ToJson(const core::LedgerEntry& entry);

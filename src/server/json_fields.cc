@@ -93,6 +93,24 @@ void JsonFields::Int64(std::string_view key, int64_t* out, int64_t min, int64_t 
   *out = *number;
 }
 
+void JsonFields::Number(std::string_view key, double* out, double min, double max) {
+  const boost::json::value* value = Get(key, false);
+  if (value == nullptr) return;
+  const std::optional<double> number =
+      value->is_double()   ? std::optional<double>(value->get_double())
+      : value->is_int64()  ? std::optional<double>(static_cast<double>(value->get_int64()))
+      : value->is_uint64() ? std::optional<double>(static_cast<double>(value->get_uint64()))
+                           : std::nullopt;
+  if (!number || !(*number >= min && *number <= max)) {  // NaN fails too
+    Fail(std::string(key) + ": must be a number from " +
+         boost::json::serialize(boost::json::value(min)) + " to " +
+         boost::json::serialize(boost::json::value(max)) + ", got " +
+         boost::json::serialize(*value));
+    return;
+  }
+  *out = *number;
+}
+
 void JsonFields::Int(std::string_view key, int* out, int min, int max, bool required) {
   int64_t number = *out;
   Int64(key, &number, min, max, required);

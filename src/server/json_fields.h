@@ -33,6 +33,7 @@ class JsonFields {
   void Int(std::string_view key, int* out, int min, int max, bool required = false);
   void OptionalInt(std::string_view key, std::optional<int>* out, int min, int max);
   void Int64(std::string_view key, int64_t* out, int64_t min, int64_t max, bool required = false);
+  void Number(std::string_view key, double* out, double min, double max);  // integer or not
   void Bool(std::string_view key, bool* out);
   void StringList(std::string_view key, std::vector<std::string>* out, size_t max_items = 64);
   void OptionalStringList(std::string_view key, std::optional<std::vector<std::string>>* out);
