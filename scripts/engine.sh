@@ -2,13 +2,15 @@
 # Makes sure a container engine answers on this machine, for `suanli up` and the tests:
 #   - uses Docker's or Podman's socket if one already answers;
 #   - otherwise configures Podman for these machines and starts its Docker-compatible service;
-#   - builds the local demo image (localhost/suanli/busybox:latest) when it is missing, because no
-#     registry may be reachable: the `demo-http` template and the tests run it.
+#   - builds the local demo image (localhost/suanli/busybox:latest) when it is missing or older than
+#     this script's, because no registry may be reachable: the `demo-http` and `demo-ssh` templates
+#     and the tests run it.
 # Prints the socket URL (unix:///...) on its last line. Run as root. Idempotent.
 set -euo pipefail
 
 podman_socket=/run/podman/podman.sock
 demo_image=localhost/suanli/busybox:latest
+demo_version=2  # the image's suanli.demo label; bump it when the image changes
 
 answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 
@@ -58,8 +60,11 @@ EOF
   socket=$podman_socket
 fi
 
-# The demo image: busybox (static) with a few applet links, imported as a one-layer image.
-if ! curl -sf --unix-socket "$socket" "http://engine/images/$demo_image/json" >/dev/null 2>&1; then
+# The demo image: busybox (static) with a few applet links, and Dropbear (an SSH server) with the
+# libraries it links, imported as a one-layer image. Root's home is /workspace, where pods mount their
+# volume, so Dropbear reads the authorized_keys the agent writes there.
+if ! curl -sf --unix-socket "$socket" "http://engine/images/$demo_image/json" 2>/dev/null |
+  grep -q "\"suanli.demo\": *\"$demo_version\""; then
   busybox=$(command -v busybox || true)
   if [ -z "$busybox" ] || ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
     busybox=/bin/busybox  # busybox-static installs it here
@@ -76,10 +81,25 @@ if ! curl -sf --unix-socket "$socket" "http://engine/images/$demo_image/json" >/
     ln -s busybox "$rootfs/bin/$applet"
   done
   echo '<h1>suanli demo pod</h1>' >"$rootfs/www/index.html"
+  dropbear=/usr/sbin/dropbear  # dropbear-bin
+  [ -x "$dropbear" ] || {
+    echo "engine.sh: $dropbear is missing; run: sudo bash scripts/install-deps.sh" >&2
+    exit 1
+  }
+  mkdir -p "$rootfs/usr/sbin" "$rootfs/etc/dropbear"
+  cp "$dropbear" "$rootfs/usr/sbin/dropbear"
+  for library in $(ldd "$dropbear" | grep -oE '/[^ ]+\.so[^ ]*'); do
+    mkdir -p "$rootfs$(dirname "$library")"
+    cp -L "$library" "$rootfs$library"
+  done
+  echo 'root:x:0:0:root:/workspace:/bin/sh' >"$rootfs/etc/passwd"
+  echo 'root:x:0:' >"$rootfs/etc/group"
+  echo '/bin/sh' >"$rootfs/etc/shells"
+  changes=(--change 'ENV PATH=/bin:/usr/sbin' --change "LABEL suanli.demo=$demo_version")
   if command -v podman >/dev/null; then
-    tar -C "$rootfs" -c . | podman import --change 'ENV PATH=/bin' - "$demo_image" >/dev/null 2>&1
+    tar -C "$rootfs" -c . | podman import "${changes[@]}" - "$demo_image" >/dev/null 2>&1
   else
-    tar -C "$rootfs" -c . | docker import --change 'ENV PATH=/bin' - "$demo_image" >/dev/null 2>&1
+    tar -C "$rootfs" -c . | docker import "${changes[@]}" - "$demo_image" >/dev/null 2>&1
   fi
 fi
 

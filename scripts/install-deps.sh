@@ -12,6 +12,7 @@ packages=(
   clang-format clang-tidy
   wrk                                      # bench/api_get_bench.sh
   podman runc catatonit busybox-static curl file  # pods run as containers (scripts/engine.sh)
+  dropbear-bin                             # the SSH server in the local demo image (engine.sh)
   iproute2                                 # network namespaces in the agent's fault tests
   openssh-client                           # suanli pods ssh
 )

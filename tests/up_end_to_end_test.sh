@@ -10,15 +10,16 @@ suanli=$(realpath "$1")
 workdir=$(mktemp -d)
 up_pid=""
 pod=""
+ssh_pod=""
 cleanup() {
   if [ -n "$up_pid" ]; then
     kill -TERM "$up_pid" 2>/dev/null
     wait "$up_pid" 2>/dev/null
   fi
-  if [ -n "$pod" ]; then  # what a failed run left on the engine (pods outlive suanli up by design)
-    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/containers/suanli-$pod?force=true" >/dev/null
-    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$pod" >/dev/null
-  fi
+  for left in $pod $ssh_pod; do  # what a failed run left on the engine (pods outlive suanli up)
+    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/containers/suanli-$left?force=true" >/dev/null
+    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$left" >/dev/null
+  done
   rm -rf "$workdir"
 }
 trap cleanup EXIT
@@ -85,7 +86,7 @@ volume_dir=$(curl -sf --unix-socket "${engine#unix://}" "http://engine/volumes/s
 ssh_error=$("$suanli" pods ssh "$pod" 2>&1) && fail "pods ssh of a pod without port 22 succeeded"
 grep -q "publishes no port 22" <<<"$ssh_error" || fail "pods ssh does not say why: $ssh_error"
 [ "$("$suanli" pods ssh "$pod" --port 8080 --print)" = \
-  "ssh -o StrictHostKeyChecking=accept-new -p $host_port root@127.0.0.1" ] ||
+  "ssh -o HostKeyAlias=suanli-$pod -o StrictHostKeyChecking=accept-new -p $host_port root@127.0.0.1" ] ||
   fail "pods ssh --print: $("$suanli" pods ssh "$pod" --port 8080 --print 2>&1)"
 
 # A browser's way in: the pod's link (from `pods get`) without an API token; curl keeps the cookie.
@@ -121,4 +122,13 @@ for _ in $(seq 1 50); do
 done
 [ "$left" -eq 0 ] || fail "a container of $pod is left on the engine"
 
-echo "up end to end: passed (pod $pod, GPU charge ${gpu_micros} micro-dollars)"
+# SSH for real: a pod running Dropbear, which reads the authorized_keys the agent put in the volume.
+ssh_json=$("$suanli" pods create --template demo-ssh --gpu 4090 --wait --timeout 120 --json) ||
+  fail "pods create demo-ssh --wait: $ssh_json"
+ssh_pod=$(json_field id <<<"$ssh_json")
+greeting=$("$suanli" pods ssh "$ssh_pod" -i alice_key -- 'echo "hello from $(hostname) as $(id -u)"' 2>&1) ||
+  fail "pods ssh did not log in: $greeting"
+grep -q "^hello from .* as 0$" <<<"$greeting" || fail "pods ssh ran no command in the pod: $greeting"
+"$suanli" pods rm "$ssh_pod" --force >/dev/null || fail "pods rm $ssh_pod"
+
+echo "up end to end: passed (pod $pod, GPU charge ${gpu_micros} micro-dollars; ssh into $ssh_pod)"

@@ -58,7 +58,8 @@ struct PodsFlags {
   std::string user = "root";
   int ssh_port = 22;
   bool print = false;
-  std::vector<std::string> ssh_extra;
+  std::string identity;
+  std::vector<std::string> remote_command;
 };
 
 std::chrono::milliseconds Milliseconds(double seconds) {
@@ -291,10 +292,13 @@ core::Status RunSsh(const PodsFlags& flags, CommandContext& context) {
   std::string why_not;
   std::vector<std::string> arguments = SshArguments(*pod, flags.user, flags.ssh_port, why_not);
   if (arguments.empty()) return core::FailedPreconditionError(why_not);
-  arguments.insert(arguments.begin(), "ssh");
-  // A pod's host key is new on each first start: accept it once, refuse it changing later.
-  arguments.insert(arguments.begin() + 1, {"-o", "StrictHostKeyChecking=accept-new"});
-  arguments.insert(arguments.end(), flags.ssh_extra.begin(), flags.ssh_extra.end());
+  // Host keys are remembered per pod, not per host and port: a port is handed to another pod once
+  // this one stops, and a pod's first key is accepted, a changed one refused.
+  std::vector<std::string> options = {"ssh", "-o", "HostKeyAlias=suanli-" + JsonText(*pod, "id"),
+                                      "-o", "StrictHostKeyChecking=accept-new"};
+  if (!flags.identity.empty()) options.insert(options.end(), {"-i", flags.identity});
+  arguments.insert(arguments.begin(), options.begin(), options.end());
+  arguments.insert(arguments.end(), flags.remote_command.begin(), flags.remote_command.end());
   if (flags.print) {
     std::string line;
     for (const std::string& argument : arguments) line += (line.empty() ? "" : " ") + argument;
@@ -407,8 +411,10 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   ssh.add_option("--port", flags->ssh_port, "The pod's SSH port (in the container)")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  ssh.add_flag("--print", flags->print, "Print the ssh command instead of running it");
-  ssh.add_option("ssh_args", flags->ssh_extra, "More arguments for ssh, after --");
+  ssh.add_option("-i,--identity", flags->identity, "The private key to log in with (ssh -i)");
+  ssh.add_flag("--print", flags->print,
+               "Print the ssh command instead of running it (to add ssh options of your own)");
+  ssh.add_option("command", flags->remote_command, "A command to run in the pod, after --");
 
   CLI::App& wait = group.Add("wait", "Wait until a pod reaches a state (running by default)",
                              [flags](CommandContext& context) { return RunWait(*flags, context); });
