@@ -259,60 +259,30 @@ NodeReport ReadNodeReport(JsonFields& fields, bool with_name) {
   fields.String("agent_version", &report.agent_version, false, 64);
   fields.String("address", &report.address, false, 253);
   fields.StringMap("labels", &report.labels, 64);
-  if (const json::value* gpus = fields.Raw("gpus"); gpus != nullptr) {
-    if (!gpus->is_array() || gpus->as_array().size() > 64) {
-      fields.Fail("gpus: must be an array of at most 64 GPUs");
-      return report;
-    }
-    for (const json::value& gpu : gpus->as_array()) {
-      if (!gpu.is_object()) {
-        fields.Fail("gpus: every GPU must be an object");
-        return report;
-      }
-      JsonFields gpu_fields(gpu.as_object());
-      core::GpuDevice device;
-      gpu_fields.Int("index", &device.index, 0, 63, true);
-      gpu_fields.String("uuid", &device.uuid, false, 128);
-      gpu_fields.String("type", &device.type, true, 128);
-      int memory_mb = 0;
-      gpu_fields.Int("memory_mb", &memory_mb, 0, 10'000'000);
-      device.memory_gb = memory_mb / 1024.0;
-      gpu_fields.Bool("simulated", &device.simulated);
-      if (const Status status = gpu_fields.Finish(); !status.ok()) {
-        fields.Fail("gpus: " + status.message());
-        return report;
-      }
-      report.gpus.push_back(std::move(device));
-    }
-  }
-  if (const json::value* health = fields.Raw("gpu_health"); health != nullptr) {
-    if (!health->is_array() || health->as_array().size() > 64) {
-      fields.Fail("gpu_health: must be an array of at most 64 readings");
-      return report;
-    }
-    for (const json::value& reading : health->as_array()) {
-      if (!reading.is_object()) {
-        fields.Fail("gpu_health: every reading must be an object");
-        return report;
-      }
-      JsonFields reading_fields(reading.as_object());
-      core::GpuHealth gpu;
-      reading_fields.Int("index", &gpu.index, 0, 63, true);
-      reading_fields.Int("utilization_percent", &gpu.utilization_percent, 0, 100);
-      reading_fields.Number("memory_used_gb", &gpu.memory_used_gb, 0, 1e6);
-      reading_fields.Int("temperature_c", &gpu.temperature_c, 0, 200);
-      reading_fields.Number("power_w", &gpu.power_w, 0, 1e5);
-      reading_fields.Int64("ecc_uncorrected_errors", &gpu.ecc_uncorrected_errors, 0, INT64_MAX);
-      reading_fields.Int64("xid_errors", &gpu.xid_errors, 0, INT64_MAX);
-      reading_fields.Int("last_xid", &gpu.last_xid, 0, 1'000'000);
-      reading_fields.String("problem", &gpu.problem, false, 256);
-      if (const Status status = reading_fields.Finish(); !status.ok()) {
-        fields.Fail("gpu_health: " + status.message());
-        return report;
-      }
-      report.gpu_health.push_back(std::move(gpu));
-    }
-  }
+  fields.Objects("gpus", 64, [&report](JsonFields& gpu) {
+    core::GpuDevice device;
+    gpu.Int("index", &device.index, 0, 63, true);
+    gpu.String("uuid", &device.uuid, false, 128);
+    gpu.String("type", &device.type, true, 128);
+    int memory_mb = 0;
+    gpu.Int("memory_mb", &memory_mb, 0, 10'000'000);
+    device.memory_gb = memory_mb / 1024.0;
+    gpu.Bool("simulated", &device.simulated);
+    report.gpus.push_back(std::move(device));
+  });
+  fields.Objects("gpu_health", 64, [&report](JsonFields& reading) {
+    core::GpuHealth gpu;
+    reading.Int("index", &gpu.index, 0, 63, true);
+    reading.Int("utilization_percent", &gpu.utilization_percent, 0, 100);
+    reading.Number("memory_used_gb", &gpu.memory_used_gb, 0, 1e6);
+    reading.Int("temperature_c", &gpu.temperature_c, 0, 200);
+    reading.Number("power_w", &gpu.power_w, 0, 1e5);
+    reading.Int64("ecc_uncorrected_errors", &gpu.ecc_uncorrected_errors, 0, INT64_MAX);
+    reading.Int64("xid_errors", &gpu.xid_errors, 0, INT64_MAX);
+    reading.Int("last_xid", &gpu.last_xid, 0, 1'000'000);
+    reading.String("problem", &gpu.problem, false, 256);
+    report.gpu_health.push_back(std::move(gpu));
+  });
   return report;
 }
 
@@ -1151,25 +1121,13 @@ void Api::ReportPod(Call& call) {
     fields.Int("exit_code", &exit_code, -1'000'000, 1'000'000);
     report.exit_code = exit_code;
   }
-  if (const json::value* mappings = fields.Raw("port_mappings"); mappings != nullptr) {
-    if (!mappings->is_array()) fields.Fail("port_mappings: must be an array");
-    for (const json::value& mapping : mappings->is_array() ? mappings->as_array() : json::array()) {
-      if (!mapping.is_object()) {
-        fields.Fail("port_mappings: every mapping must be an object");
-        break;
-      }
-      JsonFields mapping_fields(mapping.as_object());
-      core::PortMapping parsed;
-      mapping_fields.Int("container_port", &parsed.container_port, 1, 65535, true);
-      mapping_fields.String("protocol", &parsed.protocol, true, 8);
-      mapping_fields.Int("host_port", &parsed.host_port, 1, 65535, true);
-      if (Status status = mapping_fields.Finish(); !status.ok()) {
-        fields.Fail("port_mappings: " + status.message());
-        break;
-      }
-      report.port_mappings.push_back(std::move(parsed));
-    }
-  }
+  fields.Objects("port_mappings", 64, [&report](JsonFields& mapping) {
+    core::PortMapping parsed;
+    mapping.Int("container_port", &parsed.container_port, 1, 65535, true);
+    mapping.String("protocol", &parsed.protocol, true, 8);
+    mapping.Int("host_port", &parsed.host_port, 1, 65535, true);
+    report.port_mappings.push_back(std::move(parsed));
+  });
   if (fields.ok()) {
     Result<core::PodState> parsed_state = core::ParsePodState(state);
     if (!parsed_state.ok() || *parsed_state == core::PodState::kPending) {

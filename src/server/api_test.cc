@@ -978,7 +978,22 @@ TEST_F(ApiBadInputTest, AnAgentReportWithABadStateOrTimeIsInvalidArgument) {
         json::object{{"seq", 5},
                      {"state", "running"},
                      {"at", Now()},
-                     {"port_mappings", json::array{json::object{{"container_port", 0}}}}}}) {
+                     {"port_mappings", json::array{json::object{{"container_port", 0}}}}},
+        json::object{{"seq", 5}, {"state", "running"}, {"at", Now()}, {"port_mappings", 8080}},
+        json::object{
+            {"seq", 5}, {"state", "running"}, {"at", Now()}, {"port_mappings", json::array{8080}}},
+        json::object{{"seq", 5},
+                     {"state", "running"},
+                     {"at", Now()},
+                     {"port_mappings", json::array{json::object{{"container_port", 80},
+                                                                {"protocol", "tcp"},
+                                                                {"host_port", 4000},
+                                                                {"colour", "red"}}}}},
+        json::object{{"seq", 5}, {"state", "starting"}, {"at", Now()}, {"pull", 50}},
+        json::object{{"seq", 5},
+                     {"state", "starting"},
+                     {"at", Now()},
+                     {"pull", json::object{{"current_bytes", -1}, {"total_bytes", 10}}}}}) {
     SCOPED_TRACE(json::serialize(body));
     EXPECT_TRUE(IsApiError(api().PostJson(target, node_.token, json::value(body)), 400,
                            "INVALID_ARGUMENT"));

@@ -51,6 +51,29 @@ core::Result<boost::json::object> ParseJsonObject(std::string_view body) {
   return std::move(value.as_object());
 }
 
+void JsonFields::Objects(std::string_view key, size_t max_items,
+                         const std::function<void(JsonFields&)>& read) {
+  const boost::json::value* value = Raw(key);
+  if (value == nullptr) return;
+  if (!value->is_array() || value->as_array().size() > max_items) {
+    Fail(std::string(key) + ": must be an array of at most " + std::to_string(max_items) +
+         " objects");
+    return;
+  }
+  for (const boost::json::value& item : value->as_array()) {
+    if (!item.is_object()) {
+      Fail(std::string(key) + ": every item must be an object, got " + TypeName(item));
+      return;
+    }
+    JsonFields item_fields(item.as_object());
+    read(item_fields);
+    if (const core::Status status = item_fields.Finish(); !status.ok()) {
+      Fail(std::string(key) + ": " + status.message());
+      return;
+    }
+  }
+}
+
 void JsonFields::Fail(std::string message) {
   if (error_.ok()) error_ = core::InvalidArgumentError(std::move(message));
 }

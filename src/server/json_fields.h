@@ -8,6 +8,7 @@
 
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,6 +45,10 @@ class JsonFields {
               bool allow_negative = false);
   // The raw value, for nested objects; nullptr when absent.
   const boost::json::value* Raw(std::string_view key);
+  // An array of at most `max_items` objects: calls `read` with each one's fields, which are then
+  // checked like a body's (unknown keys refused); errors name `key`. Absent: nothing is called.
+  void Objects(std::string_view key, size_t max_items,
+               const std::function<void(JsonFields&)>& read);
 
   void Fail(std::string message);
   bool ok() const { return error_.ok(); }
