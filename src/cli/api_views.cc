@@ -402,6 +402,18 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
     }
   }
   detail.Add("Jupyter token", JsonText(pod, "jupyter_token"));
+  // Jupyter's kernels talk over WebSockets, which the proxy does not carry: the direct address.
+  const std::string address = JsonText(pod, "node_address");
+  if (!JsonText(pod, "jupyter_token").empty() && !address.empty() &&
+      JsonText(pod, "state") == "running") {
+    for (const boost::json::value& mapping : JsonArray(pod, "port_mappings")) {
+      if (JsonInteger(mapping, "container_port") != 8888) continue;
+      const bool ipv6 = address.find(':') != std::string::npos;
+      detail.Add("Jupyter", "http://" + (ipv6 ? "[" + address + "]" : address) + ":" +
+                                JsonText(mapping, "host_port") +
+                                "/lab?token=" + JsonText(pod, "jupyter_token"));
+    }
+  }
   std::string price;
   if (JsonField(pod, "gpu_price_per_hour_micros") != nullptr) {
     price = MoneyText(pod, "gpu_price_per_hour_micros") + "/h GPU";

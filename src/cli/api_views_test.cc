@@ -77,6 +77,7 @@ TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
             std::string::npos)
       << detail;
   EXPECT_NE(detail.find("Jupyter token:"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("http://10.0.0.7:41234/lab?token=c0ffee"), std::string::npos) << detail;
   EXPECT_EQ(detail.find("Open:"), std::string::npos) << "no server URL, no links: " << detail;
   EXPECT_NE(PodDetail(pod, "http://10.0.0.2:7070")
                 .find("http://10.0.0.2:7070/v1/pods/pod_1/proxy/8888/?suanli_link=11aa"),
