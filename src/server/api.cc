@@ -12,6 +12,7 @@
 #include "billing/meter.h"
 #include "catalog/catalog_json.h"
 #include "net/base64.h"
+#include "server/console.h"
 #include "server/domain_json.h"
 #include "server/json_fields.h"
 #include "server/secrets.h"
@@ -397,6 +398,13 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
   call->respond = std::move(respond);
   call->started = std::chrono::steady_clock::now();
   call->route = kNoRoute;
+  // The console's files are not API routes (not in the OpenAPI document, no token).
+  if (call->request.method == "GET" || call->request.method == "HEAD") {
+    if (std::optional<net::HttpResponse> file = ConsoleFile(call->request.path)) {
+      Answer(*call, std::move(*file));
+      return;
+    }
+  }
   bool path_known = false;
   const std::span<const Route> routes = RouteTable();
   for (size_t i = 0; i < routes.size(); ++i) {

@@ -722,6 +722,43 @@ TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
 // The public catalog is read on every HTTP thread while an admin changes prices and a renter
 // creates pods: prices live in the control plane's guarded state, so this must neither crash nor
 // refuse anything.
+TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsOwnFiles) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto client = net::HttpClient::Create("http://127.0.0.1:" + std::to_string(server_->port()));
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const auto get = [&](std::string_view path) {
+    core::Result<net::HttpResponse> response = (*client)->Send("GET", path);
+    EXPECT_TRUE(response.ok()) << path << ": " << response.status().ToString();
+    net::HttpResponse none;
+    none.status = 0;
+    return response.ok() ? *response : none;
+  };
+  const auto header = [](const net::HttpResponse& response, std::string_view name) {
+    for (const auto& [key, value] : response.headers) {
+      if (key == name) return value;
+    }
+    return std::string();
+  };
+  const net::HttpResponse page = get("/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find(R"(<script type="module" src="/console/app.js">)"), std::string::npos);
+  const std::string policy = header(page, "content-security-policy");
+  EXPECT_NE(policy.find("default-src 'self'"), std::string::npos) << policy;
+  EXPECT_NE(policy.find("frame-ancestors 'none'"), std::string::npos) << policy;
+  EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos) << policy;
+  EXPECT_EQ(header(page, "x-content-type-options"), "nosniff");
+
+  const net::HttpResponse script = get("/console/app.js");
+  EXPECT_EQ(script.status, 200);
+  EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
+  // The console never parses the server's text as HTML.
+  EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(get("/console/style.css").content_type, "text/css; charset=utf-8");
+  EXPECT_EQ(get("/console/nothing.js").status, 404);
+  EXPECT_EQ(get("/index.html").body, page.body);
+}
+
 TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
   ASSERT_NO_FATAL_FAILURE(StartServer(size_t{1} << 20, /*threads=*/4));
   const Account renter = CreateUser("renter", kPlentyOfCredits);

@@ -1,0 +1,407 @@
+// The suanli console: a client of the public /v1 API and nothing else, so anything done here can be
+// done with the CLI or a script. Plain ES modules, no build step. Text from the server is only ever
+// set as textContent (never parsed as HTML). The API token lives in localStorage, is sent only in
+// the Authorization header, and never appears in a URL.
+
+const TOKEN_KEY = 'suanli.token';
+const view = document.getElementById('view');
+let stopPolling = () => {};
+
+// --- Small helpers --------------------------------------------------------------------------------
+
+// h('a', {href: '#/x', class: 'y'}, 'text', child...): an element; strings become text nodes.
+function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
+    else if (value === true) element.setAttribute(name, '');
+    else element.setAttribute(name, String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+function money(micros) {
+  if (micros === undefined || micros === null) return '-';
+  const dollars = micros / 1e6;
+  // Cents for most amounts; more digits when a pod has cost less than a cent so far.
+  return '$' + (Math.abs(dollars) >= 0.01 || dollars === 0 ? dollars.toFixed(2) : dollars.toFixed(6));
+}
+
+function duration(seconds) {
+  if (!seconds || seconds < 0) return '0s';
+  const d = Math.floor(seconds / 86400), hh = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60), s = Math.floor(seconds % 60);
+  if (d) return `${d}d${String(hh).padStart(2, '0')}h`;
+  if (hh) return `${hh}h${String(m).padStart(2, '0')}m`;
+  if (m) return `${m}m${String(s).padStart(2, '0')}s`;
+  return `${s}s`;
+}
+
+function bytes(n) {
+  return n >= 2 ** 30 ? (n / 2 ** 30).toFixed(1) + ' GiB' : Math.floor(n / 2 ** 20) + ' MiB';
+}
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function token() { return localStorage.getItem(TOKEN_KEY) || ''; }
+
+// One API call; the parsed JSON answer (or text for text/plain), or an ApiError with the server's
+// own message. A 401 with the saved token signs out: it is wrong or was revoked. `candidate` is a
+// token to try instead of the saved one (signing in).
+async function api(method, path, body, candidate) {
+  const headers = {};
+  const bearer = candidate ?? token();
+  if (bearer) headers.Authorization = 'Bearer ' + bearer;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let response;
+  try {
+    response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+  } catch (e) {
+    throw new ApiError(0, 'UNAVAILABLE', 'the suanli server does not answer; is it running?');
+  }
+  const type = response.headers.get('content-type') || '';
+  const payload = type.includes('json') ? await response.json().catch(() => null) : await response.text();
+  if (response.ok) return payload;
+  const error = payload && payload.error ? payload.error : {code: 'HTTP_' + response.status, message: String(payload)};
+  if (response.status === 401 && candidate === undefined && token()) signOut(error.message);
+  throw new ApiError(response.status, error.code, error.message);
+}
+
+function errorBox(error) {
+  return h('p', {class: 'error', role: 'alert'}, error.message || String(error));
+}
+
+// Renders `build()` now and again every `ms` while the view is shown.
+function poll(ms, build) {
+  let timer = null, stopped = false;
+  const run = async () => {
+    await build();
+    if (!stopped) timer = setTimeout(run, ms);
+  };
+  stopPolling = () => { stopped = true; clearTimeout(timer); };
+  run();
+}
+
+function table(columns, rows, options = {}) {
+  const head = h('tr', {}, columns.map((column, index) => {
+    const sorted = options.sort && options.sort.index === index;
+    return h('th', {scope: 'col', 'aria-sort': sorted ? (options.sort.descending ? 'descending' : 'ascending') : undefined},
+      options.onSort ? h('button', {type: 'button', class: 'sort', onclick: () => options.onSort(index)}, column.title) : column.title);
+  }));
+  const body = rows.map((row) => h('tr', {}, columns.map((column) =>
+    h('td', {class: column.numeric ? 'num' : undefined}, column.cell(row)))));
+  return h('table', {class: options.class}, h('thead', {}, head), h('tbody', {}, body));
+}
+
+function title(text, ...more) {
+  document.title = `${text} · suanli`;
+  return h('h1', {}, text, ...more);
+}
+
+// --- Sign-in --------------------------------------------------------------------------------------
+
+function signOut(reason) {
+  localStorage.removeItem(TOKEN_KEY);
+  sessionStorage.setItem('suanli.signed-out', reason || 'Signed out.');
+  location.hash = '#/sign-in';
+  route();
+}
+
+function signIn() {
+  const input = h('input', {id: 'token', type: 'password', autocomplete: 'current-password', required: true,
+                            placeholder: 'sl_...', 'aria-describedby': 'token-help'});
+  const status = h('p', {role: 'status'}, sessionStorage.getItem('suanli.signed-out') || '');
+  sessionStorage.removeItem('suanli.signed-out');
+  const form = h('form', {class: 'card narrow', onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api('GET', '/v1/users/me', undefined, input.value.trim());
+      localStorage.setItem(TOKEN_KEY, input.value.trim());
+      location.hash = '#/gpus';
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  }},
+  h('label', {for: 'token'}, 'API token'), input,
+  h('p', {id: 'token-help', class: 'hint'}, 'An admin creates your user and first token (suanli users create NAME); ',
+    'make more with suanli tokens create. The token stays in this browser only.'),
+  h('button', {type: 'submit'}, 'Sign in'), status);
+  return [title('Sign in'), form];
+}
+
+// --- GPUs -----------------------------------------------------------------------------------------
+
+// The five GPUs the seed article compares (V100 and A100 in each of their variants).
+const isSeedGpu = (name) => /^(RTX 4090|RTX 3090|RTX A6000|V100 .*|A100 .*)$/.test(name);
+const gpuState = {text: '', minVram: '', maxPrice: '', sort: {index: 4, descending: false}, compare: []};
+
+async function gpus() {
+  const {gpus: all} = await api('GET', '/v1/gpus');
+  const out = h('div');
+  const columns = [
+    {title: 'GPU', key: (g) => g.name, cell: (g) => h('span', {}, g.name, isSeedGpu(g.name) ? h('span', {class: 'tag', title: 'one of the five GPUs the seed article compares'}, 'seed') : '')},
+    {title: 'Arch', key: (g) => g.arch, cell: (g) => g.arch},
+    {title: 'VRAM GB', numeric: true, key: (g) => g.memory_gb, cell: (g) => g.memory_gb},
+    {title: 'BF16 TFLOPS', numeric: true, key: (g) => g.bf16_tflops, cell: (g) => g.bf16_tflops},
+    {title: '$/h', numeric: true, key: (g) => g.rent_usd_per_hour, cell: (g) => '$' + g.rent_usd_per_hour.toFixed(2)},
+    {title: 'Bandwidth GB/s', numeric: true, key: (g) => g.bandwidth_gbs, cell: (g) => g.bandwidth_gbs},
+    {title: 'TFLOPS per $/h', numeric: true, key: (g) => g.tflops_per_dollar, cell: (g) => Math.round(g.tflops_per_dollar)},
+    {title: 'Compare', key: (g) => gpuState.compare.includes(g.name) ? 0 : 1, cell: (g) => h('input', {
+      type: 'checkbox', 'aria-label': 'compare ' + g.name, checked: gpuState.compare.includes(g.name),
+      onchange: (event) => {
+        if (event.target.checked) gpuState.compare = [...gpuState.compare, g.name].slice(-3);
+        else gpuState.compare = gpuState.compare.filter((n) => n !== g.name);
+        render();
+      }})},
+  ];
+  const filters = h('form', {class: 'filters', onsubmit: (e) => e.preventDefault()},
+    h('label', {}, 'Search ', h('input', {type: 'search', value: gpuState.text, oninput: (e) => { gpuState.text = e.target.value; render(); }})),
+    h('label', {}, 'Min VRAM GB ', h('input', {type: 'number', min: 0, value: gpuState.minVram, oninput: (e) => { gpuState.minVram = e.target.value; render(); }})),
+    h('label', {}, 'Max $/h ', h('input', {type: 'number', min: 0, step: '0.05', value: gpuState.maxPrice, oninput: (e) => { gpuState.maxPrice = e.target.value; render(); }})));
+  const holder = h('div');
+  function render() {
+    const text = gpuState.text.toLowerCase();
+    let rows = all.filter((g) => (!text || [g.name, ...(g.aliases || []), g.arch, g.vendor].join(' ').toLowerCase().includes(text)) &&
+      (!gpuState.minVram || g.memory_gb >= Number(gpuState.minVram)) &&
+      (!gpuState.maxPrice || g.rent_usd_per_hour <= Number(gpuState.maxPrice)));
+    const column = columns[gpuState.sort.index];
+    rows = rows.sort((a, b) => {
+      const x = column.key(a), y = column.key(b);
+      const order = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+      return gpuState.sort.descending ? -order : order;
+    });
+    const chosen = gpuState.compare.map((name) => all.find((g) => g.name === name)).filter(Boolean);
+    holder.replaceChildren(
+      h('p', {class: 'hint'}, `${rows.length} of ${all.length} GPU types. Click a column to sort; tick up to three to compare.`),
+      table(columns, rows, {class: 'gpus', sort: gpuState.sort, onSort: (index) => {
+        gpuState.sort = {index, descending: gpuState.sort.index === index ? !gpuState.sort.descending : !!columns[index].numeric && index !== 4};
+        render();
+      }}),
+      chosen.length >= 2 ? compareTable(chosen) : '');
+  }
+  render();
+  out.append(title('GPUs'), filters, holder);
+  return out;
+}
+
+function compareTable(chosen) {
+  const rows = [
+    ['VRAM GB', (g) => g.memory_gb], ['Memory', (g) => g.memory_type], ['Bandwidth GB/s', (g) => g.bandwidth_gbs],
+    ['FP32 TFLOPS', (g) => g.fp32_tflops], ['BF16 TFLOPS', (g) => g.bf16_tflops], ['FP8 TFLOPS', (g) => g.fp8_tflops ?? '-'],
+    ['Tensor cores', (g) => g.tensor_cores], ['TDP W', (g) => g.tdp_w], ['Rent $/h', (g) => g.rent_usd_per_hour], ['Buy $', (g) => g.buy_usd],
+  ];
+  return h('section', {'aria-label': 'comparison'}, h('h2', {}, 'Side by side'),
+    table([{title: '', cell: (r) => r[0]}, ...chosen.map((g) => ({title: g.name, numeric: true, cell: (r) => r[1](g)}))], rows, {class: 'compare'}));
+}
+
+// --- Deploy ---------------------------------------------------------------------------------------
+
+async function deploy() {
+  const [{templates}, {gpus: free}] = await Promise.all([api('GET', '/v1/templates'), api('GET', '/v1/availability')]);
+  const template = h('select', {id: 'template', required: true}, templates.map((t) => h('option', {value: t.id}, `${t.name} (${t.id})`)));
+  const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type},
+    `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`)));
+  const count = h('input', {id: 'count', type: 'number', min: 1, max: 8, value: 1, required: true});
+  const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
+  const about = h('p', {class: 'hint'});
+  const price = h('p', {class: 'price', 'aria-live': 'polite'});
+  const status = h('div', {role: 'status'});
+  const update = () => {
+    const t = templates.find((x) => x.id === template.value);
+    about.textContent = t ? `${t.description} Image ${t.image}; ports ${t.ports.join(', ') || 'none'}; volume ${t.volume_gb} GB at ${t.volume_mount_path}.` : '';
+    const g = free.find((x) => x.gpu_type === gpu.value);
+    price.textContent = g ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs while it runs, billed by the second.` : 'No GPU type has free GPUs now.';
+  };
+  [template, gpu, count].forEach((input) => input.addEventListener('input', update));
+  update();
+  const form = h('form', {class: 'card', onsubmit: async (event) => {
+    event.preventDefault();
+    const body = {template: template.value, gpu_type: gpu.value, gpu_count: Number(count.value)};
+    const pairs = env.value.split('\n').map((line) => line.trim()).filter(Boolean);
+    if (pairs.length) {
+      body.env = {};
+      for (const pair of pairs) {
+        const at = pair.indexOf('=');
+        if (at <= 0) { status.replaceChildren(errorBox(new Error(`"${pair}" is not KEY=value`))); return; }
+        body.env[pair.slice(0, at)] = pair.slice(at + 1);
+      }
+    }
+    try {
+      const pod = await api('POST', '/v1/pods', body);
+      location.hash = '#/pods/' + pod.id;
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  }},
+  h('label', {for: 'template'}, 'Template'), template, about,
+  h('label', {for: 'gpu'}, 'GPU type'), gpu,
+  h('label', {for: 'count'}, 'GPUs'), count,
+  h('label', {for: 'env'}, 'Environment'), env,
+  price, h('button', {type: 'submit', disabled: free.length === 0}, 'Deploy'), status);
+  return [title('Deploy a pod'), form];
+}
+
+// --- Pods -----------------------------------------------------------------------------------------
+
+function podState(pod) {
+  const text = pod.state === 'running' ? (pod.ready ? 'running, ready' : 'running, not ready yet') : pod.state;
+  return h('span', {class: 'state state-' + pod.state}, text);
+}
+
+function pods() {
+  const holder = h('div', {'aria-live': 'polite'});
+  poll(2000, async () => {
+    try {
+      const {pods: list} = await api('GET', '/v1/pods');
+      holder.replaceChildren(list.length === 0
+        ? h('p', {}, 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))
+        : table([
+          {title: 'Pod', cell: (p) => h('a', {href: '#/pods/' + p.id}, p.name || p.id)},
+          {title: 'State', cell: podState},
+          {title: 'GPU', cell: (p) => `${p.gpu_count}x ${p.gpu_type}`},
+          {title: 'Node', cell: (p) => p.node_id || '-'},
+          {title: 'Uptime', numeric: true, cell: (p) => duration(p.uptime_s)},
+          {title: 'Cost', numeric: true, cell: (p) => money(p.cost_micros)},
+          {title: 'Why', cell: (p) => p.state_reason || ''},
+        ], list, {class: 'pods'}));
+    } catch (error) {
+      holder.replaceChildren(errorBox(error));
+    }
+  });
+  return [title('Pods', ' ', h('a', {class: 'button', href: '#/deploy'}, 'Deploy')), holder];
+}
+
+function connections(pod) {
+  const items = [];
+  const host = pod.node_address && pod.node_address.includes(':') ? `[${pod.node_address}]` : pod.node_address;
+  for (const port of pod.port_mappings || []) {
+    if (port.container_port === 22 && pod.node_address) {
+      items.push(h('li', {}, 'SSH: ', h('code', {}, `ssh -p ${port.host_port} root@${pod.node_address}`)));
+    } else if (port.container_port === 8888 && pod.jupyter_token && host) {
+      items.push(h('li', {}, h('a', {href: `http://${host}:${port.host_port}/lab?token=${pod.jupyter_token}`, target: '_blank', rel: 'noopener noreferrer'}, 'Jupyter')));
+    } else if (port.protocol === 'http' && pod.link_token) {
+      items.push(h('li', {}, h('a', {href: `/v1/pods/${pod.id}/proxy/${port.container_port}/?suanli_link=${pod.link_token}`, target: '_blank', rel: 'noopener noreferrer'}, `HTTP port ${port.container_port}`)));
+    } else {
+      items.push(h('li', {}, `${port.container_port}/${port.protocol} on host port ${port.host_port}`));
+    }
+  }
+  return items.length ? h('ul', {class: 'connect'}, items) : h('p', {class: 'hint'}, 'No ports to reach while it is not running.');
+}
+
+function pod(id) {
+  const holder = h('div', {'aria-live': 'polite'});
+  const logs = h('pre', {class: 'logs', tabindex: 0, 'aria-label': 'logs'});
+  const status = h('div', {role: 'status'});
+  const act = async (action) => {
+    try {
+      if (action === 'terminate') {
+        if (!confirm('Terminate this pod and delete its volume?')) return;
+        await api('DELETE', `/v1/pods/${id}?force=true`);
+      } else {
+        await api('POST', `/v1/pods/${id}/${action}`, {});
+      }
+      status.replaceChildren();
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  };
+  poll(2000, async () => {
+    try {
+      const p = await api('GET', '/v1/pods/' + id);
+      const rows = [
+        ['State', podState(p)], ['Why', p.state_reason || '-'],
+        ['GPU', `${p.gpu_count}x ${p.gpu_type}`], ['Node', p.node_id || '-'], ['Image', p.image],
+        ['Price', `${money(p.gpu_price_per_hour_micros)}/h GPU` + (p.storage_price_per_hour_micros ? `, ${money(p.storage_price_per_hour_micros)}/h storage` : '')],
+        ['Uptime', duration(p.uptime_s)], ['Cost so far', money(p.cost_micros)],
+      ];
+      if (p.pull) {
+        rows.splice(2, 0, ['Pulling', h('progress', {max: p.pull.total_bytes || undefined, value: p.pull.current_bytes},
+          bytes(p.pull.current_bytes))]);
+      }
+      if (p.state === 'stopped' && p.volume_gb > 0) {
+        rows.push(['While stopped', `the ${p.volume_gb} GB volume costs ${money(p.storage_price_per_month_micros)} a month until terminated`]);
+      }
+      holder.replaceChildren(
+        h('dl', {class: 'detail'}, rows.map(([label, value]) => [h('dt', {}, label), h('dd', {}, value)])),
+        h('h2', {}, 'Connect'), connections(p),
+        h('div', {class: 'actions'}, (p.actions || []).map((action) =>
+          h('button', {type: 'button', class: action === 'terminate' ? 'danger' : undefined, onclick: () => act(action)}, action))));
+      if (p.state === 'running') {
+        logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
+      }
+    } catch (error) {
+      holder.replaceChildren(errorBox(error));
+    }
+  });
+  return [title('Pod ' + id), holder, status, h('h2', {}, 'Logs'), logs];
+}
+
+// --- Billing --------------------------------------------------------------------------------------
+
+async function billing() {
+  const [balance, byPod, byDay] = await Promise.all([
+    api('GET', '/v1/billing/balance'), api('GET', '/v1/billing/usage?by=pod'), api('GET', '/v1/billing/usage?by=day')]);
+  const usage = (rows, what) => table([
+    {title: what, cell: (r) => r.key}, {title: 'GPU hours', numeric: true, cell: (r) => (r.gpu_seconds / 3600).toFixed(2)},
+    {title: 'GPU', numeric: true, cell: (r) => money(r.gpu_micros)}, {title: 'Storage', numeric: true, cell: (r) => money(r.storage_micros)},
+    {title: 'Total', numeric: true, cell: (r) => money(r.total_micros)}], rows, {class: 'usage'});
+  const download = async () => {
+    const csv = await api('GET', '/v1/billing/usage?by=day&format=csv');
+    const link = h('a', {href: URL.createObjectURL(new Blob([csv], {type: 'text/csv'})), download: 'suanli-usage.csv'});
+    link.click();
+    URL.revokeObjectURL(link.href);
+  };
+  return [title('Billing'),
+    h('dl', {class: 'detail'},
+      h('dt', {}, 'Balance'), h('dd', {id: 'balance'}, money(balance.balance_micros)),
+      h('dt', {}, 'Spending now'), h('dd', {}, money(balance.spend_rate_per_hour_micros) + '/h'),
+      h('dt', {}, 'Runway'), h('dd', {}, balance.runway_s === null ? 'nothing is charged now' : duration(balance.runway_s)),
+      h('dt', {}, 'Spend cap'), h('dd', {}, balance.spend_cap_per_hour_micros ? money(balance.spend_cap_per_hour_micros) + '/h' : 'none')),
+    h('h2', {}, 'Per pod'), byPod.usage.length ? usage(byPod.usage, 'Pod') : h('p', {}, 'Nothing charged yet.'),
+    h('h2', {}, 'Per day'), byDay.usage.length ? usage(byDay.usage, 'Day') : h('p', {}, 'Nothing charged yet.'),
+    h('button', {type: 'button', onclick: download}, 'Export CSV')];
+}
+
+// --- Routing --------------------------------------------------------------------------------------
+
+const routes = [
+  [/^#\/gpus$/, gpus], [/^#\/deploy$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing],
+];
+
+async function route() {
+  stopPolling();
+  const signedIn = token() !== '';
+  document.getElementById('nav').hidden = !signedIn;
+  if (!signedIn || location.hash === '#/sign-in') {
+    if (signedIn) { location.hash = '#/gpus'; return; }
+    view.replaceChildren(...signIn());
+    return;
+  }
+  const [pattern, build] = routes.find(([p]) => p.test(location.hash)) || [null, null];
+  if (!build) { location.hash = '#/gpus'; return; }
+  for (const link of document.querySelectorAll('#nav a')) {
+    link.toggleAttribute('aria-current', location.hash.startsWith(link.getAttribute('href')));
+  }
+  try {
+    const built = await build(...location.hash.match(pattern).slice(1));
+    view.replaceChildren(...[built].flat());
+  } catch (error) {
+    view.replaceChildren(title('Something went wrong'), errorBox(error));
+  }
+  view.focus();
+}
+
+document.getElementById('sign-out').addEventListener('click', () => signOut());
+window.addEventListener('hashchange', route);
+route();
