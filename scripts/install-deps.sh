@@ -15,7 +15,12 @@ packages=(
   dropbear-bin                             # the SSH server in the local demo image (engine.sh)
   iproute2                                 # network namespaces in the agent's fault tests
   openssh-client                           # suanli pods ssh
+  chromium                                 # the console's browser tests (tests/console)
 )
+
+# Node.js and npm for the console's tests: Debian's, unless the machine has a Node.js already (an
+# image with NodeSource's would conflict with Debian's npm).
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -23,14 +28,21 @@ for package in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} Debian packages are installed"
-  exit 0
+else
+  as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: run as root, or install sudo" >&2; exit 1; }
+    as_root=(sudo)
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  "${as_root[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: run as root, or install sudo" >&2; exit 1; }
-  as_root=(sudo)
+# playwright-core for the console's tests, at the version package-lock.json pins; it drives Debian's
+# Chromium and never downloads a browser of its own.
+console_tests="$(dirname "$0")/../tests/console"
+if [ ! -d "$console_tests/node_modules/playwright-core" ]; then
+  echo "install-deps: npm ci in tests/console"
+  (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-echo "install-deps: installing ${missing[*]}"
-"${as_root[@]}" apt-get update -qq
-DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

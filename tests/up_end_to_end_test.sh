@@ -4,61 +4,8 @@
 # HTTP port answering (directly and through the server's proxy), its logs, stop, start again, and
 # the seconds and dollars in `suanli billing usage`; then terminate, and no container is left.
 # Usage: up_end_to_end_test.sh PATH_TO_SUANLI (needs a container engine: sudo bash scripts/engine.sh)
-set -uo pipefail
-
-suanli=$(realpath "$1")
-workdir=$(mktemp -d)
-up_pid=""
-pod=""
-ssh_pod=""
-cleanup() {
-  if [ -n "$up_pid" ]; then
-    kill -TERM "$up_pid" 2>/dev/null
-    wait "$up_pid" 2>/dev/null
-  fi
-  for left in $pod $ssh_pod; do  # what a failed run left on the engine (pods outlive suanli up)
-    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/containers/suanli-$left?force=true" >/dev/null
-    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$left" >/dev/null
-  done
-  rm -rf "$workdir"
-}
-trap cleanup EXIT
-cd "$workdir"
-export XDG_CONFIG_HOME="$workdir/config"
-unset SUANLI_TOKEN SUANLI_URL
-
-fail() {
-  echo "FAIL: $*"
-  echo "--- suanli up's output:"
-  cat up.out up.err 2>/dev/null | tail -40
-  exit 1
-}
-json_field() {  # json_field FIELD < JSON: the first string or number value of FIELD
-  grep -oE "\"$1\": *(\"[^\"]*\"|[0-9.]+|true|false)" | head -1 | sed -E "s/\"$1\": *//; s/^\"//; s/\"$//"
-}
-
-engine=${SUANLI_ENGINE_SOCKET:-unix:///run/podman/podman.sock}
-"$suanli" up --listen 127.0.0.1:0 --simulate-gpus "2xRTX 4090" ${engine:+--engine "$engine"} \
-  >up.out 2>up.err &
-up_pid=$!
-url=""
-for _ in $(seq 1 200); do
-  url=$(grep -oE 'at http://127.0.0.1:[0-9]+' up.out | sed 's/at //')
-  [ -n "$url" ] && break
-  kill -0 "$up_pid" 2>/dev/null || fail "suanli up exited"
-  sleep 0.1
-done
-[ -n "$url" ] || fail "suanli up printed no URL"
-grep -q "admin-token" up.out || fail "suanli up does not say where the admin token is"
-
-export SUANLI_URL=$url
-export SUANLI_TOKEN
-SUANLI_TOKEN=$(cat suanli-data/admin-token)
-for _ in $(seq 1 100); do
-  "$suanli" nodes list 2>/dev/null | grep -q "2x RTX 4090 (simulated)" && break
-  sleep 0.1
-done
-"$suanli" nodes list | grep -q "2x RTX 4090 (simulated)" || fail "the local agent's node is not listed"
+source "$(dirname "$0")/up_testing.sh" "$1"
+start_up
 
 SUANLI_TOKEN=$("$suanli" users create alice --credits 20 --json | json_field token)
 [ -n "$SUANLI_TOKEN" ] || fail "no token for alice"

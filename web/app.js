@@ -27,9 +27,8 @@ function h(tag, attributes = {}, ...children) {
 
 function money(micros) {
   if (micros === undefined || micros === null) return '-';
-  const dollars = micros / 1e6;
-  // Cents for most amounts; more digits when a pod has cost less than a cent so far.
-  return '$' + (Math.abs(dollars) >= 0.01 || dollars === 0 ? dollars.toFixed(2) : dollars.toFixed(6));
+  // Every micro-dollar counts (billing is by the second): $19.999178, $0.74, $20.00.
+  return (micros < 0 ? '-$' : '$') + (Math.abs(micros) / 1e6).toFixed(6).replace(/0{1,4}$/, '');
 }
 
 function duration(seconds) {
@@ -96,7 +95,7 @@ function poll(ms, build) {
 function table(columns, rows, options = {}) {
   const head = h('tr', {}, columns.map((column, index) => {
     const sorted = options.sort && options.sort.index === index;
-    return h('th', {scope: 'col', 'aria-sort': sorted ? (options.sort.descending ? 'descending' : 'ascending') : undefined},
+    return h('th', {scope: 'col', class: column.numeric ? 'num' : undefined, 'aria-sort': sorted ? (options.sort.descending ? 'descending' : 'ascending') : undefined},
       options.onSort ? h('button', {type: 'button', class: 'sort', onclick: () => options.onSort(index)}, column.title) : column.title);
   }));
   const body = rows.map((row) => h('tr', {}, columns.map((column) =>

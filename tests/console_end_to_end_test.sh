@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The web console in Debian's Chromium (tests/console/console_test.mjs, through playwright-core)
+# against a real `suanli up` on simulated GPUs and real Podman: sign in, the GPUs, deploy, reach,
+# stop and pay for a pod, sign out, and the error paths. Screenshots of each page go to
+# SHOTS_DIR (default: ./console-screenshots), to look at.
+# Usage: console_end_to_end_test.sh PATH_TO_SUANLI [SHOTS_DIR]
+# (needs a container engine, Chromium and the npm packages: sudo bash scripts/install-deps.sh)
+here=$(cd "$(dirname "$0")" && pwd)
+shots=$(realpath -m "${2:-console-screenshots}")
+source "$here/up_testing.sh" "$1"
+[ -x /usr/bin/chromium ] || fail "no /usr/bin/chromium; run: sudo bash scripts/install-deps.sh"
+[ -d "$here/console/node_modules/playwright-core" ] ||
+  fail "playwright-core is not installed in tests/console; run: sudo bash scripts/install-deps.sh"
+mkdir -p "$shots"
+start_up
+
+renter=$("$suanli" users create renter --credits 20 --json | json_field token)
+poor=$("$suanli" users create poor --credits 0.01 --json | json_field token)
+[ -n "$renter" ] && [ -n "$poor" ] || fail "could not create the test users"
+node "$here/console/console_test.mjs" "$url" "$renter" "$poor" "$shots" || fail "the console test failed"
