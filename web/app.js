@@ -153,7 +153,7 @@ async function gpus() {
     {title: 'Arch', key: (g) => g.arch, cell: (g) => g.arch},
     {title: 'VRAM GB', numeric: true, key: (g) => g.memory_gb, cell: (g) => g.memory_gb},
     {title: 'BF16 TFLOPS', numeric: true, key: (g) => g.bf16_tflops, cell: (g) => g.bf16_tflops},
-    {title: '$/h', numeric: true, key: (g) => g.rent_usd_per_hour, cell: (g) => '$' + g.rent_usd_per_hour.toFixed(2)},
+    {title: '$/h', numeric: true, key: (g) => g.price_per_hour_micros, cell: (g) => money(g.price_per_hour_micros)},
     {title: 'Bandwidth GB/s', numeric: true, key: (g) => g.bandwidth_gbs, cell: (g) => g.bandwidth_gbs},
     {title: 'TFLOPS per $/h', numeric: true, key: (g) => g.tflops_per_dollar, cell: (g) => Math.round(g.tflops_per_dollar)},
     {title: 'Compare', key: (g) => gpuState.compare.includes(g.name) ? 0 : 1, cell: (g) => h('input', {
@@ -173,7 +173,7 @@ async function gpus() {
     const text = gpuState.text.toLowerCase();
     let rows = all.filter((g) => (!text || [g.name, ...(g.aliases || []), g.arch, g.vendor].join(' ').toLowerCase().includes(text)) &&
       (!gpuState.minVram || g.memory_gb >= Number(gpuState.minVram)) &&
-      (!gpuState.maxPrice || g.rent_usd_per_hour <= Number(gpuState.maxPrice)));
+      (!gpuState.maxPrice || g.price_per_hour_micros <= Number(gpuState.maxPrice) * 1e6));
     const column = columns[gpuState.sort.index];
     rows = rows.sort((a, b) => {
       const x = column.key(a), y = column.key(b);
@@ -204,14 +204,101 @@ function compareTable(chosen) {
     table([{title: '', cell: (r) => r[0]}, ...chosen.map((g) => ({title: g.name, numeric: true, cell: (r) => r[1](g)}))], rows, {class: 'compare'}));
 }
 
+// --- Advisor --------------------------------------------------------------------------------------
+
+const TASKS = ['serve', 'infer', 'lora', 'qlora', 'finetune', 'train'];
+const advisorState = {model: 'llama-3-8b', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: ''};
+
+async function advisor() {
+  const {models} = await api('GET', '/v1/models');
+  const field = (id, label, input) => [h('label', {for: id}, label), input];
+  const size = (b) => (b >= 1 ? b.toFixed(1) + 'B' : Math.round(b * 1000) + 'M');
+  const choose = (id, values, current, text = (v) => v) =>
+    h('select', {id}, values.map((v) => h('option', {value: v, selected: v === current}, text(v))));
+  const model = h('select', {id: 'model'}, models.map((m) =>
+    h('option', {value: m.name, selected: m.name === advisorState.model}, `${m.name} (${size(m.params_b)})`)));
+  const task = choose('task', TASKS, advisorState.task);
+  const precision = choose('precision', ['bf16', 'fp16', 'fp32', 'fp8'], advisorState.precision);
+  const quant = choose('quant', ['', 'int8', 'int4', 'q4_0', 'q8_0'], advisorState.quant, (q) => q || 'none');
+  const number = (id, placeholder) => h('input', {id, type: 'number', min: 1, placeholder, value: advisorState[id]});
+  const batch = number('batch', "the task's default");
+  const seq = number('seq', "the model's default");
+  const tokens = number('tokens', 'a default amount');
+  const answer = h('div', {'aria-live': 'polite'});
+  const form = h('form', {class: 'card', onsubmit: async (event) => {
+    event.preventDefault();
+    Object.assign(advisorState, {model: model.value, task: task.value, precision: precision.value,
+                                 quant: quant.value, batch: batch.value, seq: seq.value, tokens: tokens.value});
+    const workload = {model: model.value, task: task.value, precision: precision.value};
+    if (quant.value) workload.quant = quant.value;
+    if (batch.value) workload.batch = Number(batch.value);
+    if (seq.value) workload.seq = Number(seq.value);
+    if (tokens.value) workload.tokens = Number(tokens.value);
+    answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating on every GPU type...'));
+    try {
+      answer.replaceChildren(...advice(await api('POST', '/v1/advise', {workload})));
+    } catch (error) {
+      answer.replaceChildren(errorBox(error));
+    }
+  }},
+  field('model', 'Model', model), field('task', 'Task', task), field('precision', 'Precision', precision),
+  field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), field('seq', 'Sequence length', seq),
+  field('tokens', 'Amount of work (tokens)', tokens), h('button', {type: 'submit'}, 'Advise'));
+  return [title('Which GPU?'), form, answer];
+}
+
+function hours(seconds) {
+  if (seconds === null || seconds === undefined) return '-';
+  if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;
+  return seconds < 172800 ? `${(seconds / 3600).toFixed(1)} h` : `${(seconds / 86400).toFixed(1)} days`;
+}
+
+// The figure the advisor ranks by: tokens/s for language models, images or samples/s otherwise.
+function rate(estimate) {
+  const t = estimate.throughput || {};
+  const [value, unit] = t.decode_tokens_per_s ? [t.decode_tokens_per_s, 'tokens/s']
+    : t.train_tokens_per_s ? [t.train_tokens_per_s, 'tokens/s']
+    : t.images_per_s ? [t.images_per_s, 'images/s']
+    : t.samples_per_s ? [t.samples_per_s, 'samples/s'] : [null, ''];
+  return value === null ? '-' : `${value >= 100 ? Math.round(value) : value.toPrecision(3)} ${unit}`;
+}
+
+function advice(answer) {
+  const pick = answer.recommendation;
+  const fitting = answer.estimates.filter((e) => e.fits).length;
+  const gpus = (gpu, count) => `${count > 1 ? count + 'x ' : ''}${gpu}`;
+  return [
+    h('section', {class: 'card recommendation', 'aria-label': 'recommendation'},
+      h('h2', {}, pick.gpu ? `Pick ${gpus(pick.gpu, pick.count)}` : 'Nothing fits'),
+      h('p', {}, pick.reason),
+      pick.gpu ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this') : ''),
+    h('h2', {}, `Every GPU type (${fitting} of ${answer.estimates.length} fit)`),
+    table([
+      {title: 'GPU', cell: (e) => gpus(e.gpu, e.count)},
+      {title: 'Fits', cell: (e) => (e.fits ? 'yes' : 'no: ' + e.reason)},
+      {title: 'Memory GB per GPU', numeric: true,
+       cell: (e) => `${(e.memory_gb.total ?? 0).toFixed(1)} of ${(e.memory_gb.available ?? 0).toFixed(0)}`},
+      {title: 'Speed', numeric: true, cell: rate},
+      {title: 'Time', numeric: true, cell: (e) => (e.fits ? hours(e.time_s) : '-')},
+      {title: 'Cost', numeric: true, cell: (e) => (e.fits ? '$' + e.cost_usd.toFixed(2) : '-')},
+      {title: '$/h', numeric: true, cell: (e) => '$' + e.rent_usd_per_hour.toFixed(2)},
+      {title: 'Buying pays off after', numeric: true,
+       cell: (e) => (e.break_even_hours ? hours(e.break_even_hours * 3600) + ' of use' : '-')},
+    ], answer.estimates, {class: 'advice'}),
+  ];
+}
+
 // --- Deploy ---------------------------------------------------------------------------------------
 
-async function deploy() {
+async function deploy(query = '') {
   const [{templates}, {gpus: free}] = await Promise.all([api('GET', '/v1/templates'), api('GET', '/v1/availability')]);
+  const wanted = new URLSearchParams(query);  // from the advisor's Deploy-this link
   const template = h('select', {id: 'template', required: true}, templates.map((t) => h('option', {value: t.id}, `${t.name} (${t.id})`)));
-  const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type},
+  const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')},
     `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`)));
-  const count = h('input', {id: 'count', type: 'number', min: 1, max: 8, value: 1, required: true});
+  const count = h('input', {id: 'count', type: 'number', min: 1, max: 8, value: wanted.get('count') || 1, required: true});
+  const unavailable = wanted.get('gpu') && !free.some((g) => g.gpu_type === wanted.get('gpu'))
+    ? h('p', {class: 'error', role: 'alert'}, `No ${wanted.get('gpu')} is free now: pick a type that is.`) : '';
   const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
   const about = h('p', {class: 'hint'});
   const price = h('p', {class: 'price', 'aria-live': 'polite'});
@@ -244,7 +331,7 @@ async function deploy() {
     }
   }},
   h('label', {for: 'template'}, 'Template'), template, about,
-  h('label', {for: 'gpu'}, 'GPU type'), gpu,
+  h('label', {for: 'gpu'}, 'GPU type'), gpu, unavailable,
   h('label', {for: 'count'}, 'GPUs'), count,
   h('label', {for: 'env'}, 'Environment'), env,
   price, h('button', {type: 'submit', disabled: free.length === 0}, 'Deploy'), status);
@@ -375,7 +462,7 @@ async function billing() {
 // --- Routing --------------------------------------------------------------------------------------
 
 const routes = [
-  [/^#\/gpus$/, gpus], [/^#\/deploy$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing],
+  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing],
 ];
 
 async function route() {

@@ -75,6 +75,15 @@ boost::json::object WorkloadToJson(const Workload& w) {
 
 }  // namespace
 
+boost::json::object ModelToJson(const ModelSpec& model) {
+  boost::json::array aliases;
+  for (const std::string& alias : model.aliases) aliases.emplace_back(alias);
+  return {{"name", model.name},
+          {"aliases", std::move(aliases)},
+          {"kind", KindName(model.kind)},
+          {"params_b", model.params / 1e9}};
+}
+
 boost::json::object EstimateToJson(const Estimate& e) {
   boost::json::object throughput;
   PutIfSet(throughput, "prefill_tokens_per_s", e.throughput.prefill_tokens_per_s);

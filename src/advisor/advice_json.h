@@ -13,5 +13,7 @@ namespace suanli::advisor {
 
 boost::json::object AdviceToJson(const Advice& advice);
 boost::json::object EstimateToJson(const Estimate& estimate);
+// A zoo entry as GET /v1/models lists it: name, aliases, kind, params (billions).
+boost::json::object ModelToJson(const ModelSpec& model);
 
 }  // namespace suanli::advisor

@@ -21,6 +21,7 @@
 
 #include "agent/engine.h"
 #include "agent/gpus.h"
+#include "agent/ports.h"
 #include "agent/reconcile.h"
 #include "agent/relay.h"
 #include "agent/state_db.h"
@@ -43,34 +44,6 @@ std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "node";
   return name;
-}
-
-// A free TCP port on `address` right now. The engine binds it a moment later; `taken` keeps this
-// agent from handing the same one out twice in between.
-Result<int> FreePort(const std::string& address, std::set<int>& taken) {
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return core::UnavailableError("cannot open a socket to find a free port");
-    sockaddr_in where{};
-    where.sin_family = AF_INET;
-    where.sin_port = 0;
-    where.sin_addr.s_addr = htonl(INADDR_ANY);
-    if (!address.empty() && address != "0.0.0.0") {
-      if (inet_pton(AF_INET, address.c_str(), &where.sin_addr) != 1) {
-        ::close(fd);
-        return core::InvalidArgumentError("--publish-address " + address +
-                                          " is not an IPv4 address");
-      }
-    }
-    socklen_t size = sizeof where;
-    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&where), size) == 0 &&
-                       ::getsockname(fd, reinterpret_cast<sockaddr*>(&where), &size) == 0;
-    ::close(fd);
-    if (!bound) return core::UnavailableError("cannot find a free port on " + address);
-    const int port = ntohs(where.sin_port);
-    if (taken.insert(port).second) return port;
-  }
-  return core::UnavailableError("no free port found on " + address);
 }
 
 // Whether something in the pod answers on `port`: an HTTP port must answer a request (any
@@ -643,12 +616,13 @@ class AgentImpl final : public Agent {
     {
       std::lock_guard lock(mutex_);
       for (const core::PortSpec& port : pod.ports) {
-        Result<int> host_port = FreePort(options_.publish_address, ports_handed_out_);
+        Result<int> host_port = FreeHostPort(options_.publish_address, ports_handed_out_);
         if (!host_port.ok()) {
           QueueLocked(pod.id, PodState::kFailed, clock_.Now(), "", {}, host_port.status().message(),
                       std::nullopt);
           return;
         }
+        ports_handed_out_.insert(*host_port);
         spec.ports.push_back({port.container_port, *host_port, "tcp"});
         variables["SUANLI_PORT_" + std::to_string(port.container_port)] =
             std::to_string(*host_port);
@@ -697,6 +671,11 @@ class AgentImpl final : public Agent {
     }
     if (Status started = engine_->Start(*created); !started.ok()) {
       (void)engine_->Remove(*created);
+      // Another program bound a host port after it was picked: the next pass picks others.
+      if (started.message().find("address already in use") != std::string::npos) {
+        Log("a host port of " + pod.id + " was taken before the start; trying other ports");
+        return;
+      }
       Queue(pod.id, PodState::kFailed, clock_.Now(), *created, {},
             "the container would not start: " + started.message());
       return;

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/ports.h"
 #include "agent/tar.h"
 #include "gtest/gtest.h"
 #include "net/http_client.h"
@@ -36,22 +37,10 @@ std::string Unique(std::string_view what) {
          std::string(what);
 }
 
-// A TCP port nobody listens on now: bind port 0, read the kernel's choice, close.
+// A host port for a test container, as the agent picks them (see ports.h).
 int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
+  const core::Result<int> port = FreeHostPort("127.0.0.1", {});
+  return port.ok() ? *port : 0;
 }
 
 template <typename Predicate>
@@ -605,6 +594,45 @@ TEST(ParseEngineTimeTest, ReadsDockerAndPodmanTimes) {
   std::optional<core::TimePoint> west = ParseEngineTime("2026-12-02T13:13:44.579-05:00");
   EXPECT_EQ(west, utc);
   EXPECT_EQ(ParseEngineTime("2026-12-02T13:13:44.579+5:00"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace suanli::agent
+
+namespace suanli::agent {
+namespace {
+
+TEST(FreeHostPortTest, PicksABindablePortBelowTheEphemeralRangeThatIsNotTaken) {
+  std::set<int> taken;
+  for (int i = 0; i < 50; ++i) {
+    const core::Result<int> port = FreeHostPort("127.0.0.1", taken);
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    EXPECT_GE(*port, kFirstPodPort);
+    EXPECT_LE(*port, kLastPodPort);
+    EXPECT_TRUE(taken.insert(*port).second) << *port << " was handed out twice";
+  }
+  // A port something listens on is never picked: hold one, and offer nothing else.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int held = 0;
+  for (int port = kFirstPodPort; port <= kLastPodPort && held == 0; ++port) {
+    where.sin_port = htons(static_cast<uint16_t>(port));
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0) held = port;
+  }
+  ASSERT_NE(held, 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  std::set<int> all_but_held;
+  for (int port = kFirstPodPort; port <= kLastPodPort; ++port) {
+    if (port != held) all_but_held.insert(port);
+  }
+  const core::Result<int> none = FreeHostPort("127.0.0.1", all_but_held);
+  EXPECT_EQ(none.status().code(), core::StatusCode::kUnavailable) << "picked the held port";
+  ::close(fd);
+  EXPECT_EQ(FreeHostPort("127.0.0.1", all_but_held).value(), held);
+  EXPECT_EQ(FreeHostPort("not-an-ip", {}).status().code(), core::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

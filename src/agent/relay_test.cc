@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/ports.h"
 #include "agent/reconcile.h"
 #include "catalog/catalog_file.h"
 #include "core/clock.h"
@@ -41,21 +42,10 @@ TEST(NormalizeLogTimestampsTest, WritesEachLinesTimeAsFixedWidthUtc) {
             "2026-03-01T00:00:01.500000000Z a b\nno time here\n2026-03-01T00:00:02.000000000Z c\n");
 }
 
-// A TCP port nobody listens on now: bind port 0, read the kernel's choice, close.
+// A host port for a test container, as the agent picks them (see ports.h).
 int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  ::close(fd);
-  return port;
+  const core::Result<int> port = FreeHostPort("127.0.0.1", {});
+  return port.ok() ? *port : 0;
 }
 
 template <typename Predicate>
@@ -190,7 +180,7 @@ class ServeRelayTest : public ::testing::Test {
   bool RunPod(std::vector<std::string> command,
               std::vector<std::pair<std::string, std::string>> env = {}) {
     web_port_ = FreePort();
-    const int ssh_port = FreePort();
+    const int ssh_port = FreeHostPort("127.0.0.1", {web_port_}).value();
     EXPECT_GT(web_port_, 0);
     EXPECT_GT(ssh_port, 0);
     ContainerSpec spec;

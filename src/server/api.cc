@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include "advisor/advice_json.h"
 #include "billing/meter.h"
 #include "catalog/catalog_json.h"
 #include "net/base64.h"
@@ -314,6 +315,8 @@ std::span<const Api::Route> Api::RouteTable() {
       {{"GET", "/v1/openapi.json", Access::kPublic, "This API as an OpenAPI 3 document"}, &Api::OpenApi},
       {{"GET", "/v1/gpus", Access::kPublic, "The GPU catalog with this cloud's prices"}, &Api::Gpus},
       {{"GET", "/v1/availability", Access::kUser, "Free GPUs by type, with prices"}, &Api::Availability},
+      {{"GET", "/v1/models", Access::kPublic, "The advisor's model zoo"}, &Api::Models},
+      {{"POST", "/v1/advise", Access::kUser, "A workload's memory, speed, time and cost on every GPU type, and which to pick"}, &Api::Advise},
       {{"POST", "/v1/users", Access::kAdmin, "Create a user (and a first API token)"}, &Api::CreateUser},
       {{"GET", "/v1/users", Access::kAdmin, "List users"}, &Api::ListUsers},
       {{"GET", "/v1/users/{id}", Access::kUser, "A user ('me' for yourself; others: admin)"}, &Api::GetUser},
@@ -809,6 +812,30 @@ void Api::CreatePod(Call& call) {
       [this, &call](const core::Pod& pod) { return PodView(pod, call.principal); }, 201);
 }
 
+void Api::Models(Call& call) {
+  json::array models;
+  for (const advisor::ModelSpec& model : zoo_.models()) {
+    models.emplace_back(advisor::ModelToJson(model));
+  }
+  Answer(call, JsonResponse(200, json::object{{"models", std::move(models)}}));
+}
+
+void Api::Advise(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return Finish(call, body.status(), 0);
+  JsonFields fields(*body);
+  const std::optional<advisor::Workload> workload = ReadWorkload(fields);
+  if (Status status = fields.Finish(); !status.ok()) return Finish(call, status, 0);
+  if (!workload) {
+    return Finish(call,
+                  core::InvalidArgumentError(
+                      "workload: required, e.g. {\"model\": \"llama-3-8b\", \"task\": \"lora\"}"),
+                  0);
+  }
+  Reply(call, plane_.AdviceJson(call.principal, *workload),
+        [](const json::object& advice) { return advice; });
+}
+
 std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
   const json::value* raw = fields.Raw("workload");
   if (raw == nullptr) return std::nullopt;
@@ -827,6 +854,9 @@ std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
   workload_fields.String("engine", &engine, false, 16);
   workload_fields.Int("batch", &workload.batch, 0, 1 << 20);
   workload_fields.Int("seq", &workload.seq, 0, 1 << 22);
+  workload_fields.Number("tokens", &workload.work.tokens, 0, 1e18);
+  workload_fields.Number("samples", &workload.work.samples, 0, 1e15);
+  workload_fields.Int("epochs", &workload.work.epochs, 1, 100'000);
   Status status = workload_fields.Finish();
   auto parse = [&status](auto result, auto* out) {
     if (!status.ok()) return;

@@ -131,6 +131,8 @@ class Api {
   // The pod as `viewer` may see it (only its owner and its node's agent see the Jupyter token).
   boost::json::object PodView(const core::Pod& pod, const Principal& viewer) const;
   std::optional<advisor::Workload> ReadWorkload(JsonFields& fields) const;
+  void Advise(Call& call);
+  void Models(Call& call);
 
   ControlPlane& plane_;
   store::CommitQueue& queue_;

@@ -292,6 +292,9 @@ class ApiAuthTest : public ApiServerTest {
     cases["GET /v1/openapi.json"] = {fixed("/v1/openapi.json"), {}};
     cases["GET /v1/gpus"] = {fixed("/v1/gpus"), {}};
     cases["GET /v1/availability"] = {fixed("/v1/availability"), {}};
+    cases["GET /v1/models"] = {fixed("/v1/models"), {}};
+    cases["POST /v1/advise"] = {
+        fixed("/v1/advise", R"({"workload":{"model":"llama-3-8b","task":"serve"}})"), {}};
     cases["POST /v1/users"] = {
         [this] {
           return Request{"/v1/users", R"({"name":"u)" + std::to_string(++counter_) + R"("})", ""};
@@ -644,6 +647,8 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/openapi.json", kPublic},
       {"GET /v1/gpus", kPublic},
       {"GET /v1/availability", kUser},
+      {"POST /v1/advise", kUser},
+      {"GET /v1/models", kPublic},
       {"POST /v1/users", kAdmin},
       {"GET /v1/users", kAdmin},
       {"GET /v1/users/{id}", kUser},
@@ -757,6 +762,52 @@ TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsO
   EXPECT_EQ(get("/console/style.css").content_type, "text/css; charset=utf-8");
   EXPECT_EQ(get("/console/nothing.js").status, 404);
   EXPECT_EQ(get("/index.html").body, page.body);
+}
+
+TEST_F(ApiServerTest, TheAdvisorAnswersAtThisCloudsPricesAndRefusesABadWorkload) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const ApiReply models = api().Get("/v1/models", "");
+  ASSERT_EQ(models.status, 200) << models.Describe();
+  EXPECT_GE(Array(models.json, "models").size(), 20u);
+  EXPECT_NE(models.text.find(R"("name":"llama-3-8b")"), std::string::npos);
+  const json::object workload{{"model", "llama-3-8b"}, {"task", "lora"}, {"tokens", 5e7}};
+  ApiReply advice =
+      api().PostJson("/v1/advise", renter.token, json::object{{"workload", workload}});
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::array& estimates = Array(advice.json, "estimates");
+  ASSERT_GE(estimates.size(), 30u) << "every catalog type is estimated";
+  EXPECT_FALSE(Str(advice.object().at("recommendation"), "reason").empty()) << advice.text;
+  const auto estimate_of = [](const ApiReply& reply, std::string_view gpu) {
+    for (const json::value& estimate : Array(reply.json, "estimates")) {
+      if (Str(estimate, "gpu") == gpu) return estimate;
+    }
+    ADD_FAILURE() << "no estimate for " << gpu;
+    return json::value();
+  };
+  const std::string before = json::serialize(estimate_of(advice, "RTX 4090"));
+
+  // An admin's price is the one the advisor costs with.
+  ASSERT_EQ(
+      api().Send("PUT", "/v1/prices/4090", admin_, R"({"price_per_hour_micros":3000000})").status,
+      200);
+  advice = api().PostJson("/v1/advise", renter.token, json::object{{"workload", workload}});
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::value repriced = estimate_of(advice, "RTX 4090");
+  EXPECT_NE(json::serialize(repriced), before);
+  // $3.00 per GPU, for as many GPUs as the workload needs.
+  EXPECT_EQ(repriced.as_object().at("rent_usd_per_hour").to_number<double>(),
+            3.0 * static_cast<double>(Int(repriced, "count")))
+      << repriced;
+
+  for (const std::string body :
+       {R"({})", R"({"workload":{"model":"llama-9000","task":"lora"}})",
+        R"({"workload":{"model":"llama-3-8b","task":"juggle"}})",
+        R"({"workload":{"model":"llama-3-8b","task":"lora","tokens":-1}})"}) {
+    EXPECT_TRUE(
+        IsApiError(api().Send("POST", "/v1/advise", renter.token, body), 400, "INVALID_ARGUMENT"))
+        << body;
+  }
 }
 
 TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {

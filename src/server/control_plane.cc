@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "advisor/advice_json.h"
 #include "advisor/advisor.h"
 #include "billing/meter.h"
 #include "core/suggest.h"
@@ -407,7 +408,8 @@ Result<Written<core::User>> ControlPlane::SetSpendCap(const Principal& caller, M
   return Written<core::User>{user, change.Commit()};
 }
 
-// --- Tokens and SSH keys ------------------------------------------------------------------------
+// --- Tokens and SSH keys
+// ------------------------------------------------------------------------
 
 Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToken(
     const Principal& caller, std::string name, std::string_view for_user) {
@@ -609,7 +611,8 @@ Result<Written<core::Template>> ControlPlane::DeleteTemplate(const Principal& ca
   return Written<core::Template>{std::move(spec), change.Commit()};
 }
 
-// --- Prices and money ---------------------------------------------------------------------------
+// --- Prices and money
+// ---------------------------------------------------------------------------
 
 Money ControlPlane::GpuPrice(std::string_view gpu_type) const {
   std::lock_guard lock(mutex_);
@@ -759,7 +762,8 @@ void ControlPlane::Notify(Change& change, core::User& user, std::string notice) 
   change.Dirty(Collection::kUsers, user.id);
 }
 
-// --- Pod state ----------------------------------------------------------------------------------
+// --- Pod state
+// ----------------------------------------------------------------------------------
 
 void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::TimePoint at,
                             std::string reason) {
@@ -858,6 +862,27 @@ std::string ControlPlane::ResolveCheapest(int gpu_count) const {
     }
   }
   return best.empty() ? cheapest_anywhere : best;
+}
+
+Result<Written<boost::json::object>> ControlPlane::AdviceJson(
+    const Principal& caller, const advisor::Workload& workload) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  // At this cloud's prices (an admin's PUT /v1/prices included). The estimates point into the
+  // catalog, so they are turned into JSON while the priced copy lives.
+  catalog::Catalog priced = catalog_;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [gpu, price] : price_overrides_) {
+      Result<const catalog::GpuType*> type = priced.FindExact(gpu);
+      if (!type.ok()) continue;
+      catalog::Price changed = (*type)->price;
+      changed.rent_per_hour = price;
+      priced.SetPrice(gpu, changed);
+    }
+  }
+  return Written<boost::json::object>{
+      advisor::AdviceToJson(advisor::Advise(workload, priced, advisor::AdviseOptions())),
+      queue_.submitted()};
 }
 
 Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
@@ -1117,7 +1142,8 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
   return Written<core::Pod>{pod, change.Commit()};
 }
 
-// --- Scheduling ---------------------------------------------------------------------------------
+// --- Scheduling
+// ---------------------------------------------------------------------------------
 
 std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
   std::vector<sched::Node> out;
@@ -1206,7 +1232,8 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   }
 }
 
-// --- Nodes --------------------------------------------------------------------------------------
+// --- Nodes
+// --------------------------------------------------------------------------------------
 
 Result<Written<std::pair<core::JoinToken, std::string>>> ControlPlane::CreateJoinToken(
     const Principal& caller, std::string note) {
@@ -1374,7 +1401,8 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
   return Written<std::vector<Availability>>{std::move(out), queue_.submitted()};
 }
 
-// --- The agent's side ---------------------------------------------------------------------------
+// --- The agent's side
+// ---------------------------------------------------------------------------
 
 Status ControlPlane::CheckNodeReport(NodeReport& report) const {
   SUANLI_RETURN_IF_ERROR(CheckName("node name", report.name));
@@ -1415,7 +1443,8 @@ Status ControlPlane::CheckJoinTokenLocked(std::string_view join_secret) const {
   });
   if (valid) return Status::Ok();
   return core::UnauthenticatedError(
-      "the join token is unknown or expired; an admin creates one with `suanli nodes join-token`");
+      "the join token is unknown or expired; an admin creates one with `suanli nodes "
+      "join-token`");
 }
 
 Status ControlPlane::CheckJoinToken(std::string_view join_secret) const {
@@ -1482,8 +1511,8 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
       node.disk_gb != report.disk_gb || node.agent_version != report.agent_version ||
       node.address != report.address) {
     // Fewer GPUs than registered means a GPU failed or fell off the bus (XID 79): its pods may be
-    // running on hardware that is gone, so the node takes no pods and its pods stop until an admin
-    // has looked (and uncordons it). More GPUs are simply capacity.
+    // running on hardware that is gone, so the node takes no pods and its pods stop until an
+    // admin has looked (and uncordons it). More GPUs are simply capacity.
     if (report.gpus.size() < node.gpus.size() && !node.draining) {
       node.drain_reason = "the agent found " + std::to_string(report.gpus.size()) +
                           " GPU(s) of the " + std::to_string(node.gpus.size()) + " it had";
@@ -1594,7 +1623,8 @@ void ControlPlane::WhenNodeChanges(const Principal& caller, int64_t after, core:
   notify();
 }
 
-// --- Tick: scheduling, health, metering ---------------------------------------------------------
+// --- Tick: scheduling, health, metering
+// ---------------------------------------------------------
 
 void ControlPlane::EnforceLimits(Change& change, core::TimePoint now) {
   // Only users who are being charged can run out; only users with a cap can exceed it.
@@ -1672,7 +1702,8 @@ uint64_t ControlPlane::Tick() {
   return change.Commit();
 }
 
-// --- Billing views ------------------------------------------------------------------------------
+// --- Billing views
+// ------------------------------------------------------------------------------
 
 Result<std::string> ControlPlane::BillingSubject(const Principal& caller,
                                                  std::string_view user_id) const {

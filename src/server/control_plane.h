@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "advisor/advisor.h"
 #include "advisor/workload.h"
 #include "catalog/catalog.h"
 #include "core/clock.h"
@@ -240,6 +241,9 @@ class ControlPlane {
   // The owner of pod `pod_id` when `link` is its link token (for the proxy's routes only);
   // UNAUTHENTICATED otherwise.
   core::Result<Principal> AuthenticatePodLink(std::string_view pod_id, std::string_view link) const;
+  // The advisor on every catalog type at this cloud's prices (free or not: see availability).
+  core::Result<Written<boost::json::object>> AdviceJson(const Principal& caller,
+                                                        const advisor::Workload& workload) const;
   // Where renters reach the ports of pods on `node_id`; "" for an unknown node. For pod views.
   std::string NodeAddress(std::string_view node_id) const;
   enum class NodeAction { kCordon, kUncordon, kDrain };

@@ -64,6 +64,23 @@ try {
   check(await page.isVisible('table.compare'), 'two ticked GPUs are compared side by side');
   await shot('gpus');
 
+  // The advisor: a workload, every GPU type estimated, a pick with its reason, and "Deploy this".
+  await page.click('nav a[href="#/advisor"]');
+  await page.waitForSelector('#model option[value="llama-3-8b"]', {state: 'attached'});
+  await page.selectOption('#model', 'llama-3-8b');
+  await page.selectOption('#task', 'lora');
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('.recommendation h2');
+  const pick = await page.textContent('.recommendation h2');
+  check(pick.startsWith('Pick '), `the advisor recommends: ${pick}`);
+  check((await page.textContent('.recommendation p')).length > 20, 'the recommendation says why');
+  const estimated = await page.locator('table.advice tbody tr').count();
+  check(estimated >= 35, `every GPU type is estimated (${estimated})`);
+  await shot('advisor');
+  await page.click('text=Deploy this');
+  await page.waitForURL(/#\/deploy\?gpu=/);
+  check(true, 'Deploy this opens the deploy form for the pick');
+
   // Deploy from a template on simulated GPUs: the price first, then the pod's page.
   await page.click('nav a[href="#/deploy"]');
   await page.waitForSelector('#template option[value="demo-http"]', {state: 'attached'});
