@@ -44,5 +44,7 @@ fi
 console_tests="$(dirname "$0")/../tests/console"
 if [ ! -d "$console_tests/node_modules/playwright-core" ]; then
   echo "install-deps: npm ci in tests/console"
-  (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error)
+  # Only the browser tests need it: without the npm registry the platform still builds and runs.
+  (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "install-deps: npm ci failed; the console's browser test will fail until it succeeds" >&2
 fi
