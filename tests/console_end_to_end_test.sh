@@ -17,4 +17,5 @@ start_up
 renter=$("$suanli" users create renter --credits 20 --json | json_field token)
 poor=$("$suanli" users create poor --credits 0.01 --json | json_field token)
 [ -n "$renter" ] && [ -n "$poor" ] || fail "could not create the test users"
-node "$here/console/console_test.mjs" "$url" "$renter" "$poor" "$shots" || fail "the console test failed"
+node "$here/console/console_test.mjs" "$url" "$renter" "$poor" "$SUANLI_TOKEN" "$shots" ||
+  fail "the console test failed"

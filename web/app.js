@@ -4,6 +4,7 @@
 // the Authorization header, and never appears in a URL.
 
 const TOKEN_KEY = 'suanli.token';
+const ROLE_KEY = 'suanli.role';  // shows the Admin page's link; the server decides what an admin may do
 const view = document.getElementById('view');
 let stopPolling = () => {};
 
@@ -112,6 +113,7 @@ function title(text, ...more) {
 
 function signOut(reason) {
   localStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(ROLE_KEY);
   sessionStorage.setItem('suanli.signed-out', reason || 'Signed out.');
   location.hash = '#/sign-in';
   route();
@@ -125,8 +127,9 @@ function signIn() {
   const form = h('form', {class: 'card narrow', onsubmit: async (event) => {
     event.preventDefault();
     try {
-      await api('GET', '/v1/users/me', undefined, input.value.trim());
+      const me = await api('GET', '/v1/users/me', undefined, input.value.trim());
       localStorage.setItem(TOKEN_KEY, input.value.trim());
+      localStorage.setItem(ROLE_KEY, me.role);
       location.hash = '#/gpus';
     } catch (error) {
       status.replaceChildren(errorBox(error));
@@ -459,16 +462,88 @@ async function billing() {
     h('button', {type: 'button', onclick: download}, 'Export CSV')];
 }
 
+// --- Admin ----------------------------------------------------------------------------------------
+
+async function admin() {
+  const [{nodes}, {users}, {pods: all}, {gpus: catalog}] = await Promise.all([
+    api('GET', '/v1/nodes'), api('GET', '/v1/users'), api('GET', '/v1/pods'), api('GET', '/v1/gpus')]);
+  const status = h('div', {role: 'status'});
+  const attempt = async (work) => {
+    try {
+      await work();
+      route();  // show the new state
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  };
+  const allocated = (node) => all.filter((p) => p.node_id === node.id)
+    .reduce((sum, p) => sum + (p.gpu_indices || []).length, 0);
+  const health = (node) => (node.gpu_health || []).map((g) => g.problem
+    ? `GPU ${g.index}: ${g.problem}`
+    : `GPU ${g.index}: ${g.utilization_percent ?? '-'}% ${g.temperature_c ?? '-'}C` + (g.xid_errors ? ` ${g.xid_errors} XID` : ''))
+    .join('; ') || (node.gpus.some((g) => g.simulated) ? 'simulated: no readings' : '-');
+  const nodeState = (node) => [node.state, node.draining ? 'draining' : node.cordoned ? 'cordoned' : '',
+    node.drain_reason].filter(Boolean).join(', ');
+  const nodeActions = (node) => h('span', {class: 'actions'},
+    (node.cordoned ? ['uncordon'] : ['cordon', 'drain']).map((action) => h('button', {type: 'button',
+      onclick: () => attempt(() => api('POST', `/v1/nodes/${node.id}/${action}`, {}))}, action)));
+  const gpuText = (node) => {
+    const types = {};
+    for (const g of node.gpus) types[g.type + (g.simulated ? ' (simulated)' : '')] = (types[g.type + (g.simulated ? ' (simulated)' : '')] || 0) + 1;
+    return Object.entries(types).map(([type, n]) => `${n}x ${type}`).join(', ') || 'none';
+  };
+
+  const amount = h('input', {id: 'credit-amount', type: 'number', step: '0.01', placeholder: 'dollars', 'aria-label': 'credit in dollars'});
+  const who = h('select', {id: 'credit-user', 'aria-label': 'user to credit'}, users.map((u) => h('option', {value: u.id}, u.name)));
+  const credit = h('form', {class: 'inline', onsubmit: (event) => {
+    event.preventDefault();
+    attempt(() => api('POST', `/v1/users/${who.value}/credits`, {amount_micros: Math.round(Number(amount.value) * 1e6)}));
+  }}, who, amount, h('button', {type: 'submit'}, 'Add credit'));
+
+  const joinOut = h('div', {'aria-live': 'polite'});
+  const join = h('button', {type: 'button', id: 'create-join-token', onclick: async () => {
+    try {
+      const created = await api('POST', '/v1/join-tokens', {note: 'from the console'});
+      joinOut.replaceChildren(h('p', {}, 'On the GPU host (shown once; valid 24 h):'),
+        h('pre', {class: 'command'}, `suanli agent --server ${location.origin} --join-token ${created.secret}`));
+    } catch (error) {
+      joinOut.replaceChildren(errorBox(error));
+    }
+  }}, 'Create a join token');
+
+  const priceGpu = h('select', {id: 'price-gpu', 'aria-label': 'GPU type'}, catalog.map((g) => h('option', {value: g.name}, g.name)));
+  const priceValue = h('input', {id: 'price-value', type: 'number', step: '0.01', min: '0.01', placeholder: '$ per GPU-hour', 'aria-label': 'price per GPU-hour in dollars'});
+  const price = h('form', {class: 'inline', onsubmit: (event) => {
+    event.preventDefault();
+    attempt(() => api('PUT', `/v1/prices/${encodeURIComponent(priceGpu.value)}`, {price_per_hour_micros: Math.round(Number(priceValue.value) * 1e6)}));
+  }}, priceGpu, priceValue, h('button', {type: 'submit'}, 'Set price'));
+
+  return [title('Admin'), status,
+    h('h2', {}, 'Nodes'),
+    nodes.length ? table([
+      {title: 'Node', cell: (n) => n.name}, {title: 'State', cell: nodeState}, {title: 'Address', cell: (n) => n.address || '-'},
+      {title: 'GPUs', cell: gpuText}, {title: 'In use', numeric: true, cell: (n) => `${allocated(n)} of ${n.gpus.length}`},
+      {title: 'Health', cell: health}, {title: 'Last heartbeat', cell: (n) => n.last_heartbeat.replace('T', ' ').slice(0, 19)},
+      {title: '', cell: nodeActions}], nodes, {class: 'nodes'}) : h('p', {}, 'No nodes yet: create a join token below.'),
+    join, joinOut,
+    h('h2', {}, 'Users'),
+    table([{title: 'User', cell: (u) => u.name}, {title: 'Role', cell: (u) => u.role},
+      {title: 'Balance', numeric: true, cell: (u) => money(u.balance_micros)}], users, {class: 'users'}),
+    credit,
+    h('h2', {}, 'Prices'), h('p', {class: 'hint'}, 'What renters pay per GPU-hour; the GPUs page shows the current ones.'), price];
+}
+
 // --- Routing --------------------------------------------------------------------------------------
 
 const routes = [
-  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing],
+  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing], [/^#\/admin$/, admin],
 ];
 
 async function route() {
   stopPolling();
   const signedIn = token() !== '';
   document.getElementById('nav').hidden = !signedIn;
+  document.getElementById('admin-link').hidden = localStorage.getItem(ROLE_KEY) !== 'admin';
   if (!signedIn || location.hash === '#/sign-in') {
     if (signedIn) { location.hash = '#/gpus'; return; }
     view.replaceChildren(...signIn());

@@ -4,7 +4,7 @@
 // the screenshots (one per page: look at them).
 import {chromium} from 'playwright-core';
 
-const [url, token, poorToken, shots] = process.argv.slice(2);
+const [url, token, poorToken, adminToken, shots] = process.argv.slice(2);
 let failures = 0;
 function check(ok, what) {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
@@ -54,6 +54,7 @@ try {
   await page.waitForSelector('table.gpus');
   const rows = await page.locator('table.gpus tbody tr').count();
   check(rows >= 35, `the GPU table lists the catalog (${rows} types)`);
+  check(await page.isHidden('#admin-link'), 'a renter sees no Admin page');
   check(await page.isVisible('table.gpus >> text=RTX 4090'), 'RTX 4090 is listed');
   await page.fill('input[type=number] >> nth=0', '80');
   const big = await page.locator('table.gpus tbody tr').count();
@@ -135,6 +136,31 @@ try {
   await page.click('#sign-out');
   await page.waitForSelector('#token');
   check(await page.evaluate(() => localStorage.getItem('suanli.token')) === null, 'sign-out forgets the token');
+
+  // Admin: the node and its simulated GPUs, a join token, credit for a user, a price.
+  await page.setViewportSize({width: 1280, height: 900});
+  await signIn(adminToken);
+  await page.waitForSelector('table.gpus');
+  await page.click('nav a[href="#/admin"]');
+  await page.waitForSelector('table.nodes');
+  check((await page.textContent('table.nodes')).includes('2x RTX 4090 (simulated)'), 'the node shows its simulated GPUs');
+  await page.click('#create-join-token');
+  await page.waitForSelector('pre.command');
+  check((await page.textContent('pre.command')).includes('--join-token slj_'), 'a join token comes with the agent command');
+  await page.selectOption('#credit-user', {label: 'poor'});
+  await page.fill('#credit-amount', '5');
+  await page.click('form.inline button:has-text("Add credit")');
+  await page.waitForSelector('table.users >> text=$5.01');
+  check(true, "the poor user's balance is $5.01 after $5 of credit");
+  await page.selectOption('#price-gpu', 'RTX 4090');
+  await page.fill('#price-value', '0.5');
+  await page.click('form.inline button:has-text("Set price")');
+  await page.waitForTimeout(500);
+  await shot('admin');
+  await page.click('nav a[href="#/gpus"]');
+  await page.waitForSelector('table.gpus');
+  const row = await page.textContent('table.gpus tbody tr:has-text("RTX 4090 ")');
+  check(row.includes('$0.50'), `the new price shows on the GPUs page (${row.replace(/\s+/g, ' ').trim()})`);
   check(pageErrors.length === 0, `no script errors${pageErrors.length ? ': ' + pageErrors.join('; ') : ''}`);
 } catch (error) {
   check(false, error.message.split('\n')[0]);
