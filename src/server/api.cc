@@ -202,6 +202,12 @@ std::string PortList(const std::vector<core::PortSpec>& ports) {
 // The pod link's query parameter and cookie.
 constexpr std::string_view kPodLinkName = "suanli_link";
 
+// A pod's pages are served from the console's origin, so they run in a sandbox with an origin of
+// their own: a page in a pod cannot read the console's stored API token or call the API as its
+// viewer. (Browsers combine it with any policy the pod sends; the stricter wins.)
+constexpr std::string_view kPodPageSandbox =
+    "sandbox allow-scripts allow-forms allow-popups allow-downloads allow-modals";
+
 std::string_view AccessName(Access access) {
   switch (access) {
     case Access::kPublic:
@@ -1298,9 +1304,15 @@ void Api::RelayToNode(Call& call, const PodPlacement& placement, RelayRequest re
         0);
   }
   auto shared = std::make_shared<Call>(std::move(call));
+  const bool pod_page = request.kind == RelayRequest::Kind::kHttp;
   const Status submitted = relay_.Submit(
       placement.pod.node_id, placement.node_name, std::move(request),
-      [this, shared](net::HttpResponse answer) { Answer(*shared, std::move(answer)); });
+      [this, shared, pod_page](net::HttpResponse answer) {
+        if (pod_page) {
+          answer.headers.emplace_back("content-security-policy", std::string(kPodPageSandbox));
+        }
+        Answer(*shared, std::move(answer));
+      });
   if (!submitted.ok()) Answer(*shared, StatusResponse(submitted));
 }
 

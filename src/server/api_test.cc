@@ -1321,6 +1321,10 @@ TEST_F(ApiRelayTest, AProxiedGetAndPostReachTheAgentIntactWithoutTheUsersToken) 
   EXPECT_EQ(got->body, R"({"ok":true})");
   EXPECT_EQ(got->content_type, "application/json");
   EXPECT_EQ(HeaderOf(*got, "x-pod"), "p1");
+  // The pod's page gets an origin of its own: it cannot read the console's token.
+  const std::string sandbox = HeaderOf(*got, "content-security-policy");
+  EXPECT_TRUE(sandbox.starts_with("sandbox ")) << sandbox;
+  EXPECT_EQ(sandbox.find("allow-same-origin"), std::string::npos) << sandbox;
 
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes.push_back(static_cast<char>(i));
