@@ -16,6 +16,7 @@ packages=(
   iproute2                                 # network namespaces in the agent's fault tests
   openssh-client                           # suanli pods ssh
   chromium                                 # the console's browser tests (tests/console)
+  fonts-wqy-microhei                       # CJK glyphs (the brand, 算力) in the console's screenshots
 )
 
 # Node.js and npm for the console's tests: Debian's, unless the machine has a Node.js already (an
@@ -39,12 +40,18 @@ else
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# playwright-core for the console's tests, at the version package-lock.json pins; it drives Debian's
-# Chromium and never downloads a browser of its own.
-console_tests="$(dirname "$0")/../tests/console"
-if [ ! -d "$console_tests/node_modules/playwright-core" ]; then
-  echo "install-deps: npm ci in tests/console"
-  # Only the browser tests need it: without the npm registry the platform still builds and runs.
-  (cd "$console_tests" && npm ci --no-audit --no-fund --loglevel=error) ||
-    echo "install-deps: npm ci failed; the console's browser test will fail until it succeeds" >&2
-fi
+# The npm packages, at the versions each package-lock.json pins:
+# - web/: Chart.js, the console's chart library, compiled into suanli (served from the binary, no CDN);
+# - tests/console/: playwright-core, which drives Debian's Chromium and never downloads a browser.
+# Without the npm registry the platform still builds and runs: the console then has tables without
+# charts, and its browser test fails until npm ci succeeds.
+npm_ci() {
+  local folder package
+  folder="$(dirname "$0")/../$1" package=$2
+  [ -d "$folder/node_modules/$package" ] && return 0
+  echo "install-deps: npm ci in $1"
+  (cd "$folder" && npm ci --no-audit --no-fund --loglevel=error) ||
+    echo "install-deps: npm ci in $1 failed: $3" >&2
+}
+npm_ci web chart.js "the console will have no charts until it succeeds and suanli is built again"
+npm_ci tests/console playwright-core "the console's browser test will fail until it succeeds"

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "advisor/advice_json.h"
+#include "advisor/hf_config.h"
 #include "billing/meter.h"
 #include "catalog/catalog_json.h"
 #include "net/base64.h"
@@ -853,7 +854,17 @@ std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
   JsonFields workload_fields(raw->as_object());
   std::string model, task, precision = "bf16", quant, engine;
   advisor::Workload workload;
-  workload_fields.String("model", &model, true, 128);
+  workload_fields.String("model", &model, false, 128);
+  // A model the zoo lacks: its Hugging Face config.json, as a JSON object (the CLI's --hf-config).
+  const json::value* hf_config = workload_fields.Raw("hf_config");
+  if (hf_config != nullptr && !hf_config->is_object()) {
+    workload_fields.Fail("hf_config: must be the object in a model's config.json");
+  }
+  if ((hf_config == nullptr) == model.empty()) {
+    workload_fields.Fail(
+        "give exactly one of model (a name from GET /v1/models) or hf_config (a Hugging Face "
+        "config.json object)");
+  }
   workload_fields.String("task", &task, true, 16);
   workload_fields.String("precision", &precision, false, 16);
   workload_fields.String("quant", &quant, false, 16);
@@ -872,8 +883,13 @@ std::optional<advisor::Workload> Api::ReadWorkload(JsonFields& fields) const {
     }
     *out = *result;
   };
-  const advisor::ModelSpec* spec = nullptr;
-  parse(zoo_.Find(model), &spec);
+  advisor::ModelSpec from_config;
+  const advisor::ModelSpec* spec = &from_config;
+  if (hf_config == nullptr) {
+    parse(zoo_.Find(model), &spec);
+  } else if (status.ok()) {
+    parse(advisor::ModelFromHfConfig(json::serialize(*hf_config), "hf_config"), &from_config);
+  }
   parse(advisor::ParseTask(task), &workload.task);
   parse(advisor::ParsePrecision(precision), &workload.precision);
   if (!quant.empty()) {

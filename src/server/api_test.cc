@@ -810,6 +810,35 @@ TEST_F(ApiServerTest, TheAdvisorAnswersAtThisCloudsPricesAndRefusesABadWorkload)
   }
 }
 
+TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const std::string config =
+      R"({"model_type": "llama", "_name_or_path": "my-org/tiny-llama", "hidden_size": 2048,
+          "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+          "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048})";
+  const ApiReply advice = api().Send(
+      "POST", "/v1/advise", renter.token,
+      R"({"workload":{"hf_config":)" + config + R"(,"task":"infer"}})");
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::value& workload = advice.object().at("workload");
+  EXPECT_EQ(Str(workload, "model"), "my-org/tiny-llama");
+  EXPECT_NEAR(workload.as_object().at("params").to_number<double>(), 1.1e9, 0.05e9);
+
+  const std::map<std::string, std::string> refused = {
+      {R"({"workload":{"model":"gpt2","hf_config":)" + config + R"(,"task":"infer"}})",
+       "exactly one of model"},
+      {R"({"workload":{"task":"infer"}})", "exactly one of model"},
+      {R"({"workload":{"hf_config":"config.json","task":"infer"}})", "hf_config: must be"},
+      {R"({"workload":{"hf_config":{"model_type":"abacus"},"task":"infer"}})", "abacus"},
+  };
+  for (const auto& [body, reason] : refused) {
+    const ApiReply reply = api().Send("POST", "/v1/advise", renter.token, body);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT")) << body;
+    EXPECT_NE(reply.text.find(reason), std::string::npos) << reply.text;
+  }
+}
+
 TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
   ASSERT_NO_FATAL_FAILURE(StartServer(size_t{1} << 20, /*threads=*/4));
   const Account renter = CreateUser("renter", kPlentyOfCredits);

@@ -9,6 +9,7 @@ namespace suanli::server {
 std::string_view ConsoleIndexHtml();
 std::string_view ConsoleAppJs();
 std::string_view ConsoleStyleCss();
+std::string_view ConsoleChartJs();
 
 namespace {
 
@@ -18,11 +19,12 @@ struct ConsoleAsset {
   std::string_view (*text)();
 };
 
-constexpr std::array<ConsoleAsset, 4> kAssets = {{
+constexpr std::array<ConsoleAsset, 5> kAssets = {{
     {"/", "text/html; charset=utf-8", ConsoleIndexHtml},
     {"/index.html", "text/html; charset=utf-8", ConsoleIndexHtml},
     {"/console/app.js", "text/javascript; charset=utf-8", ConsoleAppJs},
     {"/console/style.css", "text/css; charset=utf-8", ConsoleStyleCss},
+    {"/console/chart.umd.min.js", "text/javascript; charset=utf-8", ConsoleChartJs},
 }};
 
 // Scripts, styles and API calls from this server only; no inline script, no framing (clickjacking).
