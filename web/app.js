@@ -109,6 +109,33 @@ function title(text, ...more) {
   return h('h1', {}, text, ...more);
 }
 
+// --- Charts (Chart.js, vendored by the setup command and served by suanli as window.Chart) ---------
+
+const PALETTE = {accent: '#0b5cad', seed: '#c2410c', other: '#6b7785', storage: '#1b6e3a'};
+let charts = [];  // the shown view's charts, destroyed when it changes (they watch their size)
+
+function destroyCharts() {
+  for (const shown of charts) shown.destroy();
+  charts = [];
+}
+
+// A canvas drawing `config`, described for screen readers by `label` (the tables beside each chart
+// hold the same numbers). Without the chart library the page keeps its tables and says why.
+function chart(id, label, config, height) {
+  if (!window.Chart) {
+    return h('p', {class: 'hint'}, 'No chart: this server was built without its chart library ',
+      '(run scripts/install-deps.sh, then build suanli again).');
+  }
+  const canvas = h('canvas', {role: 'img', 'aria-label': label});
+  const made = new window.Chart(canvas, {...config, options: {animation: false, maintainAspectRatio: false, ...config.options}});
+  charts.push(made);
+  const box = h('div', {class: 'chart-box'}, canvas);
+  if (height) box.style.height = `${height}px`;  // CSSOM, which the console's CSP allows (style attributes it does not)
+  return h('figure', {class: 'chart', id}, box, h('figcaption', {class: 'hint'}, label));
+}
+
+const axisTitle = (text) => ({display: true, text});
+
 // --- Sign-in --------------------------------------------------------------------------------------
 
 function signOut(reason) {
@@ -146,7 +173,41 @@ function signIn() {
 
 // The five GPUs the seed article compares (V100 and A100 in each of their variants).
 const isSeedGpu = (name) => /^(RTX 4090|RTX 3090|RTX A6000|V100 .*|A100 .*)$/.test(name);
-const gpuState = {text: '', minVram: '', maxPrice: '', sort: {index: 4, descending: false}, compare: []};
+const gpuState = {text: '', minVram: '', maxPrice: '', sort: {index: 4, descending: false}, compare: [], against: 'bf16_tflops'};
+const GPU_AXES = {bf16_tflops: 'BF16 TFLOPS (dense tensor)', bandwidth_gbs: 'Memory bandwidth GB/s'};
+
+// Price per hour against speed, bubble area = VRAM: the cheap-and-fast corner is bottom right. The
+// seed article's five GPUs are their own colour and named on the chart.
+function gpuBubbles(rows, against) {
+  const unit = against === 'bf16_tflops' ? 'TFLOPS' : 'GB/s';
+  const point = (g) => ({x: g[against], y: g.price_per_hour_micros / 1e6, r: 2 + 1.6 * Math.sqrt(g.memory_gb), gpu: g, unit});
+  const dataset = (label, color, list) => ({label, data: list.map(point), backgroundColor: color + '99', borderColor: color});
+  return {
+    type: 'bubble',
+    data: {datasets: [
+      dataset("The seed article's five", PALETTE.seed, rows.filter((g) => isSeedGpu(g.name))),
+      dataset('Other GPUs', PALETTE.other, rows.filter((g) => !isSeedGpu(g.name)))]},
+    options: {
+      scales: {x: {type: 'logarithmic', title: axisTitle(GPU_AXES[against] + ' (log scale)')},
+               y: {type: 'logarithmic', title: axisTitle('$ per GPU-hour here (log scale)')}},
+      plugins: {tooltip: {callbacks: {label: (item) => {
+        const g = item.raw.gpu;
+        return `${g.name}: ${item.raw.x} ${item.raw.unit}, ${money(g.price_per_hour_micros)}/h, ${g.memory_gb} GB`;
+      }}}},
+    },
+    plugins: [{id: 'seed-names', afterDatasetsDraw: (drawn) => {
+      const context = drawn.ctx;
+      context.save();
+      context.font = '12px system-ui, sans-serif';
+      context.fillStyle = '#1b1f24';
+      drawn.getDatasetMeta(0).data.forEach((element, index) => {
+        const g = drawn.data.datasets[0].data[index].gpu;
+        context.fillText(g.name, element.x + (element.options.radius || 5) + 3, element.y + 4);
+      });
+      context.restore();
+    }}],
+  };
+}
 
 async function gpus() {
   const {gpus: all} = await api('GET', '/v1/gpus');
@@ -170,8 +231,11 @@ async function gpus() {
   const filters = h('form', {class: 'filters', onsubmit: (e) => e.preventDefault()},
     h('label', {}, 'Search ', h('input', {type: 'search', value: gpuState.text, oninput: (e) => { gpuState.text = e.target.value; render(); }})),
     h('label', {}, 'Min VRAM GB ', h('input', {type: 'number', min: 0, value: gpuState.minVram, oninput: (e) => { gpuState.minVram = e.target.value; render(); }})),
-    h('label', {}, 'Max $/h ', h('input', {type: 'number', min: 0, step: '0.05', value: gpuState.maxPrice, oninput: (e) => { gpuState.maxPrice = e.target.value; render(); }})));
+    h('label', {}, 'Max $/h ', h('input', {type: 'number', min: 0, step: '0.05', value: gpuState.maxPrice, oninput: (e) => { gpuState.maxPrice = e.target.value; render(); }})),
+    h('label', {}, 'Chart price against ', h('select', {id: 'chart-against', onchange: (e) => { gpuState.against = e.target.value; render(); }},
+      Object.entries(GPU_AXES).map(([key, text]) => h('option', {value: key, selected: key === gpuState.against}, text)))));
   const holder = h('div');
+  const bubbles = chart('gpu-chart', 'Price per hour against speed; bubble area is VRAM', gpuBubbles([], gpuState.against));
   function render() {
     const text = gpuState.text.toLowerCase();
     let rows = all.filter((g) => (!text || [g.name, ...(g.aliases || []), g.arch, g.vendor].join(' ').toLowerCase().includes(text)) &&
@@ -183,6 +247,13 @@ async function gpus() {
       const order = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
       return gpuState.sort.descending ? -order : order;
     });
+    const shown = charts.find((c) => c.canvas.closest('#gpu-chart'));
+    if (shown) {
+      const fresh = gpuBubbles(rows, gpuState.against);
+      shown.data = fresh.data;
+      shown.options.scales.x.title.text = fresh.options.scales.x.title.text;
+      shown.update();
+    }
     const chosen = gpuState.compare.map((name) => all.find((g) => g.name === name)).filter(Boolean);
     holder.replaceChildren(
       h('p', {class: 'hint'}, `${rows.length} of ${all.length} GPU types. Click a column to sort; tick up to three to compare.`),
@@ -193,7 +264,7 @@ async function gpus() {
       chosen.length >= 2 ? compareTable(chosen) : '');
   }
   render();
-  out.append(title('GPUs'), filters, holder);
+  out.append(title('GPUs'), filters, bubbles, holder);
   return out;
 }
 
@@ -210,7 +281,8 @@ function compareTable(chosen) {
 // --- Advisor --------------------------------------------------------------------------------------
 
 const TASKS = ['serve', 'infer', 'lora', 'qlora', 'finetune', 'train'];
-const advisorState = {model: 'llama-3-8b', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: ''};
+const HF_CONFIG = '';  // the model select's value for "paste a Hugging Face config.json"
+const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: ''};
 
 async function advisor() {
   const {models} = await api('GET', '/v1/models');
@@ -218,8 +290,17 @@ async function advisor() {
   const size = (b) => (b >= 1 ? b.toFixed(1) + 'B' : Math.round(b * 1000) + 'M');
   const choose = (id, values, current, text = (v) => v) =>
     h('select', {id}, values.map((v) => h('option', {value: v, selected: v === current}, text(v))));
-  const model = h('select', {id: 'model'}, models.map((m) =>
-    h('option', {value: m.name, selected: m.name === advisorState.model}, `${m.name} (${size(m.params_b)})`)));
+  const model = h('select', {id: 'model'},
+    models.map((m) => h('option', {value: m.name, selected: m.name === advisorState.model}, `${m.name} (${size(m.params_b)})`)),
+    h('option', {value: HF_CONFIG, selected: advisorState.model === HF_CONFIG}, 'Another model: its Hugging Face config.json'));
+  // A model the zoo lacks: the config.json from its Hugging Face page, pasted or loaded from a file.
+  const hfConfig = h('textarea', {id: 'hf-config', rows: 6, spellcheck: 'false', placeholder: '{"model_type": "llama", "hidden_size": 4096, ...}'}, advisorState.hfConfig);
+  const hfFile = h('input', {type: 'file', accept: '.json,application/json', 'aria-label': 'load config.json from a file',
+    onchange: async (event) => { if (event.target.files[0]) hfConfig.value = await event.target.files[0].text(); }});
+  const hfBox = h('div', {class: 'hf-config'}, field('hf-config', 'config.json', hfConfig), hfFile);
+  const showHf = () => { hfBox.hidden = model.value !== HF_CONFIG; };
+  model.addEventListener('input', showHf);
+  showHf();
   const task = choose('task', TASKS, advisorState.task);
   const precision = choose('precision', ['bf16', 'fp16', 'fp32', 'fp8'], advisorState.precision);
   const quant = choose('quant', ['', 'int8', 'int4', 'q4_0', 'q8_0'], advisorState.quant, (q) => q || 'none');
@@ -230,21 +311,33 @@ async function advisor() {
   const answer = h('div', {'aria-live': 'polite'});
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
-    Object.assign(advisorState, {model: model.value, task: task.value, precision: precision.value,
+    Object.assign(advisorState, {model: model.value, hfConfig: hfConfig.value, task: task.value, precision: precision.value,
                                  quant: quant.value, batch: batch.value, seq: seq.value, tokens: tokens.value});
-    const workload = {model: model.value, task: task.value, precision: precision.value};
+    const workload = {task: task.value, precision: precision.value};
+    if (model.value !== HF_CONFIG) {
+      workload.model = model.value;
+    } else {
+      try {
+        workload.hf_config = JSON.parse(hfConfig.value);
+      } catch (error) {
+        answer.replaceChildren(errorBox(new Error(`config.json is not JSON (${error.message}): paste the whole file.`)));
+        return;
+      }
+    }
     if (quant.value) workload.quant = quant.value;
     if (batch.value) workload.batch = Number(batch.value);
     if (seq.value) workload.seq = Number(seq.value);
     if (tokens.value) workload.tokens = Number(tokens.value);
     answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating on every GPU type...'));
     try {
-      answer.replaceChildren(...advice(await api('POST', '/v1/advise', {workload})));
+      const advised = await api('POST', '/v1/advise', {workload});
+      destroyCharts();  // the previous answer's
+      answer.replaceChildren(...advice(advised));
     } catch (error) {
       answer.replaceChildren(errorBox(error));
     }
   }},
-  field('model', 'Model', model), field('task', 'Task', task), field('precision', 'Precision', precision),
+  field('model', 'Model', model), hfBox, field('task', 'Task', task), field('precision', 'Precision', precision),
   field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), field('seq', 'Sequence length', seq),
   field('tokens', 'Amount of work (tokens)', tokens), h('button', {type: 'submit'}, 'Advise'));
   return [title('Which GPU?'), form, answer];
@@ -266,18 +359,56 @@ function rate(estimate) {
   return value === null ? '-' : `${value >= 100 ? Math.round(value) : value.toPrecision(3)} ${unit}`;
 }
 
+const gpusText = (gpu, count) => `${count > 1 ? count + 'x ' : ''}${gpu}`;
+
+// Buy or rent, for the pick: the hours of use after which buying beats renting here (the advisor
+// counts the GPUs' power), as hours a day over a year, which is how people think about a purchase.
+function buyOrRent(estimate) {
+  if (!estimate || !estimate.break_even_hours) return '';
+  const perDay = estimate.break_even_hours / 365;
+  const verdict = perDay > 24 ? 'so renting wins: even around the clock a year is not enough'
+    : `so buy only if you will keep ${estimate.count > 1 ? 'them' : 'it'} busy more than ${perDay.toFixed(1)} hours a day for a year`;
+  return h('p', {id: 'buy-or-rent'}, h('strong', {}, 'Buy or rent? '),
+    `Buying ${gpusText(estimate.gpu, estimate.count)} costs about $${Math.round(estimate.buy_usd).toLocaleString('en-US')}; `,
+    `renting here costs $${estimate.rent_usd_per_hour.toFixed(2)}/h and this job $${estimate.cost_usd.toFixed(2)}. `,
+    `Buying pays off after ${Math.round(estimate.break_even_hours).toLocaleString('en-US')} hours of use, ${verdict}.`);
+}
+
+// Time and cost of the job on each GPU type that fits, in the advisor's order (best first).
+function adviceChart(fitting) {
+  const shown = fitting.slice(0, 15);
+  const config = {
+    type: 'bar',
+    data: {
+      labels: shown.map((e) => gpusText(e.gpu, e.count)),
+      datasets: [
+        {label: 'Time (hours)', data: shown.map((e) => e.time_s / 3600), xAxisID: 'time', backgroundColor: PALETTE.accent},
+        {label: 'Cost ($)', data: shown.map((e) => e.cost_usd), xAxisID: 'cost', backgroundColor: PALETTE.seed}],
+    },
+    options: {
+      indexAxis: 'y',
+      scales: {time: {position: 'top', beginAtZero: true, title: axisTitle('hours')},
+               cost: {position: 'bottom', beginAtZero: true, title: axisTitle('dollars'), grid: {drawOnChartArea: false}}},
+    },
+  };
+  const caption = `Time and cost of the job on the ${shown.length} best GPU types that fit`;
+  return chart('advice-chart', caption, config, 90 + 34 * shown.length);
+}
+
 function advice(answer) {
   const pick = answer.recommendation;
-  const fitting = answer.estimates.filter((e) => e.fits).length;
-  const gpus = (gpu, count) => `${count > 1 ? count + 'x ' : ''}${gpu}`;
+  const fitting = answer.estimates.filter((e) => e.fits);
+  const chosen = answer.estimates.find((e) => e.gpu === pick.gpu && e.count === pick.count);
   return [
     h('section', {class: 'card recommendation', 'aria-label': 'recommendation'},
-      h('h2', {}, pick.gpu ? `Pick ${gpus(pick.gpu, pick.count)}` : 'Nothing fits'),
+      h('h2', {}, pick.gpu ? `Pick ${gpusText(pick.gpu, pick.count)}` : 'Nothing fits'),
       h('p', {}, pick.reason),
+      buyOrRent(chosen),
       pick.gpu ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this') : ''),
-    h('h2', {}, `Every GPU type (${fitting} of ${answer.estimates.length} fit)`),
+    fitting.length ? adviceChart(fitting) : '',
+    h('h2', {}, `Every GPU type (${fitting.length} of ${answer.estimates.length} fit)`),
     table([
-      {title: 'GPU', cell: (e) => gpus(e.gpu, e.count)},
+      {title: 'GPU', cell: (e) => gpusText(e.gpu, e.count)},
       {title: 'Fits', cell: (e) => (e.fits ? 'yes' : 'no: ' + e.reason)},
       {title: 'Memory GB per GPU', numeric: true,
        cell: (e) => `${(e.memory_gb.total ?? 0).toFixed(1)} of ${(e.memory_gb.available ?? 0).toFixed(0)}`},
@@ -294,7 +425,8 @@ function advice(answer) {
 // --- Deploy ---------------------------------------------------------------------------------------
 
 async function deploy(query = '') {
-  const [{templates}, {gpus: free}] = await Promise.all([api('GET', '/v1/templates'), api('GET', '/v1/availability')]);
+  const [{templates}, {gpus: free}, {ssh_keys: keys}] = await Promise.all([
+    api('GET', '/v1/templates'), api('GET', '/v1/availability'), api('GET', '/v1/ssh-keys')]);
   const wanted = new URLSearchParams(query);  // from the advisor's Deploy-this link
   const template = h('select', {id: 'template', required: true}, templates.map((t) => h('option', {value: t.id}, `${t.name} (${t.id})`)));
   const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')},
@@ -303,12 +435,23 @@ async function deploy(query = '') {
   const unavailable = wanted.get('gpu') && !free.some((g) => g.gpu_type === wanted.get('gpu'))
     ? h('p', {class: 'error', role: 'alert'}, `No ${wanted.get('gpu')} is free now: pick a type that is.`) : '';
   const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
+  // Resources: empty means the server's default (2 vCPU and 8 GB of RAM per GPU; the template's disks).
+  const resource = (id, label, max) => h('label', {}, label, ' ', h('input', {id, type: 'number', min: id === 'volume' ? 0 : 1, max}));
+  const resources = h('fieldset', {class: 'resources'}, h('legend', {}, 'Resources (empty: the default shown)'),
+    resource('vcpu', 'vCPU', 1024), resource('memory', 'RAM GB', 16384), resource('disk', 'Container disk GB', 10000), resource('volume', 'Volume GB', 100000));
+  const sshKey = h('textarea', {id: 'ssh-key', rows: 2, spellcheck: 'false', placeholder: 'ssh-ed25519 AAAA... you@laptop'});
+  const keysNote = h('p', {class: 'hint'}, keys.length
+    ? `Your ${keys.length} SSH key${keys.length > 1 ? 's go' : ' goes'} into the pod (${keys.map((k) => k.name).join(', ')}); add another here if you like.`
+    : 'No SSH key yet: paste your public key (~/.ssh/id_ed25519.pub) to reach the pod by SSH. It is kept for your next pods.');
   const about = h('p', {class: 'hint'});
   const price = h('p', {class: 'price', 'aria-live': 'polite'});
   const status = h('div', {role: 'status'});
   const update = () => {
     const t = templates.find((x) => x.id === template.value);
     about.textContent = t ? `${t.description} Image ${t.image}; ports ${t.ports.join(', ') || 'none'}; volume ${t.volume_gb} GB at ${t.volume_mount_path}.` : '';
+    const gpus = Number(count.value) || 1;
+    const defaults = {vcpu: 2 * gpus, memory: 8 * gpus, disk: t ? t.container_disk_gb : '', volume: t ? t.volume_gb : ''};
+    for (const [id, value] of Object.entries(defaults)) resources.querySelector('#' + id).placeholder = value;
     const g = free.find((x) => x.gpu_type === gpu.value);
     price.textContent = g ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs while it runs, billed by the second.` : 'No GPU type has free GPUs now.';
   };
@@ -317,6 +460,10 @@ async function deploy(query = '') {
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
     const body = {template: template.value, gpu_type: gpu.value, gpu_count: Number(count.value)};
+    for (const [id, key] of [['vcpu', 'vcpu'], ['memory', 'memory_gb'], ['disk', 'container_disk_gb'], ['volume', 'volume_gb']]) {
+      const value = resources.querySelector('#' + id).value;
+      if (value !== '') body[key] = Number(value);
+    }
     const pairs = env.value.split('\n').map((line) => line.trim()).filter(Boolean);
     if (pairs.length) {
       body.env = {};
@@ -327,6 +474,11 @@ async function deploy(query = '') {
       }
     }
     try {
+      const key = sshKey.value.trim();
+      if (key) {
+        await api('POST', '/v1/ssh-keys', {name: key.split(/\s+/)[2] || 'from the console', public_key: key});
+        sshKey.value = '';  // kept now: a second try must not add it again
+      }
       const pod = await api('POST', '/v1/pods', body);
       location.hash = '#/pods/' + pod.id;
     } catch (error) {
@@ -336,7 +488,9 @@ async function deploy(query = '') {
   h('label', {for: 'template'}, 'Template'), template, about,
   h('label', {for: 'gpu'}, 'GPU type'), gpu, unavailable,
   h('label', {for: 'count'}, 'GPUs'), count,
+  resources,
   h('label', {for: 'env'}, 'Environment'), env,
+  h('label', {for: 'ssh-key'}, 'SSH public key'), sshKey, keysNote,
   price, h('button', {type: 'submit', disabled: free.length === 0}, 'Deploy'), status);
   return [title('Deploy a pod'), form];
 }
@@ -451,14 +605,39 @@ async function billing() {
     link.click();
     URL.revokeObjectURL(link.href);
   };
+  // The spend cap: the most this user's pods may cost per hour together; 0 (or empty) removes it.
+  const status = h('div', {role: 'status'});
+  const cap = h('input', {id: 'spend-cap', type: 'number', min: 0, step: '0.01', placeholder: 'none',
+    value: balance.spend_cap_per_hour_micros ? balance.spend_cap_per_hour_micros / 1e6 : ''});
+  const capForm = h('form', {class: 'inline', onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api('PATCH', '/v1/users/me', {spend_cap_per_hour_micros: Math.round(Number(cap.value || 0) * 1e6)});
+      route();
+    } catch (error) {
+      status.replaceChildren(errorBox(error));
+    }
+  }}, cap, h('span', {}, '$/h '), h('button', {type: 'submit'}, 'Set cap'));
+  const dollars = (rows, key) => rows.map((r) => r[key] / 1e6);
+  const days = [...byDay.usage].sort((a, b) => a.key.localeCompare(b.key));
+  const spendChart = days.length ? chart('spend-chart', 'Spend per day (GPU and storage, stacked)', {
+    type: 'bar',
+    data: {labels: days.map((r) => r.key), datasets: [
+      {label: 'GPU', data: dollars(days, 'gpu_micros'), backgroundColor: PALETTE.accent},
+      {label: 'Storage', data: dollars(days, 'storage_micros'), backgroundColor: PALETTE.storage}]},
+    options: {scales: {x: {stacked: true}, y: {stacked: true, beginAtZero: true, title: axisTitle('dollars')}},
+      plugins: {tooltip: {callbacks: {label: (item) => `${item.dataset.label}: ${money(Math.round(item.raw * 1e6))}`}}}},
+  }, 240) : '';
   return [title('Billing'),
     h('dl', {class: 'detail'},
       h('dt', {}, 'Balance'), h('dd', {id: 'balance'}, money(balance.balance_micros)),
       h('dt', {}, 'Spending now'), h('dd', {}, money(balance.spend_rate_per_hour_micros) + '/h'),
       h('dt', {}, 'Runway'), h('dd', {}, balance.runway_s === null ? 'nothing is charged now' : duration(balance.runway_s)),
-      h('dt', {}, 'Spend cap'), h('dd', {}, balance.spend_cap_per_hour_micros ? money(balance.spend_cap_per_hour_micros) + '/h' : 'none')),
+      h('dt', {}, h('label', {for: 'spend-cap'}, 'Spend cap')), h('dd', {}, capForm,
+        h('p', {class: 'hint'}, 'The most your pods may cost per hour together: a new pod over it is refused, and a lower cap stops the newest pods until the rest fit. 0 or empty: no cap.'))),
+    status,
+    h('h2', {}, 'Per day'), spendChart, byDay.usage.length ? usage(byDay.usage, 'Day') : h('p', {}, 'Nothing charged yet.'),
     h('h2', {}, 'Per pod'), byPod.usage.length ? usage(byPod.usage, 'Pod') : h('p', {}, 'Nothing charged yet.'),
-    h('h2', {}, 'Per day'), byDay.usage.length ? usage(byDay.usage, 'Day') : h('p', {}, 'Nothing charged yet.'),
     h('button', {type: 'button', onclick: download}, 'Export CSV')];
 }
 
@@ -541,6 +720,7 @@ const routes = [
 
 async function route() {
   stopPolling();
+  destroyCharts();
   const signedIn = token() !== '';
   document.getElementById('nav').hidden = !signedIn;
   document.getElementById('admin-link').hidden = localStorage.getItem(ROLE_KEY) !== 'admin';

@@ -817,9 +817,9 @@ TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
       R"({"model_type": "llama", "_name_or_path": "my-org/tiny-llama", "hidden_size": 2048,
           "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
           "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048})";
-  const ApiReply advice = api().Send(
-      "POST", "/v1/advise", renter.token,
-      R"({"workload":{"hf_config":)" + config + R"(,"task":"infer"}})");
+  const ApiReply advice =
+      api().Send("POST", "/v1/advise", renter.token,
+                 R"({"workload":{"hf_config":)" + config + R"(,"task":"infer"}})");
   ASSERT_EQ(advice.status, 200) << advice.Describe();
   const json::value& workload = advice.object().at("workload");
   EXPECT_EQ(Str(workload, "model"), "my-org/tiny-llama");

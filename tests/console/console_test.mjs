@@ -2,6 +2,7 @@
 // (simulated GPUs, real containers on Podman). Run by ../console_end_to_end_test.sh, which starts the
 // platform and passes: URL, a renter's token with credits, a token with almost none, and a folder for
 // the screenshots (one per page: look at them).
+import {generateKeyPairSync} from 'node:crypto';
 import {chromium} from 'playwright-core';
 
 const [url, token, poorToken, adminToken, shots] = process.argv.slice(2);
@@ -19,6 +20,25 @@ const browser = await chromium.launch({
 const page = await browser.newPage({viewport: {width: 1280, height: 900}});
 const pageErrors = [];
 page.on('pageerror', (error) => pageErrors.push(error.message));
+// Console errors too (a CSP violation is one), but not the failed loads the error paths cause on purpose.
+page.on('console', (message) => {
+  if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
+});
+page.on('dialog', (dialog) => dialog.accept());  // terminate asks first
+const apiGet = async (path, secret) =>
+  (await fetch(url + path, {headers: {Authorization: 'Bearer ' + secret}})).json();
+// What a chart on the page draws, read from Chart.js itself: {labels, datasets: [{label, data}]}.
+const chartData = (selector) => page.evaluate((s) => {
+  const drawn = window.Chart.getChart(document.querySelector(s + ' canvas'));
+  return drawn && {labels: drawn.data.labels, datasets: drawn.data.datasets.map((d) => ({label: d.label, data: d.data}))};
+}, selector);
+const points = (data) => data.datasets.reduce((sum, d) => sum + d.data.length, 0);
+// An OpenSSH ed25519 public key: "ssh-ed25519 " + base64(string "ssh-ed25519", string key).
+function sshPublicKey(comment) {
+  const raw = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({format: 'jwk'}).x, 'base64url');
+  const field = (bytes) => Buffer.concat([Buffer.from([0, 0, 0, bytes.length]), bytes]);
+  return `ssh-ed25519 ${Buffer.concat([field(Buffer.from('ssh-ed25519')), field(raw)]).toString('base64')} ${comment}`;
+}
 const shot = (name) => page.screenshot({path: `${shots}/${name}.png`, fullPage: true});
 const signIn = async (secret) => {
   await page.fill('#token', secret);
@@ -56,10 +76,27 @@ try {
   check(rows >= 35, `the GPU table lists the catalog (${rows} types)`);
   check(await page.isHidden('#admin-link'), 'a renter sees no Admin page');
   check(await page.isVisible('table.gpus >> text=RTX 4090'), 'RTX 4090 is listed');
+  // The chart: one bubble per listed GPU, the seed article's five (in all their variants) apart.
+  await page.waitForSelector('#gpu-chart canvas');
+  let bubbles = await chartData('#gpu-chart');
+  const seedRows = await page.locator('table.gpus tbody tr:has(.tag)').count();
+  check(points(bubbles) === rows, `the chart has a bubble for each of the ${rows} GPUs (${points(bubbles)})`);
+  check(bubbles.datasets[0].data.length === seedRows && seedRows >= 5,
+        `the seed article's GPUs are their own series (${bubbles.datasets[0].data.length} of ${seedRows})`);
   await page.fill('input[type=number] >> nth=0', '80');
   const big = await page.locator('table.gpus tbody tr').count();
   check(big > 0 && big < rows, `min VRAM 80 GB leaves ${big} types`);
+  check(points(await chartData('#gpu-chart')) === big, 'the chart follows the filter');
   await page.fill('input[type=number] >> nth=0', '');
+  await page.selectOption('#chart-against', 'bandwidth_gbs');
+  bubbles = await chartData('#gpu-chart');
+  const catalog = (await apiGet('/v1/gpus', token)).gpus;
+  const rtx4090 = catalog.find((g) => g.name === 'RTX 4090');
+  const plotted = bubbles.datasets[0].data.find((point) => point.gpu.name === 'RTX 4090');
+  check(plotted && plotted.x === rtx4090.bandwidth_gbs && plotted.y === rtx4090.price_per_hour_micros / 1e6,
+        `against bandwidth, RTX 4090 sits at ${plotted && plotted.x} GB/s and $${plotted && plotted.y}/h`);
+  await shot('gpus-bandwidth-chart');
+  await page.selectOption('#chart-against', 'bf16_tflops');
   await page.check('input[aria-label="compare RTX 4090"]');
   await page.check('input[aria-label="compare A100 80GB SXM"]');
   check(await page.isVisible('table.compare'), 'two ticked GPUs are compared side by side');
@@ -77,7 +114,32 @@ try {
   check((await page.textContent('.recommendation p')).length > 20, 'the recommendation says why');
   const estimated = await page.locator('table.advice tbody tr').count();
   check(estimated >= 35, `every GPU type is estimated (${estimated})`);
+  const fitting = await page.locator('table.advice tbody tr:has(td:text-is("yes"))').count();
+  const bars = await chartData('#advice-chart');
+  check(bars.labels.length === Math.min(15, fitting) && bars.datasets.length === 2,
+        `the chart shows time and cost on the ${bars.labels.length} best of ${fitting} fitting types`);
+  check(pick.endsWith(bars.labels[0]), `the chart starts with the pick (${bars.labels[0]})`);
+  check(/pays off after [\d,]+ hours of use/.test(await page.textContent('#buy-or-rent')), 'buy or rent is answered');
   await shot('advisor');
+
+  // A model the zoo lacks, by its Hugging Face config.json; a file that is not JSON is refused.
+  await page.selectOption('#model', '');
+  await page.fill('#hf-config', '{"model_type": "llama", "hidden_size": 2048');
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('.error');
+  check((await page.textContent('.error')).includes('not JSON'), 'a broken config.json is refused with the reason');
+  await page.fill('#hf-config', JSON.stringify({
+    model_type: 'llama', _name_or_path: 'my-org/tiny-llama', hidden_size: 2048, intermediate_size: 5632,
+    num_hidden_layers: 22, num_attention_heads: 32, num_key_value_heads: 4, vocab_size: 32000,
+    max_position_embeddings: 2048}));
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('.recommendation p');
+  check((await page.textContent('.recommendation p')).startsWith('my-org/tiny-llama needs'),
+        'the advisor estimates a model from its config.json');
+  await shot('advisor-hf-config');
+  await page.selectOption('#model', 'llama-3-8b');
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('.recommendation p:has-text("llama-3-8b")');
   await page.click('text=Deploy this');
   await page.waitForURL(/#\/deploy\?gpu=/);
   check(true, 'Deploy this opens the deploy form for the pick');
@@ -88,10 +150,19 @@ try {
   await page.selectOption('#template', 'demo-http');
   check((await page.textContent('.price')).includes('per hour'), 'the price per hour shows before deploying');
   check((await page.textContent('#gpu')).includes('(simulated)'), 'simulated GPUs are marked');
+  check(await page.getAttribute('#vcpu', 'placeholder') === '2', 'the default vCPU is shown');
+  await page.fill('#vcpu', '1');  // CI has 2 cores: the node has no more
+  await page.fill('#memory', '2');
+  const key = sshPublicKey('tester@console');
+  await page.fill('#ssh-key', key);
   await shot('deploy');
   await page.click('form button[type=submit]');
   await page.waitForURL(/#\/pods\/pod_/);
   const podId = page.url().split('/').pop();
+  const created = await apiGet('/v1/pods/' + podId, token);
+  check(created.vcpu === 1 && created.memory_gb === 2, `the pod has the vCPU and RAM asked for (${created.vcpu}, ${created.memory_gb} GB)`);
+  const keys = (await apiGet('/v1/ssh-keys', token)).ssh_keys;
+  check(keys.some((k) => k.public_key === key && k.name === 'tester@console'), 'the SSH key is kept for the pods');
   await page.waitForSelector('text=running, ready', {timeout: 120000});
   check(true, `pod ${podId} is running and ready`);
 
@@ -106,6 +177,24 @@ try {
                              null, {timeout: 30000});
   check(true, 'the logs show the request the pod answered');
   await shot('pod');
+
+  // No free GPU: two more RTX 4090 while one of the node's two runs; the pod waits and says why.
+  await page.click('nav a[href="#/deploy"]');
+  await page.waitForSelector('#template option[value="demo-http"]', {state: 'attached'});
+  await page.selectOption('#template', 'demo-http');
+  await page.fill('#count', '2');
+  await page.fill('#vcpu', '1');
+  await page.fill('#memory', '2');
+  await page.click('form button[type=submit]');
+  await page.waitForURL((address) => /#\/pods\/pod_/.test(address.hash) && !address.hash.endsWith(podId));
+  await page.waitForSelector('.state-pending');
+  await page.waitForSelector('dd:has-text("no node has 2 free RTX 4090")');
+  check(true, 'with no free GPU the pod is pending and says why');
+  await shot('pod-pending');
+  await page.click('.actions button:has-text("terminate")');
+  await page.waitForSelector('.state-terminated', {timeout: 30000});
+  await page.goto(`${url}/#/pods/${podId}`);
+  await page.waitForSelector('text=running, ready');
 
   // Stop it: only the actions its state allows, and the storage that keeps running.
   await page.waitForTimeout(1500);  // a few seconds of GPU time, billed whole
@@ -126,7 +215,19 @@ try {
   check(await page.isVisible(`table.usage >> text=${podId}`), 'the pod is in the usage per pod');
   const balance = await page.textContent('#balance');
   check(/^\$19\.99\d*$/.test(balance), `the balance went down from $20.00 to ${balance}`);
+  const spend = await chartData('#spend-chart');
+  const today = new Date().toISOString().slice(0, 10);
+  check(spend.labels.includes(today) && spend.datasets[0].data[spend.labels.indexOf(today)] > 0,
+        `the spend chart shows today's GPU spend (${spend.labels.join(', ')})`);
+  await page.fill('#spend-cap', '7.5');
+  await page.click('form.inline button:has-text("Set cap")');
+  await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '7.5');
+  check((await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros === 7500000, 'the spend cap is set');
   await shot('billing');
+  await page.fill('#spend-cap', '');
+  await page.click('form.inline button:has-text("Set cap")');
+  await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
+  check(!(await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros, 'an empty cap removes it');
 
   // A phone's width, then sign out.
   await page.setViewportSize({width: 390, height: 844});
