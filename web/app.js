@@ -448,7 +448,7 @@ async function deploy(query = '') {
   const status = h('div', {role: 'status'});
   const update = () => {
     const t = templates.find((x) => x.id === template.value);
-    about.textContent = t ? `${t.description} Image ${t.image}; ports ${t.ports.join(', ') || 'none'}; volume ${t.volume_gb} GB at ${t.volume_mount_path}.` : '';
+    about.textContent = t ? `${t.description.replace(/\.?$/, '.')} Image ${t.image}; ports ${t.ports.join(', ') || 'none'}; volume ${t.volume_gb} GB at ${t.volume_mount_path}.` : '';
     const gpus = Number(count.value) || 1;
     const defaults = {vcpu: 2 * gpus, memory: 8 * gpus, disk: t ? t.container_disk_gb : '', volume: t ? t.volume_gb : ''};
     for (const [id, value] of Object.entries(defaults)) resources.querySelector('#' + id).placeholder = value;
@@ -581,7 +581,10 @@ function pod(id) {
         h('div', {class: 'actions'}, (p.actions || []).map((action) =>
           h('button', {type: 'button', class: action === 'terminate' ? 'danger' : undefined, onclick: () => act(action)}, action))));
       if (p.state === 'running') {
+        // Follows the end, as `tail -f` does, unless the reader has scrolled up to read.
+        const following = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
         logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
+        if (following) logs.scrollTop = logs.scrollHeight;
       }
     } catch (error) {
       holder.replaceChildren(errorBox(error));
@@ -679,6 +682,28 @@ async function admin() {
     attempt(() => api('POST', `/v1/users/${who.value}/credits`, {amount_micros: Math.round(Number(amount.value) * 1e6)}));
   }}, who, amount, h('button', {type: 'submit'}, 'Add credit'));
 
+  // A new renter: name and first credit; their first API token is shown once, to hand over.
+  const newName = h('input', {id: 'new-user-name', required: true, maxlength: 64, placeholder: 'name', 'aria-label': 'new user name'});
+  const newCredits = h('input', {id: 'new-user-credits', type: 'number', step: '0.01', min: 0, placeholder: 'credit $', 'aria-label': 'first credit in dollars'});
+  const newOut = h('div', {'aria-live': 'polite'});
+  const newUser = h('form', {class: 'inline', onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      const made = await api('POST', '/v1/users', {name: newName.value.trim(), credits_micros: Math.round(Number(newCredits.value || 0) * 1e6)});
+      users.push(made.user);
+      usersTable.replaceWith(usersTable = usersOf(users));
+      who.append(h('option', {value: made.user.id}, made.user.name));
+      newOut.replaceChildren(h('p', {}, `${made.user.name}'s API token (shown once: hand it over; they sign in with it):`),
+        h('pre', {class: 'command', id: 'new-user-token'}, made.token));
+      newName.value = newCredits.value = '';
+    } catch (error) {
+      newOut.replaceChildren(errorBox(error));
+    }
+  }}, newName, newCredits, h('button', {type: 'submit'}, 'Create user'));
+  const usersOf = (list) => table([{title: 'User', cell: (u) => u.name}, {title: 'Role', cell: (u) => u.role},
+    {title: 'Balance', numeric: true, cell: (u) => money(u.balance_micros)}], list, {class: 'users'});
+  let usersTable = usersOf(users);
+
   const joinOut = h('div', {'aria-live': 'polite'});
   const join = h('button', {type: 'button', id: 'create-join-token', onclick: async () => {
     try {
@@ -705,10 +730,7 @@ async function admin() {
       {title: 'Health', cell: health}, {title: 'Last heartbeat', cell: (n) => n.last_heartbeat.replace('T', ' ').slice(0, 19)},
       {title: '', cell: nodeActions}], nodes, {class: 'nodes'}) : h('p', {}, 'No nodes yet: create a join token below.'),
     join, joinOut,
-    h('h2', {}, 'Users'),
-    table([{title: 'User', cell: (u) => u.name}, {title: 'Role', cell: (u) => u.role},
-      {title: 'Balance', numeric: true, cell: (u) => money(u.balance_micros)}], users, {class: 'users'}),
-    credit,
+    h('h2', {}, 'Users'), usersTable, credit, newUser, newOut,
     h('h2', {}, 'Prices'), h('p', {class: 'hint'}, 'What renters pay per GPU-hour; the GPUs page shows the current ones.'), price];
 }
 

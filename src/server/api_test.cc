@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -760,6 +761,15 @@ TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsO
   // The console never parses the server's text as HTML.
   EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
   EXPECT_EQ(get("/console/style.css").content_type, "text/css; charset=utf-8");
+  // The chart library (200 KiB, compiled in as bytes) arrives whole.
+  std::ifstream chart_file(SUANLI_CHART_LIBRARY, std::ios::binary);
+  const std::string chart_library{std::istreambuf_iterator<char>(chart_file), {}};
+  ASSERT_FALSE(chart_library.empty()) << SUANLI_CHART_LIBRARY;
+  const net::HttpResponse chart = get("/console/chart.umd.min.js");
+  EXPECT_EQ(chart.content_type, "text/javascript; charset=utf-8");
+  EXPECT_TRUE(chart.body == chart_library)
+      << chart.body.size() << " bytes, not " << chart_library.size();
+  EXPECT_NE(page.body.find(R"(<script defer src="/console/chart.umd.min.js">)"), std::string::npos);
   EXPECT_EQ(get("/console/nothing.js").status, 404);
   EXPECT_EQ(get("/index.html").body, page.body);
 }

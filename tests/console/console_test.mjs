@@ -262,6 +262,21 @@ try {
   await page.waitForSelector('table.gpus');
   const row = await page.textContent('table.gpus tbody tr:has-text("RTX 4090 ")');
   check(row.includes('$0.50'), `the new price shows on the GPUs page (${row.replace(/\s+/g, ' ').trim()})`);
+  // A new user without the CLI: the admin creates them, they sign in with the token shown once.
+  await page.click('nav a[href="#/admin"]');
+  await page.waitForSelector('#new-user-name');
+  await page.fill('#new-user-name', 'newcomer');
+  await page.fill('#new-user-credits', '3');
+  await page.click('form.inline button:has-text("Create user")');
+  await page.waitForSelector('#new-user-token');
+  const newcomer = (await page.textContent('#new-user-token')).trim();
+  check(newcomer.startsWith('sl_') && await page.isVisible('table.users >> text=newcomer'), 'the admin creates a user and sees their token once');
+  await page.click('#sign-out');
+  await signIn(newcomer);
+  await page.waitForSelector('table.gpus');
+  await page.click('nav a[href="#/billing"]');
+  await page.waitForSelector('#balance');
+  check(await page.textContent('#balance') === '$3.00', 'the new user signs in with it and has their $3.00');
   check(pageErrors.length === 0, `no script errors${pageErrors.length ? ': ' + pageErrors.join('; ') : ''}`);
 } catch (error) {
   check(false, error.message.split('\n')[0]);
