@@ -6,7 +6,6 @@
 const TOKEN_KEY = 'suanli.token';
 const ROLE_KEY = 'suanli.role';  // shows the Admin page's link; the server decides what an admin may do
 const view = document.getElementById('view');
-let stopPolling = () => {};
 
 // --- Small helpers --------------------------------------------------------------------------------
 
@@ -82,14 +81,16 @@ function errorBox(error) {
   return h('p', {class: 'error', role: 'alert'}, error.message || String(error));
 }
 
-// Renders `build()` now and again every `ms` while the view is shown.
+// Renders `build()` now and again every `ms` while the view is shown. A view built after its user
+// has already moved on (its API calls were slow) polls nothing: the view generation has changed.
+let viewGeneration = 0;  // route() counts the views shown
 function poll(ms, build) {
-  let timer = null, stopped = false;
+  const generation = viewGeneration;
   const run = async () => {
+    if (generation !== viewGeneration) return;
     await build();
-    if (!stopped) timer = setTimeout(run, ms);
+    if (generation === viewGeneration) setTimeout(run, ms);
   };
-  stopPolling = () => { stopped = true; clearTimeout(timer); };
   run();
 }
 
@@ -282,7 +283,7 @@ function compareTable(chosen) {
 
 const TASKS = ['serve', 'infer', 'lora', 'qlora', 'finetune', 'train'];
 const HF_CONFIG = '';  // the model select's value for "paste a Hugging Face config.json"
-const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: ''};
+const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: '', samples: '', epochs: ''};
 
 async function advisor() {
   const {models} = await api('GET', '/v1/models');
@@ -308,11 +309,14 @@ async function advisor() {
   const batch = number('batch', "the task's default");
   const seq = number('seq', "the model's default");
   const tokens = number('tokens', 'a default amount');
+  const samples = number('samples', 'for image and speech models');
+  const epochs = number('epochs', '1');
   const answer = h('div', {'aria-live': 'polite'});
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
     Object.assign(advisorState, {model: model.value, hfConfig: hfConfig.value, task: task.value, precision: precision.value,
-                                 quant: quant.value, batch: batch.value, seq: seq.value, tokens: tokens.value});
+                                 quant: quant.value, batch: batch.value, seq: seq.value, tokens: tokens.value,
+                                 samples: samples.value, epochs: epochs.value});
     const workload = {task: task.value, precision: precision.value};
     if (model.value !== HF_CONFIG) {
       workload.model = model.value;
@@ -328,6 +332,8 @@ async function advisor() {
     if (batch.value) workload.batch = Number(batch.value);
     if (seq.value) workload.seq = Number(seq.value);
     if (tokens.value) workload.tokens = Number(tokens.value);
+    if (samples.value) workload.samples = Number(samples.value);
+    if (epochs.value) workload.epochs = Number(epochs.value);
     answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating on every GPU type...'));
     try {
       const advised = await api('POST', '/v1/advise', {workload});
@@ -339,7 +345,8 @@ async function advisor() {
   }},
   field('model', 'Model', model), hfBox, field('task', 'Task', task), field('precision', 'Precision', precision),
   field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), field('seq', 'Sequence length', seq),
-  field('tokens', 'Amount of work (tokens)', tokens), h('button', {type: 'submit'}, 'Advise'));
+  field('tokens', 'Amount of work: tokens', tokens), field('samples', 'or samples (images, clips)', samples),
+  field('epochs', 'Epochs', epochs), h('button', {type: 'submit'}, 'Advise'));
   return [title('Which GPU?'), form, answer];
 }
 
@@ -428,9 +435,17 @@ async function deploy(query = '') {
   const [{templates}, {gpus: free}, {ssh_keys: keys}] = await Promise.all([
     api('GET', '/v1/templates'), api('GET', '/v1/availability'), api('GET', '/v1/ssh-keys')]);
   const wanted = new URLSearchParams(query);  // from the advisor's Deploy-this link
-  const template = h('select', {id: 'template', required: true}, templates.map((t) => h('option', {value: t.id}, `${t.name} (${t.id})`)));
-  const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')},
-    `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`)));
+  // The template gallery: one card per template (what it runs, its ports and disks), a radio group
+  // underneath, so arrow keys move between them.
+  const facts = (t) => [t.image, t.ports.length ? 'ports ' + t.ports.join(', ') : 'no ports',
+    `disk ${t.container_disk_gb} GB`, `volume ${t.volume_gb} GB at ${t.volume_mount_path}`].join(' · ');
+  const gallery = h('fieldset', {class: 'gallery'}, h('legend', {}, 'Template'), templates.map((t, index) =>
+    h('label', {class: 'template-card'},
+      h('input', {type: 'radio', name: 'template', value: t.id, checked: index === 0, required: true}),
+      h('strong', {}, t.name), h('span', {}, t.description), h('span', {class: 'hint'}, facts(t)))));
+  const chosenTemplate = () => gallery.querySelector('input[name=template]:checked')?.value;
+  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`;
+  const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')}, gpuLabel(g))));
   const count = h('input', {id: 'count', type: 'number', min: 1, max: 8, value: wanted.get('count') || 1, required: true});
   const unavailable = wanted.get('gpu') && !free.some((g) => g.gpu_type === wanted.get('gpu'))
     ? h('p', {class: 'error', role: 'alert'}, `No ${wanted.get('gpu')} is free now: pick a type that is.`) : '';
@@ -443,23 +458,35 @@ async function deploy(query = '') {
   const keysNote = h('p', {class: 'hint'}, keys.length
     ? `Your ${keys.length} SSH key${keys.length > 1 ? 's go' : ' goes'} into the pod (${keys.map((k) => k.name).join(', ')}); add another here if you like.`
     : 'No SSH key yet: paste your public key (~/.ssh/id_ed25519.pub) to reach the pod by SSH. It is kept for your next pods.');
-  const about = h('p', {class: 'hint'});
   const price = h('p', {class: 'price', 'aria-live': 'polite'});
   const status = h('div', {role: 'status'});
+  const deployButton = h('button', {type: 'submit'}, 'Deploy');
   const update = () => {
-    const t = templates.find((x) => x.id === template.value);
-    about.textContent = t ? `${t.description.replace(/\.?$/, '.')} Image ${t.image}; ports ${t.ports.join(', ') || 'none'}; volume ${t.volume_gb} GB at ${t.volume_mount_path}.` : '';
+    deployButton.disabled = free.length === 0;
+    const t = templates.find((x) => x.id === chosenTemplate());
     const gpus = Number(count.value) || 1;
     const defaults = {vcpu: 2 * gpus, memory: 8 * gpus, disk: t ? t.container_disk_gb : '', volume: t ? t.volume_gb : ''};
     for (const [id, value] of Object.entries(defaults)) resources.querySelector('#' + id).placeholder = value;
     const g = free.find((x) => x.gpu_type === gpu.value);
     price.textContent = g ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs while it runs, billed by the second.` : 'No GPU type has free GPUs now.';
   };
-  [template, gpu, count].forEach((input) => input.addEventListener('input', update));
+  [gallery, gpu, count].forEach((input) => input.addEventListener('input', update));
   update();
+  // Others deploy and stop meanwhile: the free counts and prices are fetched again every 5 s.
+  poll(5000, async () => {
+    const latest = await api('GET', '/v1/availability').catch(() => null);
+    if (!latest) return;
+    free.splice(0, free.length, ...latest.gpus);
+    for (const g of free) {
+      const option = [...gpu.options].find((o) => o.value === g.gpu_type);
+      if (option) option.textContent = gpuLabel(g);
+      else gpu.append(h('option', {value: g.gpu_type}, gpuLabel(g)));
+    }
+    update();
+  });
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
-    const body = {template: template.value, gpu_type: gpu.value, gpu_count: Number(count.value)};
+    const body = {template: chosenTemplate(), gpu_type: gpu.value, gpu_count: Number(count.value)};
     for (const [id, key] of [['vcpu', 'vcpu'], ['memory', 'memory_gb'], ['disk', 'container_disk_gb'], ['volume', 'volume_gb']]) {
       const value = resources.querySelector('#' + id).value;
       if (value !== '') body[key] = Number(value);
@@ -485,13 +512,13 @@ async function deploy(query = '') {
       status.replaceChildren(errorBox(error));
     }
   }},
-  h('label', {for: 'template'}, 'Template'), template, about,
+  gallery,
   h('label', {for: 'gpu'}, 'GPU type'), gpu, unavailable,
   h('label', {for: 'count'}, 'GPUs'), count,
   resources,
   h('label', {for: 'env'}, 'Environment'), env,
   h('label', {for: 'ssh-key'}, 'SSH public key'), sshKey, keysNote,
-  price, h('button', {type: 'submit', disabled: free.length === 0}, 'Deploy'), status);
+  price, deployButton, status);
   return [title('Deploy a pod'), form];
 }
 
@@ -741,7 +768,7 @@ const routes = [
 ];
 
 async function route() {
-  stopPolling();
+  const generation = ++viewGeneration;  // stops the polling of the view shown until now
   destroyCharts();
   const signedIn = token() !== '';
   document.getElementById('nav').hidden = !signedIn;
@@ -756,12 +783,14 @@ async function route() {
   for (const link of document.querySelectorAll('#nav a')) {
     link.toggleAttribute('aria-current', location.hash.startsWith(link.getAttribute('href')));
   }
+  let shown;
   try {
-    const built = await build(...location.hash.match(pattern).slice(1));
-    view.replaceChildren(...[built].flat());
+    shown = [await build(...location.hash.match(pattern).slice(1))].flat();
   } catch (error) {
-    view.replaceChildren(title('Something went wrong'), errorBox(error));
+    shown = [title('Something went wrong'), errorBox(error)];
   }
+  if (generation !== viewGeneration) return;  // another view was asked for meanwhile
+  view.replaceChildren(...shown);
   view.focus();
 }
 

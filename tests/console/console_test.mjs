@@ -60,8 +60,8 @@ try {
   await signIn(poorToken);
   await page.waitForSelector('table.gpus');
   await page.click('nav a[href="#/deploy"]');
-  await page.waitForSelector('#template option[value="demo-http"]', {state: 'attached'});
-  await page.selectOption('#template', 'demo-http');
+  await page.waitForSelector('input[name=template][value=demo-http]');
+  await page.check('input[name=template][value=demo-http]');
   await page.click('form button[type=submit]');
   await page.waitForSelector('.error');
   check(/balance|credit/i.test(await page.textContent('.error')), 'too little balance is refused with the reason');
@@ -146,8 +146,8 @@ try {
 
   // Deploy from a template on simulated GPUs: the price first, then the pod's page.
   await page.click('nav a[href="#/deploy"]');
-  await page.waitForSelector('#template option[value="demo-http"]', {state: 'attached'});
-  await page.selectOption('#template', 'demo-http');
+  await page.waitForSelector('input[name=template][value=demo-http]');
+  await page.check('input[name=template][value=demo-http]');
   check((await page.textContent('.price')).includes('per hour'), 'the price per hour shows before deploying');
   check((await page.textContent('#gpu')).includes('(simulated)'), 'simulated GPUs are marked');
   check(await page.getAttribute('#vcpu', 'placeholder') === '2', 'the default vCPU is shown');
@@ -180,8 +180,9 @@ try {
 
   // No free GPU: two more RTX 4090 while one of the node's two runs; the pod waits and says why.
   await page.click('nav a[href="#/deploy"]');
-  await page.waitForSelector('#template option[value="demo-http"]', {state: 'attached'});
-  await page.selectOption('#template', 'demo-http');
+  await page.waitForSelector('input[name=template][value=demo-http]');
+  await page.check('input[name=template][value=demo-http]');
+  check((await page.textContent('#gpu')).includes('1 of 2 free'), 'the deploy form shows one of the two GPUs taken');
   await page.fill('#count', '2');
   await page.fill('#vcpu', '1');
   await page.fill('#memory', '2');
