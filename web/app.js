@@ -81,17 +81,19 @@ function errorBox(error) {
   return h('p', {class: 'error', role: 'alert'}, error.message || String(error));
 }
 
-// Renders `build()` now and again every `ms` while the view is shown. A view built after its user
-// has already moved on (its API calls were slow) polls nothing: the view generation has changed.
+// Renders `build()` now (or after `wait` ms) and again every `ms` while the view is shown. A view
+// built after its user has already moved on (its API calls were slow) polls nothing: the view
+// generation has changed.
 let viewGeneration = 0;  // route() counts the views shown
-function poll(ms, build) {
+function poll(ms, build, wait = 0) {
   const generation = viewGeneration;
   const run = async () => {
     if (generation !== viewGeneration) return;
     await build();
     if (generation === viewGeneration) setTimeout(run, ms);
   };
-  run();
+  if (wait) setTimeout(run, wait);
+  else run();
 }
 
 function table(columns, rows, options = {}) {
@@ -472,7 +474,8 @@ async function deploy(query = '') {
   };
   [gallery, gpu, count].forEach((input) => input.addEventListener('input', update));
   update();
-  // Others deploy and stop meanwhile: the free counts and prices are fetched again every 5 s.
+  // Others deploy and stop meanwhile: the free counts and prices are fetched again every 5 s (the
+  // first time 5 s from now: they were just fetched).
   poll(5000, async () => {
     const latest = await api('GET', '/v1/availability').catch(() => null);
     if (!latest) return;
@@ -483,7 +486,7 @@ async function deploy(query = '') {
       else gpu.append(h('option', {value: g.gpu_type}, gpuLabel(g)));
     }
     update();
-  });
+  }, 5000);
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
     const body = {template: chosenTemplate(), gpu_type: gpu.value, gpu_count: Number(count.value)};

@@ -1162,19 +1162,12 @@ void Api::ReportPod(Call& call) {
     fields.Bool("ready", &ready);
     report.ready = ready;
   }
-  if (const json::value* pull = fields.Raw("pull"); pull != nullptr) {
-    if (!pull->is_object()) {
-      fields.Fail("pull: must be an object with current_bytes and total_bytes");
-    } else {
-      JsonFields pull_fields(pull->as_object());
-      core::PullProgress progress;
-      pull_fields.Int64("current_bytes", &progress.current_bytes, 0, INT64_MAX, true);
-      pull_fields.Int64("total_bytes", &progress.total_bytes, 0, INT64_MAX, true);
-      if (Status status = pull_fields.Finish(); !status.ok()) {
-        fields.Fail("pull: " + status.message());
-      }
-      report.pull = progress;
-    }
+  core::PullProgress progress;
+  if (fields.Object("pull", [&progress](JsonFields& pull) {
+        pull.Int64("current_bytes", &progress.current_bytes, 0, INT64_MAX, true);
+        pull.Int64("total_bytes", &progress.total_bytes, 0, INT64_MAX, true);
+      })) {
+    report.pull = progress;
   }
   int exit_code = 0;
   if (fields.Raw("exit_code") != nullptr) {

@@ -51,6 +51,12 @@ core::Result<boost::json::object> ParseJsonObject(std::string_view body) {
   return std::move(value.as_object());
 }
 
+bool JsonFields::Object(std::string_view key, const std::function<void(JsonFields&)>& read) {
+  const boost::json::value* value = Raw(key);
+  if (value == nullptr) return false;
+  return ReadObject(key, *value, read);
+}
+
 void JsonFields::Objects(std::string_view key, size_t max_items,
                          const std::function<void(JsonFields&)>& read) {
   const boost::json::value* value = Raw(key);
@@ -61,17 +67,23 @@ void JsonFields::Objects(std::string_view key, size_t max_items,
     return;
   }
   for (const boost::json::value& item : value->as_array()) {
-    if (!item.is_object()) {
-      Fail(std::string(key) + ": every item must be an object, got " + TypeName(item));
-      return;
-    }
-    JsonFields item_fields(item.as_object());
-    read(item_fields);
-    if (const core::Status status = item_fields.Finish(); !status.ok()) {
-      Fail(std::string(key) + ": " + status.message());
-      return;
-    }
+    if (!ReadObject(key, item, read)) return;
   }
+}
+
+bool JsonFields::ReadObject(std::string_view key, const boost::json::value& value,
+                            const std::function<void(JsonFields&)>& read) {
+  if (!value.is_object()) {
+    Fail(std::string(key) + ": must be an object, got " + TypeName(value));
+    return false;
+  }
+  JsonFields fields(value.as_object());
+  read(fields);
+  if (const core::Status status = fields.Finish(); !status.ok()) {
+    Fail(std::string(key) + ": " + status.message());
+    return false;
+  }
+  return true;
 }
 
 void JsonFields::Fail(std::string message) {

@@ -45,8 +45,11 @@ class JsonFields {
               bool allow_negative = false);
   // The raw value, for nested objects; nullptr when absent.
   const boost::json::value* Raw(std::string_view key);
-  // An array of at most `max_items` objects: calls `read` with each one's fields, which are then
-  // checked like a body's (unknown keys refused); errors name `key`. Absent: nothing is called.
+  // A nested object: calls `read` with its fields, which are then checked like a body's (unknown
+  // keys refused); errors name `key`. Whether it was there and read without error.
+  bool Object(std::string_view key, const std::function<void(JsonFields&)>& read);
+  // An array of at most `max_items` objects, each read as Object reads one. Absent: nothing is
+  // called.
   void Objects(std::string_view key, size_t max_items,
                const std::function<void(JsonFields&)>& read);
 
@@ -56,6 +59,8 @@ class JsonFields {
 
  private:
   const boost::json::value* Get(std::string_view key, bool required);
+  bool ReadObject(std::string_view key, const boost::json::value& value,
+                  const std::function<void(JsonFields&)>& read);
 
   const boost::json::object& object_;
   std::set<std::string, std::less<>> known_;
