@@ -8,6 +8,7 @@ namespace suanli::core {
 
 // The only read of the real time in suanli (STYLE.md, rule 6).
 TimePoint SystemClock::Now() const { return std::chrono::system_clock::now(); }
+MonotonicTime MonotonicNow() { return std::chrono::steady_clock::now(); }
 
 std::string FormatTime(TimePoint time) {
   const int64_t millis =

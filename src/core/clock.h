@@ -16,6 +16,8 @@ namespace suanli::core {
 
 using TimePoint = std::chrono::system_clock::time_point;
 using Duration = std::chrono::system_clock::duration;
+// For measuring how long something took (request latency, rate limits): never goes backwards.
+using MonotonicTime = std::chrono::steady_clock::time_point;
 
 class Clock {
  public:
@@ -43,6 +45,9 @@ class ManualClock final : public Clock {
  private:
   std::atomic<Duration::rep> now_;
 };
+
+// The monotonic clock's reading (clock.cc, like SystemClock, is the only file that reads it).
+MonotonicTime MonotonicNow();
 
 // The API's time text, "2026-12-02T14:46:25.123Z": UTC, milliseconds. ParseTime also takes fewer
 // or more fraction digits (Docker writes nanoseconds) and keeps milliseconds.
