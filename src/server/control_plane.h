@@ -30,6 +30,7 @@
 #include "catalog/catalog.h"
 #include "core/clock.h"
 #include "core/domain.h"
+#include "core/entropy.h"
 #include "core/status.h"
 #include "sched/scheduler.h"
 #include "store/commit_queue.h"
@@ -37,12 +38,7 @@
 
 namespace suanli::server {
 
-// Random bytes for ids and secrets (OpenSSL in production).
-class Entropy {
- public:
-  virtual ~Entropy() = default;
-  virtual std::string Bytes(size_t count) = 0;
-};
+using core::Entropy;
 
 // Who is calling: a user (maybe an admin) by API token, or a node's agent by its node token.
 struct Principal {
