@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/json.hpp>
 #include <cerrno>
 #include <condition_variable>
 #include <map>
@@ -28,12 +27,11 @@
 #include "agent/tar.h"
 #include "core/stop_signal.h"
 #include "net/http_client.h"
-#include "server/domain_json.h"
+#include "wire/agent_protocol.h"
 
 namespace suanli::agent {
 namespace {
 
-namespace json = boost::json;
 using core::PodState;
 using core::Result;
 using core::Status;
@@ -197,32 +195,24 @@ class AgentImpl final : public Agent {
     return {{"Authorization", "Bearer " + node_token_}};
   }
 
-  json::object NodeReportJson(bool with_name) {
-    const std::vector<GpuHealth> health = nvml_ ? nvml_->Health() : std::vector<GpuHealth>();
-    const std::set<int> failing = FailingGpus(health);
-    json::array gpus;
+  std::string NodeReportBody(wire::NodeReportFor purpose) {
+    wire::NodeReport report;
+    report.gpu_health = nvml_ ? nvml_->Health() : std::vector<GpuHealth>();
+    const std::set<int> failing = FailingGpus(report.gpu_health);
     for (const Gpu& gpu : gpus_.gpus) {
       if (gpu.type.empty()) continue;  // not in the catalog: nothing to price it by
       // A GPU that cannot be read (off the bus) is not offered: the server, seeing fewer GPUs,
       // drains the node.
       if (failing.contains(gpu.index)) continue;
-      gpus.emplace_back(json::object{{"index", gpu.index},
-                                     {"uuid", gpu.uuid},
-                                     {"type", gpu.type},
-                                     {"memory_mb", static_cast<int64_t>(gpu.memory_gb * 1024)},
-                                     {"simulated", gpu.simulated}});
+      report.gpus.push_back({gpu.index, gpu.uuid, gpu.type, gpu.memory_gb, gpu.simulated});
     }
-    json::object body{{"vcpu", resources_.vcpu},
-                      {"memory_gb", resources_.memory_gb},
-                      {"disk_gb", resources_.disk_gb},
-                      {"agent_version", kAgentVersion},
-                      {"gpus", std::move(gpus)}};
-    json::array readings;
-    for (const GpuHealth& reading : health) readings.emplace_back(server::ToJson(reading));
-    if (!readings.empty()) body["gpu_health"] = std::move(readings);
-    if (with_name) body["name"] = options_.name;
-    if (!options_.public_address.empty()) body["address"] = options_.public_address;
-    return body;
+    report.vcpu = resources_.vcpu;
+    report.memory_gb = resources_.memory_gb;
+    report.disk_gb = resources_.disk_gb;
+    report.agent_version = kAgentVersion;
+    if (purpose == wire::NodeReportFor::kRegistration) report.name = options_.name;
+    report.address = options_.public_address;
+    return wire::EncodeNodeReport(report);
   }
 
   // The GPUs whose last reading failed; logs each change of the set.
@@ -276,28 +266,34 @@ class AgentImpl final : public Agent {
       return false;
     }
     while (!Stopping()) {
-      Result<net::HttpResponse> answer =
-          client.Send("POST", "/v1/agent/register", json::serialize(NodeReportJson(true)),
-                      {{"Authorization", "Bearer " + options_.join_token}});
+      Result<net::HttpResponse> answer = client.Send(
+          "POST", "/v1/agent/register", NodeReportBody(wire::NodeReportFor::kRegistration),
+          {{"Authorization", "Bearer " + options_.join_token}});
       if (answer.ok() && answer->status == 201) {
-        json::error_code error;
-        const json::value body = json::parse(answer->body, error);
-        if (!error && body.is_object() && body.as_object().contains("token")) {
-          const std::string node_token(body.at("token").as_string());
-          const std::string node_id(body.at("node").at("id").as_string());
-          if (Status saved = state_->Set("node_token", node_token); !saved.ok()) {
-            Fail(saved);
-            return false;
-          }
-          (void)state_->Set("node_id", node_id);
-          (void)state_->Set("server_url", options_.server_url);
-          std::lock_guard lock(mutex_);
-          node_token_ = node_token;
-          node_id_ = node_id;
-          Log("registered as node " + node_id + " (" + options_.name + ") with " +
-              std::to_string(gpus_.gpus.size()) + " GPU(s) from " + gpus_.source);
-          return true;
+        Result<wire::Registration> registration = wire::DecodeRegistration(answer->body);
+        if (!registration.ok()) {
+          // The server took the join token but said something else than a node: registering
+          // again would make a second node of this host, so stop and say what came back.
+          Fail(core::FailedPreconditionError(
+              "the server registered this node but its answer could not be read (" +
+              registration.status().message() + "); is --server " + options_.server_url +
+              " a suanli control plane of this version?"));
+          return false;
         }
+        const std::string& node_token = registration->node_token;
+        const std::string& node_id = registration->node_id;
+        if (Status saved = state_->Set("node_token", node_token); !saved.ok()) {
+          Fail(saved);
+          return false;
+        }
+        (void)state_->Set("node_id", node_id);
+        (void)state_->Set("server_url", options_.server_url);
+        std::lock_guard lock(mutex_);
+        node_token_ = node_token;
+        node_id_ = node_id;
+        Log("registered as node " + node_id + " (" + options_.name + ") with " +
+            std::to_string(gpus_.gpus.size()) + " GPU(s) from " + gpus_.source);
+        return true;
       }
       if (answer.ok() && answer->status >= 400 && answer->status < 500) {
         Fail(core::PermissionDeniedError("the server refused to register this node: " +
@@ -327,17 +323,17 @@ class AgentImpl final : public Agent {
       if (answer.ok() && answer->status == 200) {
         NoteServer(true, "");
         backoff = std::chrono::milliseconds(200);
-        Result<std::pair<int64_t, std::vector<DesiredPod>>> desired = ParseDesired(answer->body);
+        Result<wire::DesiredPods> desired = wire::DecodeDesiredPods(answer->body);
         if (!desired.ok()) {
           Log("the server's desired pods could not be read: " + desired.status().message());
           Sleep(std::chrono::seconds(1));
           continue;
         }
-        after = desired->first;
+        after = desired->generation;
         (void)state_->Set("desired", answer->body);
         {
           std::lock_guard lock(mutex_);
-          desired_ = std::move(desired->second);
+          desired_ = std::move(desired->pods);
           have_desired_ = true;
           poked_ = true;
         }
@@ -373,7 +369,7 @@ class AgentImpl final : public Agent {
     while (!Stopping()) {
       if (!node_id().empty()) {
         Result<net::HttpResponse> answer = client->Send(
-            "POST", "/v1/agent/heartbeat", json::serialize(NodeReportJson(false)), Auth());
+            "POST", "/v1/agent/heartbeat", NodeReportBody(wire::NodeReportFor::kHeartbeat), Auth());
         if (!answer.ok()) NoteServer(false, answer.status().message());
       }
       Sleep(options_.heartbeat_interval);
@@ -429,42 +425,15 @@ class AgentImpl final : public Agent {
 
   // --- Desired pods ------------------------------------------------------------------------------
 
-  static Result<std::pair<int64_t, std::vector<DesiredPod>>> ParseDesired(std::string_view text) {
-    json::error_code error;
-    const json::value body = json::parse(text, error);
-    if (error || !body.is_object()) return core::InvalidArgumentError("not a JSON object");
-    const json::object& object = body.as_object();
-    const json::value* generation = object.if_contains("generation");
-    const json::value* pods = object.if_contains("pods");
-    if (generation == nullptr || !generation->is_int64() || pods == nullptr || !pods->is_array()) {
-      return core::InvalidArgumentError("generation and pods are missing");
-    }
-    std::vector<DesiredPod> desired;
-    for (const json::value& view : pods->as_array()) {
-      if (!view.is_object()) return core::InvalidArgumentError("a pod is not an object");
-      Result<core::Pod> pod = server::PodFromJson(view.as_object());
-      if (!pod.ok()) return pod.status();
-      DesiredPod entry{std::move(pod).value(), {}};
-      if (const json::value* keys = view.as_object().if_contains("ssh_keys");
-          keys != nullptr && keys->is_array()) {
-        for (const json::value& key : keys->as_array()) {
-          if (key.is_string()) entry.ssh_keys.emplace_back(key.as_string());
-        }
-      }
-      desired.push_back(std::move(entry));
-    }
-    return std::make_pair(generation->as_int64(), std::move(desired));
-  }
-
   // The last desired state seen, so an agent restarted while the server is down still knows which
   // containers are pods (and so reports their exits) instead of waiting blind.
   void LoadCachedDesired() {
     Result<std::optional<std::string>> cached = state_->Get("desired");
     if (!cached.ok() || !cached->has_value()) return;
-    Result<std::pair<int64_t, std::vector<DesiredPod>>> desired = ParseDesired(**cached);
+    Result<wire::DesiredPods> desired = wire::DecodeDesiredPods(**cached);
     if (!desired.ok()) return;
     std::lock_guard lock(mutex_);
-    desired_ = std::move(desired->second);
+    desired_ = std::move(desired->pods);
     have_desired_ = true;
   }
 
@@ -767,25 +736,18 @@ class AgentImpl final : public Agent {
                    const std::string& container_id, const std::vector<core::PortMapping>& mappings,
                    const std::string& message, std::optional<int> exit_code, bool ready = false,
                    std::optional<core::PullProgress> pull = std::nullopt) {
-    json::array ports;
-    for (const core::PortMapping& mapping : mappings) {
-      ports.emplace_back(json::object{{"container_port", mapping.container_port},
-                                      {"protocol", mapping.protocol},
-                                      {"host_port", mapping.host_port}});
-    }
     Result<PendingReport> queued = state_->Enqueue(pod_id, [&](int64_t seq) {
-      json::object body{
-          {"seq", seq}, {"state", core::PodStateName(state)}, {"at", core::FormatTime(at)}};
-      if (!container_id.empty()) body["container_id"] = container_id;
-      if (!ports.empty()) body["port_mappings"] = ports;
-      if (!message.empty()) body["message"] = message.substr(0, 1000);
-      if (exit_code) body["exit_code"] = *exit_code;
-      if (ready) body["ready"] = true;
-      if (pull) {
-        body["pull"] = json::object{{"current_bytes", pull->current_bytes},
-                                    {"total_bytes", pull->total_bytes}};
-      }
-      return json::serialize(body);
+      wire::PodReport report;
+      report.seq = seq;
+      report.state = state;
+      report.at = at;
+      report.container_id = container_id;
+      report.port_mappings = mappings;
+      report.message = message;
+      report.exit_code = exit_code;
+      if (ready) report.ready = true;
+      report.pull = pull;
+      return wire::EncodePodReport(report);
     });
     if (!queued.ok()) {
       // The report is not durable, so the agent must not believe it was made: the next pass tries

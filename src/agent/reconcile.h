@@ -21,6 +21,7 @@
 #include "agent/engine.h"
 #include "core/clock.h"
 #include "core/domain.h"
+#include "wire/agent_protocol.h"
 
 namespace suanli::agent {
 
@@ -31,10 +32,9 @@ inline constexpr std::string_view kNodeLabel = "suanli.node";  // the agent mana
 std::string ContainerName(std::string_view pod_id);  // "suanli-pod_abc"
 std::string VolumeName(std::string_view pod_id);     // "suanli-pod_abc"
 
-struct DesiredPod {
-  core::Pod pod;                      // the server's view: desired state, generation, its state
-  std::vector<std::string> ssh_keys;  // the owner's public keys
-};
+// A pod as the server wants it: its view (desired state, generation, its state) and its owner's
+// SSH keys, as the agent protocol carries it.
+using wire::DesiredPod;
 
 // What the agent last told the server about a pod (kept in memory: repeating a report after an
 // agent restart is harmless, the server ignores a report of the state a pod is already in).

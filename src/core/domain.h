@@ -52,6 +52,8 @@ struct SshKey {
 struct PortSpec {
   int container_port = 0;
   std::string protocol;  // "tcp" or "http"
+
+  friend bool operator==(const PortSpec&, const PortSpec&) = default;
 };
 
 struct Template {
@@ -76,12 +78,16 @@ struct PortMapping {
   int container_port = 0;
   std::string protocol;
   int host_port = 0;
+
+  friend bool operator==(const PortMapping&, const PortMapping&) = default;
 };
 
 // How far a starting pod's image pull has got, as its agent last reported (about once a second).
 struct PullProgress {
   int64_t current_bytes = 0;
   int64_t total_bytes = 0;  // 0 while the engine has not said
+
+  friend bool operator==(const PullProgress&, const PullProgress&) = default;
 };
 
 struct Pod {
@@ -146,6 +152,8 @@ struct GpuDevice {
   std::string type;  // canonical catalog name
   double memory_gb = 0;
   bool simulated = false;
+
+  friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
 };
 
 // One reading of a GPU's health as its node's agent last sent it (NVML: agent/gpus.h). A negative
@@ -160,6 +168,8 @@ struct GpuHealth {
   int64_t xid_errors = -1;              // critical XID events since the agent started
   int last_xid = 0;                     // the latest XID seen, 0 for none (999: NVML's "unknown")
   std::string problem;  // "" unless a reading failed unexpectedly, e.g. "GPU is lost"
+
+  friend bool operator==(const GpuHealth&, const GpuHealth&) = default;
 };
 
 struct Node {

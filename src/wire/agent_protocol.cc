@@ -1,0 +1,284 @@
+#include "wire/agent_protocol.h"
+
+#include <boost/json/serialize.hpp>
+#include <cstdint>
+
+#include "core/pod_state.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
+
+namespace suanli::wire {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+constexpr int64_t kMaxMemoryMb = 10'000'000;
+
+json::array MappingsJson(const std::vector<core::PortMapping>& mappings) {
+  json::array out;
+  for (const core::PortMapping& mapping : mappings) {
+    out.emplace_back(json::object{{"container_port", mapping.container_port},
+                                  {"protocol", mapping.protocol},
+                                  {"host_port", mapping.host_port}});
+  }
+  return out;
+}
+
+void ReadMappings(JsonFields& fields, std::vector<core::PortMapping>* out) {
+  fields.Objects("port_mappings", kMaxPortMappings, [out](JsonFields& mapping) {
+    core::PortMapping parsed;
+    mapping.Int("container_port", &parsed.container_port, {1, 65535, true});
+    mapping.String("protocol", &parsed.protocol, {.required = true, .max_length = 8});
+    mapping.Int("host_port", &parsed.host_port, {1, 65535, true});
+    out->push_back(std::move(parsed));
+  });
+}
+
+// `text` cut to at most `limit` bytes, not inside a UTF-8 sequence (JSON parsers refuse half a
+// character).
+std::string ShortenUtf8(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  size_t end = limit;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end));
+}
+
+template <typename T>
+Result<T> Finished(JsonFields& fields, T value) {
+  if (Status status = fields.Finish(); !status.ok()) return status;
+  return value;
+}
+
+}  // namespace
+
+std::string EncodeNodeReport(const NodeReport& report) {
+  json::array gpus;
+  for (const core::GpuDevice& gpu : report.gpus) {
+    gpus.emplace_back(json::object{{"index", gpu.index},
+                                   {"uuid", gpu.uuid},
+                                   {"type", gpu.type},
+                                   {"memory_mb", static_cast<int64_t>(gpu.memory_gb * 1024)},
+                                   {"simulated", gpu.simulated}});
+  }
+  json::object body{{"vcpu", report.vcpu},
+                    {"memory_gb", report.memory_gb},
+                    {"disk_gb", report.disk_gb},
+                    {"agent_version", report.agent_version},
+                    {"gpus", std::move(gpus)}};
+  if (!report.gpu_health.empty()) {
+    json::array readings;
+    for (const core::GpuHealth& reading : report.gpu_health) {
+      readings.emplace_back(GpuHealthView(reading));
+    }
+    body["gpu_health"] = std::move(readings);
+  }
+  if (!report.name.empty()) body["name"] = report.name;
+  if (!report.address.empty()) body["address"] = report.address;
+  if (!report.labels.empty()) {
+    json::object labels;
+    for (const auto& [key, value] : report.labels) labels[key] = value;
+    body["labels"] = std::move(labels);
+  }
+  return json::serialize(body);
+}
+
+Result<NodeReport> DecodeNodeReport(std::string_view text, NodeReportFor purpose) {
+  Result<json::object> body = ParseJsonObject(text);
+  if (!body.ok()) return body.status();
+  JsonFields fields(*body);
+  NodeReport report;
+  if (purpose == NodeReportFor::kRegistration) {
+    fields.String("name", &report.name, {.required = true, .max_length = kMaxNodeNameLength});
+  }
+  fields.Int("vcpu", &report.vcpu, {0, 100'000});
+  fields.Int("memory_gb", &report.memory_gb, {0, 100'000'000});
+  fields.Int("disk_gb", &report.disk_gb, {0, 1'000'000'000});
+  fields.String("agent_version", &report.agent_version, {.max_length = kMaxAgentVersionLength});
+  fields.String("address", &report.address, {.max_length = kMaxAddressLength});
+  fields.StringMap("labels", &report.labels, kMaxNodeLabels);
+  fields.Objects("gpus", kMaxNodeGpus, [&report](JsonFields& gpu) {
+    core::GpuDevice device;
+    gpu.Int("index", &device.index, {0, kMaxGpuIndex, true});
+    gpu.String("uuid", &device.uuid, {.max_length = kMaxGpuTextLength});
+    gpu.String("type", &device.type, {.required = true, .max_length = kMaxGpuTextLength});
+    int64_t memory_mb = 0;
+    gpu.Int64("memory_mb", &memory_mb, {0, kMaxMemoryMb});
+    device.memory_gb = static_cast<double>(memory_mb) / 1024.0;
+    gpu.Bool("simulated", &device.simulated);
+    report.gpus.push_back(std::move(device));
+  });
+  fields.Objects("gpu_health", kMaxNodeGpus, [&report](JsonFields& reading) {
+    core::GpuHealth gpu;
+    reading.Int("index", &gpu.index, {0, kMaxGpuIndex, true});
+    reading.Int("utilization_percent", &gpu.utilization_percent, {0, 100});
+    reading.Number("memory_used_gb", &gpu.memory_used_gb, {0, 1e6});
+    reading.Int("temperature_c", &gpu.temperature_c, {0, 200});
+    reading.Number("power_w", &gpu.power_w, {0, 1e5});
+    reading.Int64("ecc_uncorrected_errors", &gpu.ecc_uncorrected_errors, {0, INT64_MAX});
+    reading.Int64("xid_errors", &gpu.xid_errors, {0, INT64_MAX});
+    reading.Int("last_xid", &gpu.last_xid, {0, 1'000'000});
+    reading.String("problem", &gpu.problem, {.max_length = kMaxProblemLength});
+    report.gpu_health.push_back(std::move(gpu));
+  });
+  return Finished(fields, std::move(report));
+}
+
+std::string EncodeRegistration(const core::Node& node, std::string_view token) {
+  return json::serialize(json::object{{"node", NodeView(node)}, {"token", token}});
+}
+
+Result<Registration> DecodeRegistration(std::string_view text) {
+  Result<json::object> body = ParseJsonObject(text, "the server's answer to the registration");
+  if (!body.ok()) return body.status();
+  JsonFields fields(*body, UnknownFields::kIgnore);
+  Registration registration;
+  fields.String("token", &registration.node_token,
+                {.required = true, .max_length = kMaxTokenLength});
+  if (!fields.Object("node",
+                     [&registration](JsonFields& node) {
+                       node.String("id", &registration.node_id,
+                                   {.required = true, .max_length = 64});
+                     }) &&
+      fields.ok()) {
+    fields.Fail("node: is required");
+  }
+  if (fields.ok() && (registration.node_token.empty() || registration.node_id.empty())) {
+    fields.Fail("the node's id and token must not be empty");
+  }
+  return Finished(fields, std::move(registration));
+}
+
+std::string EncodePodReport(const PodReport& report) {
+  json::object body{{"seq", report.seq},
+                    {"state", core::PodStateName(report.state)},
+                    {"at", core::FormatTime(report.at)}};
+  if (!report.container_id.empty()) body["container_id"] = report.container_id;
+  if (!report.port_mappings.empty()) body["port_mappings"] = MappingsJson(report.port_mappings);
+  if (!report.message.empty()) {
+    body["message"] = ShortenUtf8(report.message, kMaxReportMessageLength);
+  }
+  if (report.exit_code) body["exit_code"] = *report.exit_code;
+  if (report.ready) body["ready"] = *report.ready;
+  if (report.pull) {
+    body["pull"] = json::object{{"current_bytes", report.pull->current_bytes},
+                                {"total_bytes", report.pull->total_bytes}};
+  }
+  return json::serialize(body);
+}
+
+Result<PodReport> DecodePodReport(std::string_view text) {
+  Result<json::object> body = ParseJsonObject(text);
+  if (!body.ok()) return body.status();
+  JsonFields fields(*body);
+  PodReport report;
+  std::string state;
+  fields.Int64("seq", &report.seq, {1, INT64_MAX, true});
+  fields.String("state", &state, {.required = true, .max_length = 32});
+  fields.Time("at", &report.at, {.required = true});
+  fields.String("container_id", &report.container_id, {.max_length = kMaxContainerIdLength});
+  fields.String("message", &report.message, {.max_length = kMaxReportMessageLength});
+  fields.OptionalBool("ready", &report.ready);
+  core::PullProgress progress;
+  if (fields.Object("pull", [&progress](JsonFields& pull) {
+        pull.Int64("current_bytes", &progress.current_bytes, {0, INT64_MAX, true});
+        pull.Int64("total_bytes", &progress.total_bytes, {0, INT64_MAX, true});
+      })) {
+    report.pull = progress;
+  }
+  fields.OptionalInt("exit_code", &report.exit_code, {-1'000'000, 1'000'000});
+  ReadMappings(fields, &report.port_mappings);
+  if (fields.ok()) {
+    Result<core::PodState> parsed = core::ParsePodState(state);
+    if (!parsed.ok() || *parsed == core::PodState::kPending) {
+      fields.Fail(
+          "state: must be starting, running, stopping, stopped, exited, failed or terminated");
+    } else {
+      report.state = *parsed;
+    }
+  }
+  return Finished(fields, std::move(report));
+}
+
+std::string EncodeDesiredPods(const DesiredPods& desired, core::TimePoint now) {
+  json::array pods;
+  for (const DesiredPod& entry : desired.pods) {
+    json::object view =
+        PodView(entry.pod, {.now = now, .node_address = {}, .with_jupyter_token = true});
+    json::array keys;
+    for (const std::string& key : entry.ssh_keys) keys.emplace_back(key);
+    view["ssh_keys"] = std::move(keys);
+    pods.emplace_back(std::move(view));
+  }
+  return json::serialize(
+      json::object{{"generation", desired.generation}, {"pods", std::move(pods)}});
+}
+
+Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
+  Result<json::object> body = ParseJsonObject(text, "the server's desired pods");
+  if (!body.ok()) return body.status();
+  JsonFields fields(*body, UnknownFields::kIgnore);
+  DesiredPods desired;
+  fields.Int64("generation", &desired.generation, {0, INT64_MAX, true});
+  if (fields.Raw("pods") == nullptr) fields.Fail("pods: is required");
+  fields.Objects("pods", kMaxDesiredPods, [&desired](JsonFields& view) {
+    DesiredPod entry;
+    core::Pod& pod = entry.pod;
+    std::string desired_state, state;
+    std::vector<std::string> ports;
+    view.String("id", &pod.id, {.required = true, .max_length = 64});
+    view.String("name", &pod.name);
+    view.String("owner_id", &pod.owner_id, {.max_length = 64});
+    view.String("image", &pod.image, {.required = true, .max_length = 1024});
+    view.StringList("command", &pod.command, 256);
+    view.StringMap("env", &pod.env);
+    view.StringList("ports", &ports);
+    view.String("gpu_type", &pod.gpu_type, {.max_length = kMaxGpuTextLength});
+    view.Int("gpu_count", &pod.gpu_count, {0, static_cast<int>(kMaxNodeGpus)});
+    if (const boost::json::value* indices = view.Raw("gpu_indices"); indices != nullptr) {
+      if (!indices->is_array() || indices->as_array().size() > kMaxNodeGpus) {
+        view.Fail("gpu_indices: must be an array of GPU indices");
+      } else {
+        for (const boost::json::value& index : indices->as_array()) {
+          if (!index.is_int64() || index.as_int64() < 0 || index.as_int64() > kMaxGpuIndex) {
+            view.Fail("gpu_indices: every index must be an integer from 0 to " +
+                      std::to_string(kMaxGpuIndex));
+            break;
+          }
+          pod.gpu_indices.push_back(static_cast<int>(index.as_int64()));
+        }
+      }
+    }
+    view.Int("vcpu", &pod.vcpu, {0, 100'000});
+    view.Int("memory_gb", &pod.memory_gb, {0, 100'000'000});
+    view.Int("container_disk_gb", &pod.container_disk_gb, {0, 1'000'000'000});
+    view.Int("volume_gb", &pod.volume_gb, {0, 1'000'000'000});
+    view.String("volume_mount_path", &pod.volume_mount_path, {.max_length = 4096});
+    view.String("desired_state", &desired_state, {.required = true, .max_length = 32});
+    view.String("state", &state, {.required = true, .max_length = 32});
+    view.Int64("generation", &pod.generation, {0, INT64_MAX});
+    view.Int64("restarts", &pod.restarts, {0, INT64_MAX});
+    view.String("node_id", &pod.node_id, {.max_length = 64});
+    view.String("jupyter_token", &pod.jupyter_token, {.max_length = kMaxTokenLength});
+    view.StringList("ssh_keys", &entry.ssh_keys, 256);
+    if (!view.ok()) return;
+    for (const std::string& port_text : ports) {
+      Result<core::PortSpec> port = ParsePort(port_text);
+      if (!port.ok()) return view.Fail("ports: " + port.status().message());
+      pod.ports.push_back(*port);
+    }
+    if (desired_state != "running" && desired_state != "stopped" && desired_state != "terminated") {
+      return view.Fail("desired_state: must be running, stopped or terminated, got '" +
+                       desired_state + "'");
+    }
+    pod.desired = ParseDesiredState(desired_state);
+    Result<core::PodState> parsed = core::ParsePodState(state);
+    if (!parsed.ok()) return view.Fail("state: " + parsed.status().message());
+    pod.state = *parsed;
+    desired.pods.push_back(std::move(entry));
+  });
+  return Finished(fields, std::move(desired));
+}
+
+}  // namespace suanli::wire

@@ -1,0 +1,293 @@
+#include "wire/views.h"
+
+#include <charconv>
+
+#include "core/pod_state.h"
+
+namespace suanli::wire {
+namespace {
+
+namespace json = boost::json;
+using core::FormatTime;
+
+json::array ToArray(const std::vector<std::string>& items) {
+  json::array out;
+  for (const std::string& item : items) out.emplace_back(item);
+  return out;
+}
+
+json::object ToObject(const std::map<std::string, std::string>& items) {
+  json::object out;
+  for (const auto& entry : items) out[entry.first] = entry.second;
+  return out;
+}
+
+}  // namespace
+
+std::string_view RoleName(core::Role role) { return role == core::Role::kAdmin ? "admin" : "user"; }
+
+std::string_view DesiredStateName(core::DesiredState desired) {
+  switch (desired) {
+    case core::DesiredState::kRunning:
+      return "running";
+    case core::DesiredState::kStopped:
+      return "stopped";
+    case core::DesiredState::kTerminated:
+      return "terminated";
+  }
+  return "running";
+}
+
+core::DesiredState ParseDesiredState(std::string_view name) {
+  return name == "stopped"      ? core::DesiredState::kStopped
+         : name == "terminated" ? core::DesiredState::kTerminated
+                                : core::DesiredState::kRunning;
+}
+
+std::string_view LedgerKindName(core::LedgerKind kind) {
+  switch (kind) {
+    case core::LedgerKind::kCredit:
+      return "credit";
+    case core::LedgerKind::kGpu:
+      return "gpu";
+    case core::LedgerKind::kStorage:
+      return "storage";
+  }
+  return "credit";
+}
+
+core::Result<core::PortSpec> ParsePort(std::string_view text) {
+  const size_t slash = text.find('/');
+  const std::string_view number = text.substr(0, slash);
+  const std::string_view protocol =
+      slash == std::string_view::npos ? "tcp" : text.substr(slash + 1);
+  int port = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), port);
+  if (error != std::errc() || end != number.data() + number.size() || port < 1 || port > 65535 ||
+      (protocol != "tcp" && protocol != "http" && protocol != "udp")) {
+    return core::InvalidArgumentError("port '" + std::string(text) +
+                                      "' must look like 22/tcp, 8888/http or 5000/udp (1-65535)");
+  }
+  return core::PortSpec{port, std::string(protocol)};
+}
+
+std::string PortText(const core::PortSpec& port) {
+  return std::to_string(port.container_port) + "/" + port.protocol;
+}
+
+json::array PortsView(const std::vector<core::PortSpec>& ports) {
+  json::array out;
+  for (const core::PortSpec& port : ports) out.emplace_back(PortText(port));
+  return out;
+}
+
+int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now) {
+  if (!pod.running_since || now < *pod.running_since) return 0;
+  return std::chrono::duration_cast<std::chrono::seconds>(now - *pod.running_since).count();
+}
+
+json::object UserView(const core::User& user) {
+  return {{"id", user.id},
+          {"name", user.name},
+          {"role", RoleName(user.role)},
+          {"balance_micros", user.balance.micros()},
+          {"spend_cap_per_hour_micros", user.spend_cap_per_hour.micros()},
+          {"created_at", FormatTime(user.created_at)},
+          {"notices", ToArray(user.notices)}};
+}
+
+json::object ApiTokenView(const core::ApiToken& token) {
+  return {{"id", token.id},
+          {"user_id", token.user_id},
+          {"name", token.name},
+          {"prefix", token.secret_prefix},
+          {"created_at", FormatTime(token.created_at)}};
+}
+
+json::object SshKeyView(const core::SshKey& key) {
+  return {{"id", key.id},
+          {"user_id", key.user_id},
+          {"name", key.name},
+          {"public_key", key.public_key},
+          {"fingerprint", key.fingerprint},
+          {"created_at", FormatTime(key.created_at)}};
+}
+
+json::object TemplateView(const core::Template& spec) {
+  return {{"id", spec.id},
+          {"owner_id", spec.owner_id},
+          {"public", spec.is_public},
+          {"built_in", spec.owner_id.empty()},
+          {"name", spec.name},
+          {"description", spec.description},
+          {"image", spec.image},
+          {"command", ToArray(spec.command)},
+          {"env", ToObject(spec.env)},
+          {"ports", PortsView(spec.ports)},
+          {"container_disk_gb", spec.container_disk_gb},
+          {"volume_gb", spec.volume_gb},
+          {"volume_mount_path", spec.volume_mount_path},
+          {"created_at", FormatTime(spec.created_at)}};
+}
+
+json::object JoinTokenView(const core::JoinToken& token) {
+  return {{"id", token.id},
+          {"prefix", token.secret_prefix},
+          {"note", token.note},
+          {"created_at", FormatTime(token.created_at)},
+          {"expires_at", FormatTime(token.expires_at)}};
+}
+
+json::object GpuHealthView(const core::GpuHealth& health) {
+  json::object out{{"index", health.index}};
+  if (health.utilization_percent >= 0) out["utilization_percent"] = health.utilization_percent;
+  if (health.memory_used_gb >= 0) out["memory_used_gb"] = health.memory_used_gb;
+  if (health.temperature_c >= 0) out["temperature_c"] = health.temperature_c;
+  if (health.power_w >= 0) out["power_w"] = health.power_w;
+  if (health.ecc_uncorrected_errors >= 0) {
+    out["ecc_uncorrected_errors"] = health.ecc_uncorrected_errors;
+  }
+  if (health.xid_errors >= 0) {
+    out["xid_errors"] = health.xid_errors;
+    out["last_xid"] = health.last_xid;
+  }
+  if (!health.problem.empty()) out["problem"] = health.problem;
+  return out;
+}
+
+json::object NodeView(const core::Node& node) {
+  json::array gpus;
+  for (const core::GpuDevice& gpu : node.gpus) {
+    gpus.emplace_back(json::object{{"index", gpu.index},
+                                   {"uuid", gpu.uuid},
+                                   {"type", gpu.type},
+                                   {"memory_gb", gpu.memory_gb},
+                                   {"simulated", gpu.simulated}});
+  }
+  json::array health;
+  for (const core::GpuHealth& reading : node.gpu_health)
+    health.emplace_back(GpuHealthView(reading));
+  return {{"id", node.id},
+          {"name", node.name},
+          {"state", node.state == core::NodeState::kReady ? "ready" : "unreachable"},
+          {"cordoned", node.cordoned},
+          {"draining", node.draining},
+          {"labels", ToObject(node.labels)},
+          {"gpus", std::move(gpus)},
+          {"vcpu", node.vcpu},
+          {"memory_gb", node.memory_gb},
+          {"disk_gb", node.disk_gb},
+          {"agent_version", node.agent_version},
+          {"address", node.address},
+          {"drain_reason", node.drain_reason},
+          {"generation", node.generation},
+          {"registered_at", FormatTime(node.registered_at)},
+          {"last_heartbeat", FormatTime(node.last_heartbeat)},
+          {"gpu_health", std::move(health)}};
+}
+
+json::object TransitionView(const core::Transition& transition) {
+  return {{"seq", transition.seq},
+          {"pod_id", transition.pod_id},
+          {"user_id", transition.user_id},
+          {"at", FormatTime(transition.at)},
+          {"from", core::PodStateName(transition.from)},
+          {"to", core::PodStateName(transition.to)},
+          {"node_id", transition.node_id},
+          {"gpu_type", transition.gpu_type},
+          {"gpu_count", transition.gpu_count},
+          {"gpu_price_per_hour_micros", transition.gpu_price_per_hour.micros()},
+          {"reason", transition.reason}};
+}
+
+json::object LedgerEntryView(const core::LedgerEntry& entry) {
+  return {{"seq", entry.seq},
+          {"user_id", entry.user_id},
+          {"pod_id", entry.pod_id},
+          {"kind", LedgerKindName(entry.kind)},
+          {"amount_micros", entry.amount.micros()},
+          {"from", FormatTime(entry.from)},
+          {"to", FormatTime(entry.to)},
+          {"at", FormatTime(entry.at)},
+          {"note", entry.note}};
+}
+
+json::object PodViewWithoutTime(const core::Pod& pod) {
+  json::array indices;
+  for (int index : pod.gpu_indices) indices.emplace_back(index);
+  json::array mappings;
+  for (const core::PortMapping& mapping : pod.port_mappings) {
+    mappings.emplace_back(json::object{{"container_port", mapping.container_port},
+                                       {"protocol", mapping.protocol},
+                                       {"host_port", mapping.host_port}});
+  }
+  json::array actions;
+  if (pod.desired != core::DesiredState::kTerminated) {
+    for (core::PodAction action : core::AllowedActions(pod.state)) {
+      actions.emplace_back(core::PodActionName(action));
+    }
+  }
+  const int64_t storage_per_month = pod.storage_price_per_gb_month.micros() * pod.volume_gb;
+  json::object view{{"id", pod.id},
+                    {"owner_id", pod.owner_id},
+                    {"name", pod.name},
+                    {"template_id", pod.template_id},
+                    {"image", pod.image},
+                    {"command", ToArray(pod.command)},
+                    {"env", ToObject(pod.env)},
+                    {"ports", PortsView(pod.ports)},
+                    {"gpu_type", pod.gpu_type},
+                    {"gpu_count", pod.gpu_count},
+                    {"vcpu", pod.vcpu},
+                    {"memory_gb", pod.memory_gb},
+                    {"container_disk_gb", pod.container_disk_gb},
+                    {"volume_gb", pod.volume_gb},
+                    {"volume_mount_path", pod.volume_mount_path},
+                    {"interruptible", pod.interruptible},
+                    {"priority", pod.priority},
+                    {"node_selector", ToObject(pod.node_selector)},
+                    {"sequence", pod.sequence},
+                    {"desired_state", DesiredStateName(pod.desired)},
+                    {"state", core::PodStateName(pod.state)},
+                    {"state_reason", pod.state_reason},
+                    {"state_since", FormatTime(pod.state_since)},
+                    {"generation", pod.generation},
+                    {"report_seq", pod.report_seq},
+                    {"restarts", pod.restarts},
+                    {"node_id", pod.node_id},
+                    {"last_node_id", pod.last_node_id},
+                    {"gpu_indices", std::move(indices)},
+                    {"container_id", pod.container_id},
+                    {"port_mappings", std::move(mappings)},
+                    {"gpu_price_per_hour_micros", pod.gpu_price_per_hour.micros()},
+                    {"storage_price_per_gb_month_micros", pod.storage_price_per_gb_month.micros()},
+                    {"created_at", FormatTime(pod.created_at)},
+                    {"gpu_billed_to", FormatTime(pod.gpu_billed_to)},
+                    {"storage_billed_to", FormatTime(pod.storage_billed_to)},
+                    {"volume_confirmed_empty", pod.volume_confirmed_empty},
+                    {"ready", pod.ready},
+                    {"actions", std::move(actions)},
+                    {"storage_price_per_hour_micros", (storage_per_month + 719) / 720},
+                    {"storage_price_per_month_micros", storage_per_month}};
+  view["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
+  view["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
+                                                     {"total_bytes", pod.pull->total_bytes}})
+                          : nullptr;
+  return view;
+}
+
+void AddPodViewContext(const core::Pod& pod, const PodViewContext& context, json::object& view) {
+  if (context.with_jupyter_token) view["jupyter_token"] = pod.jupyter_token;
+  if (context.with_link_token) view["link_token"] = pod.link_token;
+  view["node_address"] = context.node_address;
+  view["cost_micros"] = pod.cost.micros();
+  view["uptime_s"] = UptimeSeconds(pod, context.now);
+}
+
+json::object PodView(const core::Pod& pod, const PodViewContext& context) {
+  json::object view = PodViewWithoutTime(pod);
+  AddPodViewContext(pod, context, view);
+  return view;
+}
+
+}  // namespace suanli::wire
