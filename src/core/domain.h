@@ -28,6 +28,8 @@ struct User {
   Money spend_cap_per_hour;  // 0: no cap
   TimePoint created_at;
   std::vector<std::string> notices;  // what the system did to the user's pods and why, newest last
+
+  friend bool operator==(const User&, const User&) = default;
 };
 
 // Only the hash of a secret is kept; the secret itself is shown once, when it is created.
@@ -38,6 +40,8 @@ struct ApiToken {
   std::string secret_hash;    // hex SHA-256
   std::string secret_prefix;  // the first characters, so a person can tell tokens apart
   TimePoint created_at;
+
+  friend bool operator==(const ApiToken&, const ApiToken&) = default;
 };
 
 struct SshKey {
@@ -47,6 +51,8 @@ struct SshKey {
   std::string public_key;   // one OpenSSH line: "ssh-ed25519 AAAA... comment"
   std::string fingerprint;  // "SHA256:..." as ssh-keygen -l prints it
   TimePoint created_at;
+
+  friend bool operator==(const SshKey&, const SshKey&) = default;
 };
 
 struct PortSpec {
@@ -70,6 +76,8 @@ struct Template {
   int volume_gb = 20;
   std::string volume_mount_path = "/workspace";
   TimePoint created_at;
+
+  friend bool operator==(const Template&, const Template&) = default;
 };
 
 enum class DesiredState { kRunning, kStopped, kTerminated };
@@ -142,6 +150,8 @@ struct Pod {
   TimePoint storage_billed_to;             // the volume is charged up to here
   Money cost;                              // everything charged for this pod so far
   bool volume_confirmed_empty = false;     // terminate without --force is allowed
+
+  friend bool operator==(const Pod&, const Pod&) = default;
 };
 
 enum class NodeState { kReady, kUnreachable };
@@ -194,6 +204,8 @@ struct Node {
   int64_t generation = 0;  // bumped whenever the desired state of any of its pods changes
   TimePoint registered_at;
   TimePoint last_heartbeat;
+
+  friend bool operator==(const Node&, const Node&) = default;
 };
 
 struct JoinToken {
@@ -203,6 +215,8 @@ struct JoinToken {
   std::string note;
   TimePoint created_at;
   TimePoint expires_at;
+
+  friend bool operator==(const JoinToken&, const JoinToken&) = default;
 };
 
 }  // namespace suanli::core

@@ -1,0 +1,391 @@
+#include "server/documents.h"
+
+#include "core/pod_state.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::FormatTime;
+using core::Result;
+using wire::JsonFields;
+
+// Stored strings are the server's own: bounded only against a corrupt store.
+constexpr size_t kLong = size_t{1} << 20;
+constexpr wire::TextRule kText{.max_length = kLong};
+constexpr wire::RangeRule<int> kAnyInt{INT32_MIN, INT32_MAX};
+constexpr wire::RangeRule<int64_t> kAnyInt64{INT64_MIN, INT64_MAX};
+constexpr wire::MicrosRule kAnyMicros{.allow_negative = true};
+
+json::array ToArray(const std::vector<std::string>& items) {
+  json::array out;
+  for (const std::string& item : items) out.emplace_back(item);
+  return out;
+}
+
+json::object ToObject(const std::map<std::string, std::string>& items) {
+  json::object out;
+  for (const auto& entry : items) out[entry.first] = entry.second;
+  return out;
+}
+
+JsonFields Reader(const json::object& document) {
+  return JsonFields(document, wire::UnknownFields::kIgnore);
+}
+
+// The entity, or the first bad field with the entity's kind and id ("pod pod_1: ...").
+template <typename T>
+Result<T> Finished(JsonFields& fields, std::string_view kind, T&& value) {
+  if (core::Status status = fields.Finish(); !status.ok()) {
+    return core::InternalError("the stored " + std::string(kind) + " " + value.id +
+                               " is corrupt: " + status.message());
+  }
+  return std::move(value);
+}
+
+void ReadPorts(JsonFields& fields, std::vector<core::PortSpec>* out) {
+  std::vector<std::string> texts;
+  fields.StringList("ports", &texts, 1024);
+  for (const std::string& text : texts) {
+    Result<core::PortSpec> port = wire::ParsePort(text);
+    if (!port.ok()) return fields.Fail("ports: " + port.status().message());
+    out->push_back(*port);
+  }
+}
+
+}  // namespace
+
+json::object ToDocument(const core::User& user) {
+  return {{"id", user.id},
+          {"name", user.name},
+          {"role", wire::RoleName(user.role)},
+          {"balance_micros", user.balance.micros()},
+          {"spend_cap_per_hour_micros", user.spend_cap_per_hour.micros()},
+          {"created_at", FormatTime(user.created_at)},
+          {"notices", ToArray(user.notices)}};
+}
+
+Result<core::User> UserFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::User user;
+  std::string role;
+  fields.String("id", &user.id, kText);
+  fields.String("name", &user.name, kText);
+  fields.String("role", &role, kText);
+  user.role = role == "admin" ? core::Role::kAdmin : core::Role::kUser;
+  fields.Micros("balance_micros", &user.balance, kAnyMicros);
+  fields.Micros("spend_cap_per_hour_micros", &user.spend_cap_per_hour, kAnyMicros);
+  fields.Time("created_at", &user.created_at);
+  fields.StringList("notices", &user.notices, 1 << 16);
+  return Finished(fields, "user", std::move(user));
+}
+
+json::object ToDocument(const core::ApiToken& token) {
+  return {{"id", token.id},
+          {"user_id", token.user_id},
+          {"name", token.name},
+          {"secret_hash", token.secret_hash},
+          {"prefix", token.secret_prefix},
+          {"created_at", FormatTime(token.created_at)}};
+}
+
+Result<core::ApiToken> ApiTokenFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::ApiToken token;
+  fields.String("id", &token.id, kText);
+  fields.String("user_id", &token.user_id, kText);
+  fields.String("name", &token.name, kText);
+  fields.String("secret_hash", &token.secret_hash, kText);
+  fields.String("prefix", &token.secret_prefix, kText);
+  fields.Time("created_at", &token.created_at);
+  return Finished(fields, "API token", std::move(token));
+}
+
+json::object ToDocument(const core::SshKey& key) {
+  return {{"id", key.id},
+          {"user_id", key.user_id},
+          {"name", key.name},
+          {"public_key", key.public_key},
+          {"fingerprint", key.fingerprint},
+          {"created_at", FormatTime(key.created_at)}};
+}
+
+Result<core::SshKey> SshKeyFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::SshKey key;
+  fields.String("id", &key.id, kText);
+  fields.String("user_id", &key.user_id, kText);
+  fields.String("name", &key.name, kText);
+  fields.String("public_key", &key.public_key, kText);
+  fields.String("fingerprint", &key.fingerprint, kText);
+  fields.Time("created_at", &key.created_at);
+  return Finished(fields, "SSH key", std::move(key));
+}
+
+json::object ToDocument(const core::Template& spec) {
+  return {{"id", spec.id},
+          {"owner_id", spec.owner_id},
+          {"public", spec.is_public},
+          {"name", spec.name},
+          {"description", spec.description},
+          {"image", spec.image},
+          {"command", ToArray(spec.command)},
+          {"env", ToObject(spec.env)},
+          {"ports", wire::PortsView(spec.ports)},
+          {"container_disk_gb", spec.container_disk_gb},
+          {"volume_gb", spec.volume_gb},
+          {"volume_mount_path", spec.volume_mount_path},
+          {"created_at", FormatTime(spec.created_at)}};
+}
+
+Result<core::Template> TemplateFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::Template spec;
+  fields.String("id", &spec.id, kText);
+  fields.String("owner_id", &spec.owner_id, kText);
+  fields.Bool("public", &spec.is_public);
+  fields.String("name", &spec.name, kText);
+  fields.String("description", &spec.description, kText);
+  fields.String("image", &spec.image, kText);
+  fields.StringList("command", &spec.command, 1 << 16);
+  fields.StringMap("env", &spec.env, 1 << 16);
+  ReadPorts(fields, &spec.ports);
+  fields.Int("container_disk_gb", &spec.container_disk_gb, kAnyInt);
+  fields.Int("volume_gb", &spec.volume_gb, kAnyInt);
+  fields.String("volume_mount_path", &spec.volume_mount_path, kText);
+  fields.Time("created_at", &spec.created_at);
+  return Finished(fields, "template", std::move(spec));
+}
+
+json::object ToDocument(const core::Pod& pod) {
+  json::array indices;
+  for (int index : pod.gpu_indices) indices.emplace_back(index);
+  json::array mappings;
+  for (const core::PortMapping& mapping : pod.port_mappings) {
+    mappings.emplace_back(json::object{{"container_port", mapping.container_port},
+                                       {"protocol", mapping.protocol},
+                                       {"host_port", mapping.host_port}});
+  }
+  json::object out{{"id", pod.id},
+                   {"owner_id", pod.owner_id},
+                   {"name", pod.name},
+                   {"template_id", pod.template_id},
+                   {"image", pod.image},
+                   {"command", ToArray(pod.command)},
+                   {"env", ToObject(pod.env)},
+                   {"ports", wire::PortsView(pod.ports)},
+                   {"gpu_type", pod.gpu_type},
+                   {"gpu_count", pod.gpu_count},
+                   {"vcpu", pod.vcpu},
+                   {"memory_gb", pod.memory_gb},
+                   {"container_disk_gb", pod.container_disk_gb},
+                   {"volume_gb", pod.volume_gb},
+                   {"volume_mount_path", pod.volume_mount_path},
+                   {"interruptible", pod.interruptible},
+                   {"priority", pod.priority},
+                   {"node_selector", ToObject(pod.node_selector)},
+                   {"sequence", pod.sequence},
+                   {"desired_state", wire::DesiredStateName(pod.desired)},
+                   {"state", core::PodStateName(pod.state)},
+                   {"state_reason", pod.state_reason},
+                   {"state_since", FormatTime(pod.state_since)},
+                   {"generation", pod.generation},
+                   {"report_seq", pod.report_seq},
+                   {"restarts", pod.restarts},
+                   {"node_id", pod.node_id},
+                   {"last_node_id", pod.last_node_id},
+                   {"gpu_indices", std::move(indices)},
+                   {"container_id", pod.container_id},
+                   {"port_mappings", std::move(mappings)},
+                   {"gpu_price_per_hour_micros", pod.gpu_price_per_hour.micros()},
+                   {"storage_price_per_gb_month_micros", pod.storage_price_per_gb_month.micros()},
+                   {"created_at", FormatTime(pod.created_at)},
+                   {"gpu_billed_to", FormatTime(pod.gpu_billed_to)},
+                   {"storage_billed_to", FormatTime(pod.storage_billed_to)},
+                   {"cost_micros", pod.cost.micros()},
+                   {"volume_confirmed_empty", pod.volume_confirmed_empty},
+                   {"ready", pod.ready},
+                   {"jupyter_token", pod.jupyter_token},
+                   {"link_token", pod.link_token}};
+  out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
+  out["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
+                                                    {"total_bytes", pod.pull->total_bytes}})
+                         : nullptr;
+  return out;
+}
+
+Result<core::Pod> PodFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::Pod pod;
+  std::string desired, state;
+  int64_t sequence = 0;
+  fields.String("id", &pod.id, kText);
+  fields.String("owner_id", &pod.owner_id, kText);
+  fields.String("name", &pod.name, kText);
+  fields.String("template_id", &pod.template_id, kText);
+  fields.String("image", &pod.image, kText);
+  fields.StringList("command", &pod.command, 1 << 16);
+  fields.StringMap("env", &pod.env, 1 << 16);
+  ReadPorts(fields, &pod.ports);
+  fields.String("gpu_type", &pod.gpu_type, kText);
+  fields.Int("gpu_count", &pod.gpu_count, kAnyInt);
+  fields.Int("vcpu", &pod.vcpu, kAnyInt);
+  fields.Int("memory_gb", &pod.memory_gb, kAnyInt);
+  fields.Int("container_disk_gb", &pod.container_disk_gb, kAnyInt);
+  fields.Int("volume_gb", &pod.volume_gb, kAnyInt);
+  fields.String("volume_mount_path", &pod.volume_mount_path, kText);
+  fields.Bool("interruptible", &pod.interruptible);
+  fields.Int("priority", &pod.priority, kAnyInt);
+  fields.StringMap("node_selector", &pod.node_selector, 1 << 16);
+  fields.Int64("sequence", &sequence, {0, INT64_MAX});
+  pod.sequence = static_cast<uint64_t>(sequence);
+  fields.String("desired_state", &desired, kText);
+  pod.desired = wire::ParseDesiredState(desired);
+  fields.String("state", &state, {.required = true, .max_length = 32});
+  fields.String("state_reason", &pod.state_reason, kText);
+  fields.Time("state_since", &pod.state_since);
+  fields.Int64("generation", &pod.generation, kAnyInt64);
+  fields.Int64("report_seq", &pod.report_seq, kAnyInt64);
+  fields.Int64("restarts", &pod.restarts, kAnyInt64);
+  fields.String("node_id", &pod.node_id, kText);
+  fields.String("last_node_id", &pod.last_node_id, kText);
+  if (const json::value* indices = fields.Raw("gpu_indices"); indices != nullptr) {
+    if (!indices->is_array()) {
+      fields.Fail("gpu_indices: must be an array");
+    } else {
+      for (const json::value& index : indices->as_array()) {
+        if (!index.is_int64()) {
+          fields.Fail("gpu_indices: every index must be an integer");
+          break;
+        }
+        pod.gpu_indices.push_back(static_cast<int>(index.as_int64()));
+      }
+    }
+  }
+  fields.String("container_id", &pod.container_id, kText);
+  fields.Objects("port_mappings", 1 << 16, [&pod](JsonFields& mapping) {
+    core::PortMapping parsed;
+    mapping.Int("container_port", &parsed.container_port, kAnyInt);
+    mapping.String("protocol", &parsed.protocol, kText);
+    mapping.Int("host_port", &parsed.host_port, kAnyInt);
+    pod.port_mappings.push_back(std::move(parsed));
+  });
+  fields.Micros("gpu_price_per_hour_micros", &pod.gpu_price_per_hour, kAnyMicros);
+  fields.Micros("storage_price_per_gb_month_micros", &pod.storage_price_per_gb_month, kAnyMicros);
+  fields.Time("created_at", &pod.created_at);
+  if (const json::value* since = fields.Raw("running_since"); since && !since->is_null()) {
+    core::TimePoint running_since;
+    fields.Time("running_since", &running_since);
+    pod.running_since = running_since;
+  }
+  fields.Time("gpu_billed_to", &pod.gpu_billed_to);
+  fields.Time("storage_billed_to", &pod.storage_billed_to);
+  fields.Micros("cost_micros", &pod.cost, kAnyMicros);
+  fields.Bool("volume_confirmed_empty", &pod.volume_confirmed_empty);
+  fields.Bool("ready", &pod.ready);
+  fields.String("jupyter_token", &pod.jupyter_token, kText);
+  fields.String("link_token", &pod.link_token, kText);
+  if (const json::value* pull = fields.Raw("pull"); pull && !pull->is_null()) {
+    core::PullProgress progress;
+    fields.Object("pull", [&progress](JsonFields& read) {
+      read.Int64("current_bytes", &progress.current_bytes, kAnyInt64);
+      read.Int64("total_bytes", &progress.total_bytes, kAnyInt64);
+    });
+    pod.pull = progress;
+  }
+  if (fields.ok()) {
+    Result<core::PodState> parsed = core::ParsePodState(state);
+    if (!parsed.ok()) {
+      fields.Fail("state: " + parsed.status().message());
+    } else {
+      pod.state = *parsed;
+    }
+  }
+  return Finished(fields, "pod", std::move(pod));
+}
+
+json::object ToDocument(const core::Node& node) {
+  json::array gpus;
+  for (const core::GpuDevice& gpu : node.gpus) {
+    gpus.emplace_back(json::object{{"index", gpu.index},
+                                   {"uuid", gpu.uuid},
+                                   {"type", gpu.type},
+                                   {"memory_gb", gpu.memory_gb},
+                                   {"simulated", gpu.simulated}});
+  }
+  return {{"id", node.id},
+          {"name", node.name},
+          {"token_hash", node.token_hash},
+          {"state", node.state == core::NodeState::kReady ? "ready" : "unreachable"},
+          {"cordoned", node.cordoned},
+          {"draining", node.draining},
+          {"labels", ToObject(node.labels)},
+          {"gpus", std::move(gpus)},
+          {"vcpu", node.vcpu},
+          {"memory_gb", node.memory_gb},
+          {"disk_gb", node.disk_gb},
+          {"agent_version", node.agent_version},
+          {"address", node.address},
+          {"drain_reason", node.drain_reason},
+          {"generation", node.generation},
+          {"registered_at", FormatTime(node.registered_at)},
+          {"last_heartbeat", FormatTime(node.last_heartbeat)}};
+}
+
+Result<core::Node> NodeFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::Node node;
+  std::string state;
+  fields.String("id", &node.id, kText);
+  fields.String("name", &node.name, kText);
+  fields.String("token_hash", &node.token_hash, kText);
+  fields.String("state", &state, kText);
+  node.state = state == "unreachable" ? core::NodeState::kUnreachable : core::NodeState::kReady;
+  fields.Bool("cordoned", &node.cordoned);
+  fields.Bool("draining", &node.draining);
+  fields.StringMap("labels", &node.labels, 1 << 16);
+  fields.Objects("gpus", 1 << 16, [&node](JsonFields& gpu) {
+    core::GpuDevice device;
+    gpu.Int("index", &device.index, kAnyInt);
+    gpu.String("uuid", &device.uuid, kText);
+    gpu.String("type", &device.type, kText);
+    gpu.Number("memory_gb", &device.memory_gb, {0, 1e9});
+    gpu.Bool("simulated", &device.simulated);
+    node.gpus.push_back(std::move(device));
+  });
+  fields.Int("vcpu", &node.vcpu, kAnyInt);
+  fields.Int("memory_gb", &node.memory_gb, kAnyInt);
+  fields.Int("disk_gb", &node.disk_gb, kAnyInt);
+  fields.String("agent_version", &node.agent_version, kText);
+  fields.String("address", &node.address, kText);
+  fields.String("drain_reason", &node.drain_reason, kText);
+  fields.Int64("generation", &node.generation, kAnyInt64);
+  fields.Time("registered_at", &node.registered_at);
+  fields.Time("last_heartbeat", &node.last_heartbeat);
+  return Finished(fields, "node", std::move(node));
+}
+
+json::object ToDocument(const core::JoinToken& token) {
+  return {{"id", token.id},
+          {"secret_hash", token.secret_hash},
+          {"prefix", token.secret_prefix},
+          {"note", token.note},
+          {"created_at", FormatTime(token.created_at)},
+          {"expires_at", FormatTime(token.expires_at)}};
+}
+
+Result<core::JoinToken> JoinTokenFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::JoinToken token;
+  fields.String("id", &token.id, kText);
+  fields.String("secret_hash", &token.secret_hash, kText);
+  fields.String("prefix", &token.secret_prefix, kText);
+  fields.String("note", &token.note, kText);
+  fields.Time("created_at", &token.created_at);
+  fields.Time("expires_at", &token.expires_at);
+  return Finished(fields, "join token", std::move(token));
+}
+
+}  // namespace suanli::server

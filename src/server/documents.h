@@ -1,0 +1,34 @@
+// Documents: the control plane's entities as the store keeps them (store::Store holds JSON
+// documents by collection and id).
+//
+// The store's own format, apart from the API's views (wire/views.h): a document holds every field,
+// secrets as hashes only, and may be renamed or migrated here without a client noticing. Reading
+// is forgiving in one way only: a field a document lacks (written by an older version) keeps its
+// default. A field of the wrong type is a corrupt store, refused with the entity's id, never
+// guessed at. Times are RFC 3339 UTC with milliseconds; money is integer micro-dollars.
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include "core/domain.h"
+#include "core/status.h"
+
+namespace suanli::server {
+
+boost::json::object ToDocument(const core::User& user);
+boost::json::object ToDocument(const core::ApiToken& token);
+boost::json::object ToDocument(const core::SshKey& key);
+boost::json::object ToDocument(const core::Template& spec);
+boost::json::object ToDocument(const core::Pod& pod);
+boost::json::object ToDocument(const core::Node& node);  // without gpu_health, kept in memory only
+boost::json::object ToDocument(const core::JoinToken& token);
+
+core::Result<core::User> UserFromDocument(const boost::json::object& document);
+core::Result<core::ApiToken> ApiTokenFromDocument(const boost::json::object& document);
+core::Result<core::SshKey> SshKeyFromDocument(const boost::json::object& document);
+core::Result<core::Template> TemplateFromDocument(const boost::json::object& document);
+core::Result<core::Pod> PodFromDocument(const boost::json::object& document);
+core::Result<core::Node> NodeFromDocument(const boost::json::object& document);
+core::Result<core::JoinToken> JoinTokenFromDocument(const boost::json::object& document);
+
+}  // namespace suanli::server

@@ -1,0 +1,141 @@
+#include "server/documents.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+namespace suanli::server {
+namespace {
+
+core::TimePoint At(int64_t millis) { return core::TimePoint(std::chrono::milliseconds(millis)); }
+
+core::Pod SamplePod() {
+  core::Pod pod;
+  pod.id = "pod_1";
+  pod.owner_id = "usr_1";
+  pod.name = "trainer";
+  pod.template_id = "pytorch";
+  pod.image = "pytorch/pytorch";
+  pod.command = {"python", "-c", "print(1)"};
+  pod.env = {{"A", "1"}};
+  pod.ports = {{8888, "http"}, {22, "tcp"}};
+  pod.gpu_type = "RTX 4090";
+  pod.gpu_count = 2;
+  pod.vcpu = 8;
+  pod.memory_gb = 32;
+  pod.container_disk_gb = 20;
+  pod.volume_gb = 50;
+  pod.volume_mount_path = "/workspace";
+  pod.interruptible = true;
+  pod.priority = 3;
+  pod.node_selector = {{"zone", "a"}};
+  pod.sequence = 17;
+  pod.desired = core::DesiredState::kStopped;
+  pod.state = core::PodState::kStopping;
+  pod.state_reason = "asked";
+  pod.state_since = At(1000);
+  pod.generation = 4;
+  pod.report_seq = 9;
+  pod.restarts = 1;
+  pod.node_id = "node_1";
+  pod.last_node_id = "node_0";
+  pod.gpu_indices = {0, 1};
+  pod.container_id = "c0ffee";
+  pod.port_mappings = {{8888, "http", 20001}};
+  pod.ready = true;
+  pod.pull = core::PullProgress{5, 10};
+  pod.jupyter_token = "jt";
+  pod.link_token = "lt";
+  pod.gpu_price_per_hour = core::Money::FromMicros(690'000);
+  pod.storage_price_per_gb_month = core::Money::FromMicros(100'000);
+  pod.created_at = At(500);
+  pod.running_since = At(2000);
+  pod.gpu_billed_to = At(3000);
+  pod.storage_billed_to = At(3500);
+  pod.cost = core::Money::FromMicros(-12);
+  pod.volume_confirmed_empty = true;
+  return pod;
+}
+
+TEST(DocumentsTest, EveryEntityRoundTrips) {
+  const core::Pod pod = SamplePod();
+  EXPECT_EQ(PodFromDocument(ToDocument(pod)).value(), pod);
+  core::Pod fresh;  // the defaults: no running_since, no pull
+  fresh.id = "pod_2";
+  EXPECT_EQ(PodFromDocument(ToDocument(fresh)).value(), fresh);
+
+  core::User user{"usr_1",
+                  "alice",
+                  core::Role::kAdmin,
+                  core::Money::FromMicros(-5),
+                  core::Money::FromMicros(2'000'000),
+                  At(7),
+                  {"stopped pod_1: out of money"}};
+  EXPECT_EQ(UserFromDocument(ToDocument(user)).value(), user);
+  core::ApiToken token{"tok_1", "usr_1", "laptop", "ab12", "sl_ab", At(8)};
+  EXPECT_EQ(ApiTokenFromDocument(ToDocument(token)).value(), token);
+  core::SshKey key{"key_1", "usr_1", "laptop", "ssh-ed25519 AAAA x", "SHA256:x", At(9)};
+  EXPECT_EQ(SshKeyFromDocument(ToDocument(key)).value(), key);
+  core::Template spec;
+  spec.id = "tpl_1";
+  spec.owner_id = "usr_1";
+  spec.is_public = true;
+  spec.name = "mine";
+  spec.image = "busybox";
+  spec.command = {"sleep", "1"};
+  spec.env = {{"B", "2"}};
+  spec.ports = {{80, "http"}};
+  spec.created_at = At(10);
+  EXPECT_EQ(TemplateFromDocument(ToDocument(spec)).value(), spec);
+  core::Node node;
+  node.id = "node_1";
+  node.name = "n1";
+  node.token_hash = "ffee";
+  node.state = core::NodeState::kUnreachable;
+  node.cordoned = node.draining = true;
+  node.labels = {{"zone", "b"}};
+  node.gpus = {{0, "GPU-1", "RTX 4090", 23.5, true}};
+  node.vcpu = 16;
+  node.memory_gb = 64;
+  node.disk_gb = 500;
+  node.agent_version = "0.5.0";
+  node.address = "10.0.0.5";
+  node.drain_reason = "GPU lost";
+  node.generation = 3;
+  node.registered_at = At(11);
+  node.last_heartbeat = At(12);
+  EXPECT_EQ(NodeFromDocument(ToDocument(node)).value(), node);
+  core::JoinToken join{"join_1", "hash", "slj_ab", "rack 4", At(13), At(14)};
+  EXPECT_EQ(JoinTokenFromDocument(ToDocument(join)).value(), join);
+}
+
+TEST(DocumentsTest, AFieldAnOlderVersionDidNotWriteKeepsItsDefault) {
+  boost::json::object document = ToDocument(SamplePod());
+  document.erase("link_token");
+  document.erase("priority");
+  document["added_by_a_newer_version"] = 1;
+  core::Result<core::Pod> pod = PodFromDocument(document);
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  EXPECT_EQ(pod->link_token, "");
+  EXPECT_EQ(pod->priority, 0);
+}
+
+TEST(DocumentsTest, ACorruptDocumentIsRefusedWithItsId) {
+  boost::json::object document = ToDocument(SamplePod());
+  document["gpu_count"] = "two";
+  core::Result<core::Pod> pod = PodFromDocument(document);
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.status().code(), core::StatusCode::kInternal);
+  EXPECT_NE(pod.status().message().find("pod pod_1 is corrupt: gpu_count: must be an integer"),
+            std::string::npos)
+      << pod.status().message();
+  document = ToDocument(SamplePod());
+  document["state"] = "levitating";
+  EXPECT_FALSE(PodFromDocument(document).ok());
+  boost::json::object user = ToDocument(core::User{});
+  user["created_at"] = "last week";
+  EXPECT_FALSE(UserFromDocument(user).ok());
+}
+
+}  // namespace
+}  // namespace suanli::server
