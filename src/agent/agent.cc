@@ -1,30 +1,26 @@
 #include "agent/agent.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <ostream>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "agent/container_spec.h"
 #include "agent/engine.h"
 #include "agent/gpus.h"
+#include "agent/host_inventory.h"
 #include "agent/ports.h"
+#include "agent/readiness_probe.h"
 #include "agent/reconcile.h"
 #include "agent/relay.h"
 #include "agent/state_db.h"
 #include "agent/tar.h"
+#include "core/check.h"
+#include "core/mutex.h"
 #include "core/stop_signal.h"
 #include "net/http_client.h"
 #include "wire/agent_protocol.h"
@@ -38,79 +34,13 @@ using core::Status;
 
 constexpr std::string_view kAgentVersion = "0.5.0";
 
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "node";
-  return name;
-}
-
-// Whether something in the pod answers on `port`: an HTTP port must answer a request (any
-// status); a TCP port must accept, then either greet (an SSH banner) or wait for the client to
-// speak. The engine's port forwarder accepts even when nothing listens inside, and then closes:
-// that is "not yet".
-bool PortAnswers(const std::string& address, const core::PortMapping& port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return false;
-  sockaddr_in where{};
-  where.sin_family = AF_INET;
-  where.sin_port = htons(static_cast<uint16_t>(port.host_port));
-  inet_pton(AF_INET, address.c_str(), &where.sin_addr);
-  auto wait_for = [&](short events, int timeout_ms) {
-    pollfd poll_fd{fd, events, 0};
-    return ::poll(&poll_fd, 1, timeout_ms) == 1 && (poll_fd.revents & events) != 0;
-  };
-  bool answers = false;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&where), sizeof where) == 0 ||
-      (errno == EINPROGRESS && wait_for(POLLOUT, 500))) {
-    int error = 0;
-    socklen_t size = sizeof error;
-    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-    if (error == 0) {
-      if (port.protocol == "http") {
-        constexpr std::string_view kRequest = "HEAD / HTTP/1.0\r\nHost: localhost\r\n\r\n";
-        (void)::send(fd, kRequest.data(), kRequest.size(), MSG_NOSIGNAL);
-      }
-      char first[5] = {};
-      if (wait_for(POLLIN, port.protocol == "http" ? 1000 : 300)) {
-        const ssize_t got = ::recv(fd, first, sizeof first, 0);
-        answers =
-            port.protocol == "http" ? got == 5 && std::string_view(first, 5) == "HTTP/" : got > 0;
-      } else {
-        answers = port.protocol != "http";  // open and silent: a server waiting for its client
-      }
-    }
-  }
-  ::close(fd);
-  return answers;
-}
-
 struct Probe {
   std::string container_id;
   std::vector<core::PortMapping> ports;
 };
 
-struct Resources {
-  int vcpu = 0;
-  int memory_gb = 0;
-  int disk_gb = 0;
-};
-
-Resources ReadResources(const std::filesystem::path& dir) {
-  Resources resources;
-  resources.vcpu = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page_size > 0) {
-    resources.memory_gb = static_cast<int>((static_cast<int64_t>(pages) * page_size) >> 30);
-  }
-  struct statvfs disk {};
-  if (statvfs(dir.c_str(), &disk) == 0) {
-    resources.disk_gb =
-        static_cast<int>((static_cast<int64_t>(disk.f_bavail) * disk.f_frsize) >> 30);
-  }
-  return resources;
-}
-
+// Thread-safety: the threads of agent.h share the fields GUARDED_BY(mutex_); the rest are set at
+// construction and only read afterwards (threads_ is Begin's and Stop's, on the owner's thread).
 class AgentImpl final : public Agent {
  public:
   AgentImpl(AgentOptions options, core::Clock& clock, std::ostream& log,
@@ -141,7 +71,7 @@ class AgentImpl final : public Agent {
       ServeRelay(
           relay,
           [this] {
-            std::lock_guard lock(mutex_);
+            core::MutexLock lock(mutex_);
             return node_token_;
           },
           *engine_, [this] { return Stopping(); }, [this](const std::string& line) { Log(line); });
@@ -154,30 +84,31 @@ class AgentImpl final : public Agent {
     return address.empty() || address == "0.0.0.0" ? "127.0.0.1" : address;
   }
 
-  void Stop() override {
+  void Stop() EXCLUDES(mutex_) override {
     {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (stopping_) return;
       stopping_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     for (std::thread& thread : threads_) thread.join();
     threads_.clear();
-    std::vector<std::thread> pulls;
     {
-      std::lock_guard lock(mutex_);
-      pulls.swap(pull_threads_);
+      // The reconcile thread, which starts pulls, is gone. A pull cannot be interrupted (the
+      // engine's API has no way), so each runs to its end, as before Stop.
+      core::MutexLock lock(mutex_);
+      wake_.Wait(mutex_, [this]() REQUIRES(mutex_) { return pulls_.empty(); });
     }
-    for (std::thread& thread : pulls) thread.join();
+    ReapPulls();
   }
 
-  Status failure() const override {
-    std::lock_guard lock(mutex_);
+  Status failure() const EXCLUDES(mutex_) override {
+    core::MutexLock lock(mutex_);
     return failure_;
   }
 
-  std::string node_id() const override {
-    std::lock_guard lock(mutex_);
+  std::string node_id() const EXCLUDES(mutex_) override {
+    core::MutexLock lock(mutex_);
     return node_id_;
   }
 
@@ -190,8 +121,8 @@ class AgentImpl final : public Agent {
     return client.ok() ? std::move(client).value() : nullptr;
   }
 
-  net::Headers Auth() const {
-    std::lock_guard lock(mutex_);
+  net::Headers Auth() const EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     return {{"Authorization", "Bearer " + node_token_}};
   }
 
@@ -216,7 +147,7 @@ class AgentImpl final : public Agent {
   }
 
   // The GPUs whose last reading failed; logs each change of the set.
-  std::set<int> FailingGpus(const std::vector<GpuHealth>& health) {
+  std::set<int> FailingGpus(const std::vector<GpuHealth>& health) EXCLUDES(mutex_) {
     std::set<int> failing;
     std::string why;
     for (const GpuHealth& reading : health) {
@@ -224,7 +155,7 @@ class AgentImpl final : public Agent {
       failing.insert(reading.index);
       why += " GPU " + std::to_string(reading.index) + ": " + reading.problem + ";";
     }
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     if (failing != failing_gpus_) {
       Log(failing.empty() ? "every GPU reads well again"
                           : "GPUs that cannot be read are no longer offered:" + why +
@@ -235,8 +166,8 @@ class AgentImpl final : public Agent {
   }
 
   // Logs a change of the server's reachability once, not once per retry.
-  void NoteServer(bool reachable, const std::string& why) {
-    std::lock_guard lock(mutex_);
+  void NoteServer(bool reachable, const std::string& why) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     if (reachable == server_reachable_) return;
     server_reachable_ = reachable;
     Log(reachable ? "the server is reachable again at " + options_.server_url
@@ -246,15 +177,15 @@ class AgentImpl final : public Agent {
 
   // Loads the saved credential, or registers with the join token. Retries until it works or the
   // agent stops; false when stopping or hopeless.
-  bool EnsureRegistered(net::HttpClient& client) {
+  bool EnsureRegistered(net::HttpClient& client) EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (!node_token_.empty()) return true;
     }
     Result<std::optional<std::string>> token = state_->Get("node_token");
     Result<std::optional<std::string>> id = state_->Get("node_id");
     if (token.ok() && id.ok() && token->has_value() && id->has_value()) {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       node_token_ = **token;
       node_id_ = **id;
       return true;
@@ -288,7 +219,7 @@ class AgentImpl final : public Agent {
         }
         (void)state_->Set("node_id", node_id);
         (void)state_->Set("server_url", options_.server_url);
-        std::lock_guard lock(mutex_);
+        core::MutexLock lock(mutex_);
         node_token_ = node_token;
         node_id_ = node_id;
         Log("registered as node " + node_id + " (" + options_.name + ") with " +
@@ -307,7 +238,7 @@ class AgentImpl final : public Agent {
     return false;
   }
 
-  void SyncLoop() {
+  void SyncLoop() EXCLUDES(mutex_) {
     std::unique_ptr<net::HttpClient> client =
         NewClient(options_.long_poll + std::chrono::seconds(10));
     if (!client)
@@ -332,12 +263,12 @@ class AgentImpl final : public Agent {
         after = desired->generation;
         (void)state_->Set("desired", answer->body);
         {
-          std::lock_guard lock(mutex_);
+          core::MutexLock lock(mutex_);
           desired_ = std::move(desired->pods);
           have_desired_ = true;
           poked_ = true;
         }
-        wake_.notify_all();
+        wake_.NotifyAll();
         continue;
       }
       if (answer.ok() && answer->status == 401) {
@@ -347,7 +278,7 @@ class AgentImpl final : public Agent {
               "the server rejected this node's token; register it again with --join-token"));
         }
         {
-          std::lock_guard lock(mutex_);
+          core::MutexLock lock(mutex_);
           node_token_.clear();
         }
         (void)state_->Set("node_token", "");
@@ -363,7 +294,7 @@ class AgentImpl final : public Agent {
     }
   }
 
-  void HeartbeatLoop() {
+  void HeartbeatLoop() EXCLUDES(mutex_) {
     std::unique_ptr<net::HttpClient> client = NewClient(std::chrono::seconds(10));
     if (!client) return;
     while (!Stopping()) {
@@ -378,7 +309,7 @@ class AgentImpl final : public Agent {
 
   // Sends queued reports in order. A report the server refuses for good (the pod is gone or on
   // another node) is dropped; one it could not take now is retried, so nothing is lost.
-  void ReportLoop() {
+  void ReportLoop() EXCLUDES(mutex_) {
     std::unique_ptr<net::HttpClient> client = NewClient(std::chrono::seconds(10));
     if (!client) return;
     auto backoff = std::chrono::milliseconds(200);
@@ -389,9 +320,9 @@ class AgentImpl final : public Agent {
       }
       Result<std::vector<PendingReport>> pending = state_->Pending(32);
       if (!pending.ok() || pending->empty()) {
-        std::unique_lock lock(mutex_);
-        report_wake_.wait_for(lock, std::chrono::seconds(1),
-                              [this] { return stopping_ || reports_queued_; });
+        core::MutexLock lock(mutex_);
+        report_wake_.WaitFor(mutex_, std::chrono::seconds(1),
+                             [this]() REQUIRES(mutex_) { return stopping_ || reports_queued_; });
         reports_queued_ = false;
         continue;
       }
@@ -432,34 +363,35 @@ class AgentImpl final : public Agent {
     if (!cached.ok() || !cached->has_value()) return;
     Result<wire::DesiredPods> desired = wire::DecodeDesiredPods(**cached);
     if (!desired.ok()) return;
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     desired_ = std::move(desired->pods);
     have_desired_ = true;
   }
 
   // --- Reconciling -------------------------------------------------------------------------------
 
-  void ReconcileLoop() {
+  void ReconcileLoop() EXCLUDES(mutex_) {
     while (!Stopping()) {
+      ReapPulls();
       bool ready = false;
       {
-        std::lock_guard lock(mutex_);
+        core::MutexLock lock(mutex_);
         ready = have_desired_;
       }
       if (ready) {
         ReconcileOnce();
         ProbeUnready();
       }
-      std::unique_lock lock(mutex_);
+      core::MutexLock lock(mutex_);
       // While a pod's ports are coming up, look again soon: `pods create --wait` waits for them.
       const auto interval =
           unready_.empty() ? options_.resync_interval : std::chrono::milliseconds(200);
-      wake_.wait_for(lock, interval, [this] { return stopping_ || poked_; });
+      wake_.WaitFor(mutex_, interval, [this]() REQUIRES(mutex_) { return stopping_ || poked_; });
       poked_ = false;
     }
   }
 
-  void ReconcileOnce() {
+  void ReconcileOnce() EXCLUDES(mutex_) {
     // Each pass plans one step per pod; steps that need the engine's answer come next pass.
     for (int pass = 0; pass < 8 && !Stopping(); ++pass) {
       Result<std::vector<ContainerInfo>> containers = engine_->ListLabelled(kPodLabel);
@@ -476,7 +408,7 @@ class AgentImpl final : public Agent {
       std::vector<DesiredPod> desired;
       std::map<std::string, Reported> reported;
       {
-        std::lock_guard lock(mutex_);
+        core::MutexLock lock(mutex_);
         desired = desired_;
         reported = reported_;
       }
@@ -539,10 +471,10 @@ class AgentImpl final : public Agent {
   }
 
   // Reports `ready` for each running pod whose ports all answer now.
-  void ProbeUnready() {
+  void ProbeUnready() EXCLUDES(mutex_) {
     std::map<std::string, Probe> unready;
     {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       unready = unready_;
     }
     const std::string address = ProbeAddress();
@@ -557,34 +489,19 @@ class AgentImpl final : public Agent {
     }
   }
 
-  void CreatePod(const DesiredPod& desired) {
+  void CreatePod(const DesiredPod& desired) EXCLUDES(mutex_) {
     const core::Pod& pod = desired.pod;
-    ContainerSpec spec;
-    spec.name = ContainerName(pod.id);
-    spec.image = pod.image;
-    spec.command = pod.command;
-    spec.labels = {{std::string(kPodLabel), pod.id},
-                   {std::string(kRestartsLabel), std::to_string(pod.restarts)},
-                   {std::string(kNodeLabel), node_id()}};
-    // suanli's variables: in the container's env, and usable as ${NAME} in the template's env and
-    // command (templates pass JUPYTER_TOKEN to Jupyter that way).
-    std::map<std::string, std::string> variables{{"SUANLI_POD_ID", pod.id}};
-    if (!pod.jupyter_token.empty()) variables["JUPYTER_TOKEN"] = pod.jupyter_token;
-    std::string keys;
-    for (const std::string& key : desired.ssh_keys) keys += key + "\n";
-    if (!keys.empty()) variables["PUBLIC_KEY"] = keys;
-    // Once started (or given up), the engine holds the ports: the kernel will not hand them out.
+    // One per pod port. Once started (or given up), the engine holds them: the kernel will not
+    // hand them out.
+    std::vector<int> host_ports;
     struct ReleasePorts {
       AgentImpl& agent;
-      const ContainerSpec& spec;
-      ~ReleasePorts() {
-        std::lock_guard lock(agent.mutex_);
-        for (const PublishedPort& port : spec.ports) agent.ports_handed_out_.erase(port.host_port);
-      }
-    } release{*this, spec};
+      const std::vector<int>& ports;
+      ~ReleasePorts() { agent.ReleaseHostPorts(ports); }
+    } release{*this, host_ports};
     {
-      std::lock_guard lock(mutex_);
-      for (const core::PortSpec& port : pod.ports) {
+      core::MutexLock lock(mutex_);
+      while (host_ports.size() < pod.ports.size()) {
         Result<int> host_port = FreeHostPort(options_.publish_address, ports_handed_out_);
         if (!host_port.ok()) {
           QueueLocked(pod.id, PodState::kFailed, clock_.Now(), "", {}, host_port.status().message(),
@@ -592,32 +509,12 @@ class AgentImpl final : public Agent {
           return;
         }
         ports_handed_out_.insert(*host_port);
-        spec.ports.push_back({port.container_port, *host_port, "tcp"});
-        variables["SUANLI_PORT_" + std::to_string(port.container_port)] =
-            std::to_string(*host_port);
+        host_ports.push_back(*host_port);
       }
     }
-    // The command is exec'd, not run by a shell, so ${NAME} there is ours to expand: the pod's env
-    // (a template's `--model ${MODEL}`) as well as suanli's variables.
-    std::map<std::string, std::string> command_variables = variables;
-    for (const auto& [key, value] : pod.env) {
-      spec.env.emplace_back(key, ExpandVariables(value, variables));
-      command_variables[key] = spec.env.back().second;
-    }
-    for (const auto& [key, value] : variables) {
-      if (!pod.env.contains(key)) spec.env.emplace_back(key, value);
-    }
-    for (std::string& argument : spec.command) {
-      argument = ExpandVariables(argument, command_variables);
-    }
-    spec.publish_address = options_.publish_address;
-    spec.nano_cpus = static_cast<int64_t>(pod.vcpu) * 1'000'000'000;
-    spec.memory_bytes = static_cast<int64_t>(pod.memory_gb) << 30;
-    if (pod.volume_gb > 0 && !pod.volume_mount_path.empty()) {
-      spec.volume_name = VolumeName(pod.id);
-      spec.volume_mount_path = pod.volume_mount_path;
-    }
-    AddGpus(pod, spec);
+    const ContainerSpec spec = BuildContainerSpec(
+        desired, host_ports, {node_id(), options_.publish_address, gpus_.gpus, gpu_access_});
+    const std::string keys = AuthorizedKeys(desired);
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {
       if (created.status().code() == core::StatusCode::kAlreadyExists) return;  // next pass sees it
@@ -660,82 +557,83 @@ class AgentImpl final : public Agent {
     return engine_->PutArchive(container_id, volume_path, *tar);
   }
 
-  // Only the pod's GPUs reach it. Simulated GPUs have no devices: the container is told which it
-  // would have, so software that reads the variables behaves, and that they are simulated.
-  void AddGpus(const core::Pod& pod, ContainerSpec& spec) const {
-    std::vector<std::string> ids;
-    std::string indices;
-    bool simulated = false;
-    for (int index : pod.gpu_indices) {
-      for (const Gpu& gpu : gpus_.gpus) {
-        if (gpu.index != index) continue;
-        ids.push_back(gpu.uuid);
-        simulated = simulated || gpu.simulated;
-      }
-      indices += (indices.empty() ? "" : ",") + std::to_string(index);
-    }
-    if (ids.empty()) return;
-    spec.env.emplace_back("SUANLI_GPUS", indices);
-    if (simulated) {
-      spec.env.emplace_back("SUANLI_GPUS_SIMULATED", "1");
-      spec.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "void");
-      return;
-    }
-    spec.gpu_access = gpu_access_;
-    if (gpu_access_ == GpuAccess::kCdi) {
-      for (int index : pod.gpu_indices) spec.gpu_ids.push_back(std::to_string(index));
-    } else {
-      spec.gpu_ids = std::move(ids);
-    }
+  void ReleaseHostPorts(const std::vector<int>& ports) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
+    for (int port : ports) ports_handed_out_.erase(port);
   }
 
   // Pulls in the background (a pull may take minutes; other pods go on), telling the server how far
   // it got about once a second so people see a progress bar.
-  void PullFor(const core::Pod& pod) {
-    std::lock_guard lock(mutex_);
+  //
+  // One thread per image rather than one pull worker with a queue: a pull of a small image must
+  // not wait behind a large one. They do not accumulate: a pull's thread ends by handing its
+  // handle to ended_pulls_, which the reconcile loop (woken by that same pull) joins.
+  void PullFor(const core::Pod& pod) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     if (const auto failed = pull_errors_.find(pod.image); failed != pull_errors_.end()) {
       const std::string message = "cannot pull image " + pod.image + ": " + failed->second;
       pull_errors_.erase(failed);  // a later start tries again
       QueueLocked(pod.id, PodState::kFailed, clock_.Now(), "", {}, message, std::nullopt);
       return;
     }
-    if (!pulling_.insert(pod.image).second) return;
+    if (pulls_.contains(pod.image)) return;
     Log("pulling " + pod.image + " for " + pod.id);
-    pull_threads_.emplace_back([this, image = pod.image, pod_id = pod.id] {
-      auto last_report = std::chrono::steady_clock::now() - std::chrono::seconds(2);
-      Status pulled = engine_->Pull(image, [&](const PullProgress& progress) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now - last_report < std::chrono::seconds(1)) return;
-        last_report = now;
-        std::string message = "pulling image " + image;
-        if (progress.total_bytes > 0) {
-          message += ": " + std::to_string(progress.current_bytes * 100 / progress.total_bytes) +
-                     "% of " + std::to_string(progress.total_bytes >> 20) + " MiB";
-        }
-        Queue(pod_id, PodState::kStarting, clock_.Now(), "", {}, message, std::nullopt, false,
-              core::PullProgress{progress.current_bytes, progress.total_bytes});
-      });
-      std::lock_guard done(mutex_);
-      pulling_.erase(image);
-      if (!pulled.ok()) pull_errors_[image] = pulled.message();
-      Log(pulled.ok() ? "pulled " + image : "pull of " + image + " failed: " + pulled.message());
-      poked_ = true;
-      wake_.notify_all();
+    // Its last step takes mutex_, held here until the thread is in pulls_.
+    pulls_.emplace(pod.image, std::thread([this, image = pod.image, pod_id = pod.id] {
+                     Pull(image, pod_id);
+                   }));
+  }
+
+  // A pull's thread.
+  void Pull(const std::string& image, const std::string& pod_id) EXCLUDES(mutex_) {
+    core::MonotonicTime last_report = core::MonotonicNow() - std::chrono::seconds(2);
+    Status pulled = engine_->Pull(image, [&](const PullProgress& progress) {
+      const core::MonotonicTime now = core::MonotonicNow();
+      if (now - last_report < std::chrono::seconds(1)) return;
+      last_report = now;
+      std::string message = "pulling image " + image;
+      if (progress.total_bytes > 0) {
+        message += ": " + std::to_string(progress.current_bytes * 100 / progress.total_bytes) +
+                   "% of " + std::to_string(progress.total_bytes >> 20) + " MiB";
+      }
+      Queue(pod_id, PodState::kStarting, clock_.Now(), "", {}, message, std::nullopt, false,
+            core::PullProgress{progress.current_bytes, progress.total_bytes});
     });
+    core::MutexLock done(mutex_);
+    if (!pulled.ok()) pull_errors_[image] = pulled.message();
+    Log(pulled.ok() ? "pulled " + image : "pull of " + image + " failed: " + pulled.message());
+    // A thread cannot join itself: ReapPulls joins it, after this returns.
+    const auto self = pulls_.find(image);
+    SUANLI_CHECK(self != pulls_.end(), "a pull's thread is in pulls_ until it ends");
+    ended_pulls_.push_back(std::move(self->second));
+    pulls_.erase(self);
+    poked_ = true;
+    wake_.NotifyAll();
+  }
+
+  // Joins the threads of the pulls that ended.
+  void ReapPulls() EXCLUDES(mutex_) {
+    std::vector<std::thread> ended;
+    {
+      core::MutexLock lock(mutex_);
+      ended.swap(ended_pulls_);
+    }
+    for (std::thread& thread : ended) thread.join();
   }
 
   void Queue(const std::string& pod_id, PodState state, core::TimePoint at,
              const std::string& container_id, const std::vector<core::PortMapping>& mappings,
              const std::string& message, std::optional<int> exit_code = std::nullopt,
-             bool ready = false, std::optional<core::PullProgress> pull = std::nullopt) {
-    std::lock_guard lock(mutex_);
+             bool ready = false, std::optional<core::PullProgress> pull = std::nullopt)
+      EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready, pull);
   }
 
   void QueueLocked(const std::string& pod_id, PodState state, core::TimePoint at,
                    const std::string& container_id, const std::vector<core::PortMapping>& mappings,
                    const std::string& message, std::optional<int> exit_code, bool ready = false,
-                   std::optional<core::PullProgress> pull = std::nullopt) {
+                   std::optional<core::PullProgress> pull = std::nullopt) REQUIRES(mutex_) {
     Result<PendingReport> queued = state_->Enqueue(pod_id, [&](int64_t seq) {
       wire::PodReport report;
       report.seq = seq;
@@ -766,11 +664,11 @@ class AgentImpl final : public Agent {
       unready_.erase(pod_id);
     }
     reports_queued_ = true;
-    report_wake_.notify_all();
+    report_wake_.NotifyAll();
   }
 
-  void NoteEngine(const Status& status) {
-    std::lock_guard lock(mutex_);
+  void NoteEngine(const Status& status) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     const bool up = status.ok();
     if (up == engine_up_) return;
     engine_up_ = up;
@@ -781,59 +679,60 @@ class AgentImpl final : public Agent {
 
   // --- Plumbing ----------------------------------------------------------------------------------
 
-  bool Stopping() const {
-    std::lock_guard lock(mutex_);
+  bool Stopping() const EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     return stopping_;
   }
 
-  void Sleep(std::chrono::milliseconds duration) {
-    std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, duration, [this] { return stopping_; });
+  void Sleep(std::chrono::milliseconds duration) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
+    wake_.WaitFor(mutex_, duration, [this]() REQUIRES(mutex_) { return stopping_; });
   }
 
-  void Fail(const Status& status) {
-    std::lock_guard lock(mutex_);
+  void Fail(const Status& status) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
     if (failure_.ok()) failure_ = status;
     Log("agent stopped: " + status.message());
   }
 
   // Callers may hold mutex_; log_mutex_ only orders lines.
-  void Log(const std::string& line) {
-    std::lock_guard lock(log_mutex_);
+  void Log(const std::string& line) EXCLUDES(log_mutex_) {
+    core::MutexLock lock(log_mutex_);
     log_ << core::FormatTime(clock_.Now()) << " agent: " << line << std::endl;
   }
 
   const AgentOptions options_;
   core::Clock& clock_;
-  std::ostream& log_;
-  std::unique_ptr<StateDb> state_;
-  std::unique_ptr<Engine> engine_;
+  core::Mutex log_mutex_;  // orders log lines; taken with or without mutex_ held
+  std::ostream& log_ GUARDED_BY(log_mutex_);
+  std::unique_ptr<StateDb> state_;  // thread-safe itself
+  std::unique_ptr<Engine> engine_;  // thread-safe itself
   const GpuInventory gpus_;
   const std::unique_ptr<Nvml> nvml_;  // null unless the GPUs came from NVML
-  std::set<int> failing_gpus_;        // guarded by mutex_
   const GpuAccess gpu_access_;
-  const Resources resources_;
+  const HostResources resources_;
 
-  mutable std::mutex mutex_;
-  std::mutex log_mutex_;
-  std::condition_variable wake_;         // reconcile and sleeps
-  std::condition_variable report_wake_;  // the outbox has something
-  bool stopping_ = false;
-  bool poked_ = false;
-  bool reports_queued_ = false;
-  Status failure_;
-  std::string node_id_;
-  std::string node_token_;
-  bool server_reachable_ = true;
-  bool engine_up_ = true;
-  bool have_desired_ = false;
-  std::vector<DesiredPod> desired_;
-  std::map<std::string, Reported> reported_;
-  std::map<std::string, Probe> unready_;  // running pods whose ports have not all answered yet
-  std::set<int> ports_handed_out_;
-  std::set<std::string> pulling_;
-  std::map<std::string, std::string> pull_errors_;
-  std::vector<std::thread> pull_threads_;
+  mutable core::Mutex mutex_;
+  core::CondVar wake_;         // reconcile, sleeps, and Stop waiting for pulls
+  core::CondVar report_wake_;  // the outbox has something
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  bool poked_ GUARDED_BY(mutex_) = false;
+  bool reports_queued_ GUARDED_BY(mutex_) = false;
+  Status failure_ GUARDED_BY(mutex_);
+  std::string node_id_ GUARDED_BY(mutex_);
+  std::string node_token_ GUARDED_BY(mutex_);
+  bool server_reachable_ GUARDED_BY(mutex_) = true;
+  bool engine_up_ GUARDED_BY(mutex_) = true;
+  std::set<int> failing_gpus_ GUARDED_BY(mutex_);
+  bool have_desired_ GUARDED_BY(mutex_) = false;
+  std::vector<DesiredPod> desired_ GUARDED_BY(mutex_);
+  std::map<std::string, Reported> reported_ GUARDED_BY(mutex_);
+  // Running pods whose ports have not all answered yet.
+  std::map<std::string, Probe> unready_ GUARDED_BY(mutex_);
+  std::set<int> ports_handed_out_ GUARDED_BY(mutex_);
+  std::map<std::string, std::thread> pulls_ GUARDED_BY(mutex_);        // by image: one pull of each
+  std::vector<std::thread> ended_pulls_ GUARDED_BY(mutex_);            // for ReapPulls to join
+  std::map<std::string, std::string> pull_errors_ GUARDED_BY(mutex_);  // by image, until reported
   std::vector<std::thread> threads_;
 };
 

@@ -9,7 +9,8 @@
 // is back, so usage is exact to the second; a dead container engine is reported and waited out.
 //
 // Threads: one long-polls the desired pods, one beats the heart, one reconciles, one drains the
-// outbox, and one per image being pulled. Each has its own HTTP client.
+// outbox, one serves the relay (relay.h), and one per image being pulled, joined once its pull
+// ends. Each has its own HTTP client.
 #pragma once
 
 #include <chrono>

@@ -4,11 +4,9 @@
 
 #include <atomic>
 #include <boost/json.hpp>
-#include <condition_variable>
 #include <cstdio>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>

@@ -13,39 +13,11 @@ namespace {
 
 using core::Result;
 using core::Status;
+using store::BindAll;
+using store::ColumnText;
+using store::ResetOnExit;
 
-// One prepared statement, finalized on every path out.
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) : db_(db) {
-    sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &statement_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(statement_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool ok() const { return statement_ != nullptr; }
-  void Bind(int index, std::string_view text) {
-    sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
-                      SQLITE_TRANSIENT);
-  }
-  void Bind(int index, int64_t number) { sqlite3_bind_int64(statement_, index, number); }
-  int Step() { return sqlite3_step(statement_); }
-  int64_t Int(int column) { return sqlite3_column_int64(statement_, column); }
-  std::string Text(int column) {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
-    return text == nullptr ? std::string() : std::string(text);
-  }
-  Status Error(std::string_view what) const {
-    return core::InternalError(std::string(what) + ": " + sqlite3_errmsg(db_));
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* statement_ = nullptr;
-};
-
-constexpr std::string_view kSchema = R"sql(
+constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS pod_seq (pod_id TEXT PRIMARY KEY, next_seq INTEGER NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS outbox (
@@ -74,95 +46,112 @@ Result<std::unique_ptr<StateDb>> StateDb::Open(const std::filesystem::path& dir)
     return core::FailedPreconditionError("another agent is running with the state directory " +
                                          dir.string() + " (stop it, or give --state-dir)");
   }
-  sqlite3* db = nullptr;
   const std::string file = (dir / "agent.db").string();
-  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
+  Result<store::Connection> db =
+      store::Connection::Open(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, file);
+  if (!db.ok()) {
     ::close(lock_fd);
-    return core::UnavailableError("cannot open " + file + ": " + message);
+    return db.status();
   }
-  std::unique_ptr<StateDb> state(new StateDb(db, lock_fd));
-  for (std::string_view sql : {std::string_view("PRAGMA journal_mode = WAL"),
-                               std::string_view("PRAGMA synchronous = FULL"), kSchema}) {
+  std::unique_ptr<StateDb> state(new StateDb(std::move(db).value(), lock_fd));
+  core::MutexLock lock(state->mutex_);
+  for (const char* sql : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", kSchema}) {
     if (Status status = state->Exec(sql); !status.ok()) {
       return status.WithContext("the agent's state in " + file);
     }
   }
+  lock.Unlock();
   return state;
 }
 
-StateDb::StateDb(sqlite3* db, int lock_fd) : db_(db), lock_fd_(lock_fd) {}
+StateDb::StateDb(store::Connection db, int lock_fd) : db_(std::move(db)), lock_fd_(lock_fd) {}
 
 StateDb::~StateDb() {
-  sqlite3_close(db_);
+  {
+    // Closed before the lock is dropped, so the next agent on this directory opens a file that no
+    // other connection has open.
+    core::MutexLock lock(mutex_);
+    const store::Connection closing = std::move(db_);
+  }
   ::close(lock_fd_);
 }
 
-Status StateDb::Exec(std::string_view sql) {
-  char* message = nullptr;
-  if (sqlite3_exec(db_, std::string(sql).c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string text = message ? message : sqlite3_errmsg(db_);
-    sqlite3_free(message);
-    return core::InternalError(text);
-  }
+Status StateDb::Exec(const char* sql) {
+  if (db_.Exec(sql) != SQLITE_OK) return core::InternalError(db_.ErrorMessage());
   return Status();
 }
 
+Status StateDb::Error(std::string_view what) const {
+  return core::InternalError(std::string(what) + ": " + db_.ErrorMessage());
+}
+
 Result<std::optional<std::string>> StateDb::Get(std::string_view key) {
-  std::lock_guard lock(mutex_);
-  Statement select(db_, "SELECT value FROM meta WHERE key = ?");
-  if (!select.ok()) return select.Error("reading the agent's state");
-  select.Bind(1, key);
-  const int rc = select.Step();
-  if (rc == SQLITE_ROW) return std::optional<std::string>(select.Text(0));
+  core::MutexLock lock(mutex_);
+  sqlite3_stmt* select = nullptr;
+  if (db_.Prepare("SELECT value FROM meta WHERE key = ?", &select) != SQLITE_OK) {
+    return Error("reading the agent's state");
+  }
+  ResetOnExit reset(select);
+  if (BindAll(select, key) != SQLITE_OK) return Error("reading the agent's state");
+  const int rc = sqlite3_step(select);
+  if (rc == SQLITE_ROW) return std::optional<std::string>(ColumnText(select, 0));
   if (rc == SQLITE_DONE) return std::optional<std::string>();
-  return select.Error("reading the agent's state");
+  return Error("reading the agent's state");
 }
 
 Status StateDb::Set(std::string_view key, std::string_view value) {
-  std::lock_guard lock(mutex_);
-  Statement upsert(db_,
-                   "INSERT INTO meta (key, value) VALUES (?, ?) "
-                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-  if (!upsert.ok()) return upsert.Error("writing the agent's state");
-  upsert.Bind(1, key);
-  upsert.Bind(2, value);
-  if (upsert.Step() != SQLITE_DONE) return upsert.Error("writing the agent's state");
+  core::MutexLock lock(mutex_);
+  sqlite3_stmt* upsert = nullptr;
+  if (db_.Prepare("INSERT INTO meta (key, value) VALUES (?, ?) "
+                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                  &upsert) != SQLITE_OK) {
+    return Error("writing the agent's state");
+  }
+  ResetOnExit reset(upsert);
+  if (BindAll(upsert, key, value) != SQLITE_OK || sqlite3_step(upsert) != SQLITE_DONE) {
+    return Error("writing the agent's state");
+  }
   return Status();
 }
 
 Result<PendingReport> StateDb::Enqueue(std::string_view pod_id,
                                        const std::function<std::string(int64_t)>& make_body) {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   if (Status status = Exec("BEGIN IMMEDIATE"); !status.ok()) return status;
-  auto fail = [&](const Statement& statement) {
+  // The error is read before the rollback, which would replace SQLite's message with its own.
+  auto fail = [&]() REQUIRES(mutex_) {
+    Status status = Error("queueing a report for " + std::string(pod_id));
     (void)Exec("ROLLBACK");
-    return statement.Error("queueing a report for " + std::string(pod_id));
+    return status;
   };
   PendingReport report;
   report.pod_id = pod_id;
   {
-    Statement next(db_,
-                   "INSERT INTO pod_seq (pod_id, next_seq) VALUES (?, 2) "
-                   "ON CONFLICT (pod_id) DO UPDATE SET next_seq = next_seq + 1 "
-                   "RETURNING next_seq - 1");
-    if (!next.ok()) return fail(next);
-    next.Bind(1, pod_id);
-    if (next.Step() != SQLITE_ROW) return fail(next);
-    report.seq = next.Int(0);
+    sqlite3_stmt* next = nullptr;
+    if (db_.Prepare("INSERT INTO pod_seq (pod_id, next_seq) VALUES (?, 2) "
+                    "ON CONFLICT (pod_id) DO UPDATE SET next_seq = next_seq + 1 "
+                    "RETURNING next_seq - 1",
+                    &next) != SQLITE_OK) {
+      return fail();
+    }
+    ResetOnExit reset(next);
+    if (BindAll(next, pod_id) != SQLITE_OK || sqlite3_step(next) != SQLITE_ROW) return fail();
+    report.seq = sqlite3_column_int64(next, 0);
   }
   report.body = make_body(report.seq);
   {
-    Statement insert(db_, "INSERT INTO outbox (pod_id, seq, body) VALUES (?, ?, ?)");
-    if (!insert.ok()) return fail(insert);
-    insert.Bind(1, pod_id);
-    insert.Bind(2, report.seq);
-    insert.Bind(3, report.body);
-    if (insert.Step() != SQLITE_DONE) return fail(insert);
+    sqlite3_stmt* insert = nullptr;
+    if (db_.Prepare("INSERT INTO outbox (pod_id, seq, body) VALUES (?, ?, ?)", &insert) !=
+        SQLITE_OK) {
+      return fail();
+    }
+    ResetOnExit reset(insert);
+    if (BindAll(insert, pod_id, report.seq, std::string_view(report.body)) != SQLITE_OK ||
+        sqlite3_step(insert) != SQLITE_DONE) {
+      return fail();
+    }
   }
-  report.id = sqlite3_last_insert_rowid(db_);
+  report.id = sqlite3_last_insert_rowid(db_.db());
   if (Status status = Exec("COMMIT"); !status.ok()) {
     (void)Exec("ROLLBACK");
     return status;
@@ -171,33 +160,46 @@ Result<PendingReport> StateDb::Enqueue(std::string_view pod_id,
 }
 
 Result<std::vector<PendingReport>> StateDb::Pending(size_t limit) {
-  std::lock_guard lock(mutex_);
-  Statement select(db_, "SELECT id, pod_id, seq, body FROM outbox ORDER BY id LIMIT ?");
-  if (!select.ok()) return select.Error("reading the outbox");
-  select.Bind(1, static_cast<int64_t>(limit));
+  core::MutexLock lock(mutex_);
+  sqlite3_stmt* select = nullptr;
+  if (db_.Prepare("SELECT id, pod_id, seq, body FROM outbox ORDER BY id LIMIT ?", &select) !=
+      SQLITE_OK) {
+    return Error("reading the outbox");
+  }
+  ResetOnExit reset(select);
+  if (BindAll(select, static_cast<int64_t>(limit)) != SQLITE_OK) return Error("reading the outbox");
   std::vector<PendingReport> reports;
   int rc = 0;
-  while ((rc = select.Step()) == SQLITE_ROW) {
-    reports.push_back({select.Int(0), select.Text(1), select.Int(2), select.Text(3)});
+  while ((rc = sqlite3_step(select)) == SQLITE_ROW) {
+    reports.push_back({sqlite3_column_int64(select, 0), ColumnText(select, 1),
+                       sqlite3_column_int64(select, 2), ColumnText(select, 3)});
   }
-  if (rc != SQLITE_DONE) return select.Error("reading the outbox");
+  if (rc != SQLITE_DONE) return Error("reading the outbox");
   return reports;
 }
 
 Status StateDb::Acknowledge(int64_t id) {
-  std::lock_guard lock(mutex_);
-  Statement remove(db_, "DELETE FROM outbox WHERE id = ?");
-  if (!remove.ok()) return remove.Error("updating the outbox");
-  remove.Bind(1, id);
-  if (remove.Step() != SQLITE_DONE) return remove.Error("updating the outbox");
+  core::MutexLock lock(mutex_);
+  sqlite3_stmt* remove = nullptr;
+  if (db_.Prepare("DELETE FROM outbox WHERE id = ?", &remove) != SQLITE_OK) {
+    return Error("updating the outbox");
+  }
+  ResetOnExit reset(remove);
+  if (BindAll(remove, id) != SQLITE_OK || sqlite3_step(remove) != SQLITE_DONE) {
+    return Error("updating the outbox");
+  }
   return Status();
 }
 
 Result<int64_t> StateDb::PendingCount() {
-  std::lock_guard lock(mutex_);
-  Statement count(db_, "SELECT count(*) FROM outbox");
-  if (!count.ok() || count.Step() != SQLITE_ROW) return count.Error("reading the outbox");
-  return count.Int(0);
+  core::MutexLock lock(mutex_);
+  sqlite3_stmt* count = nullptr;
+  if (db_.Prepare("SELECT count(*) FROM outbox", &count) != SQLITE_OK) {
+    return Error("reading the outbox");
+  }
+  ResetOnExit reset(count);
+  if (sqlite3_step(count) != SQLITE_ROW) return Error("reading the outbox");
+  return sqlite3_column_int64(count, 0);
 }
 
 }  // namespace suanli::agent

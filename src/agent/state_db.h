@@ -9,23 +9,23 @@
 //    restarted in between.
 //
 // SQLite rather than a hand-written journal: atomic multi-row updates and crash safety come free,
-// and the library is already a dependency. Thread-safe (one connection under a mutex; the agent
-// writes a few rows a second at most).
+// and the library is already a dependency (through store/sqlite.h, the wrapper the control plane's
+// store uses too). Thread-safe (one connection under a mutex; the agent writes a few rows a second
+// at most).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
-
-struct sqlite3;
+#include "store/sqlite.h"
 
 namespace suanli::agent {
 
@@ -45,23 +45,25 @@ class StateDb {
   StateDb(const StateDb&) = delete;
   StateDb& operator=(const StateDb&) = delete;
 
-  core::Result<std::optional<std::string>> Get(std::string_view key);
-  core::Status Set(std::string_view key, std::string_view value);
+  core::Result<std::optional<std::string>> Get(std::string_view key) EXCLUDES(mutex_);
+  core::Status Set(std::string_view key, std::string_view value) EXCLUDES(mutex_);
 
   // Takes the pod's next seq and queues `make_body(seq)` in one transaction.
   core::Result<PendingReport> Enqueue(std::string_view pod_id,
-                                      const std::function<std::string(int64_t seq)>& make_body);
-  core::Result<std::vector<PendingReport>> Pending(size_t limit);
-  core::Status Acknowledge(int64_t id);
-  core::Result<int64_t> PendingCount();
+                                      const std::function<std::string(int64_t seq)>& make_body)
+      EXCLUDES(mutex_);
+  core::Result<std::vector<PendingReport>> Pending(size_t limit) EXCLUDES(mutex_);
+  core::Status Acknowledge(int64_t id) EXCLUDES(mutex_);
+  core::Result<int64_t> PendingCount() EXCLUDES(mutex_);
 
  private:
-  StateDb(sqlite3* db, int lock_fd);
-  core::Status Exec(std::string_view sql);
+  StateDb(store::Connection db, int lock_fd);
+  core::Status Exec(const char* sql) REQUIRES(mutex_);
+  core::Status Error(std::string_view what) const REQUIRES(mutex_);
 
-  std::mutex mutex_;
-  sqlite3* db_;
-  int lock_fd_;
+  core::Mutex mutex_;
+  store::Connection db_ GUARDED_BY(mutex_);
+  const int lock_fd_;  // flock'd for the life of the StateDb: one agent per state directory
 };
 
 }  // namespace suanli::agent

@@ -18,9 +18,9 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
+#include "store/sqlite.h"
 #include "store/store.h"
 
 namespace suanli::store {
@@ -109,132 +109,6 @@ std::string_view LedgerKindName(core::LedgerKind kind) {
   SUANLI_CHECK(index < kLedgerKindNames.size(), "a LedgerKind outside the enum");
   return kLedgerKindNames[index];
 }
-
-// The code of a failed SQLite call: a constraint is the caller's data (a reused seq, a document
-// that is not JSON); a full disk, an I/O error or a lock held too long may pass; the rest is ours.
-Status SqliteStatus(int rc, std::string message) {
-  switch (rc & 0xff) {
-    case SQLITE_CONSTRAINT:
-    case SQLITE_TOOBIG:
-      return core::InvalidArgumentError(std::move(message));
-    case SQLITE_FULL:
-    case SQLITE_IOERR:
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
-      return core::UnavailableError(std::move(message));
-    default:
-      return core::InternalError(std::move(message));
-  }
-}
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-};
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
-};
-using DbHandle = std::unique_ptr<sqlite3, DbCloser>;
-using StmtHandle = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
-
-// Resets a cached statement when the scope that used it ends, so that it holds no read snapshot
-// and no pointers to the caller's strings.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~ResetOnExit() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
-};
-
-// The strings bound stay alive until the statement is reset (ResetOnExit), so SQLite need not copy
-// them: a null destructor is SQLITE_STATIC.
-int BindOne(sqlite3_stmt* stmt, int index, std::string_view text) {
-  return sqlite3_bind_text(stmt, index, text.data(), static_cast<int>(text.size()), nullptr);
-}
-int BindOne(sqlite3_stmt* stmt, int index, int64_t value) {
-  return sqlite3_bind_int64(stmt, index, value);
-}
-
-// Binds `values` to parameters 1, 2, ...; the first failure's code, or SQLITE_OK.
-template <typename... Values>
-int BindAll(sqlite3_stmt* stmt, const Values&... values) {
-  int index = 0;
-  int rc = SQLITE_OK;
-  ((rc = rc == SQLITE_OK ? BindOne(stmt, ++index, values) : rc), ...);
-  return rc;
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int column) {
-  const unsigned char* text = sqlite3_column_text(stmt, column);
-  if (text == nullptr) return {};
-  return {reinterpret_cast<const char*>(text),
-          static_cast<size_t>(sqlite3_column_bytes(stmt, column))};
-}
-
-// One sqlite3 connection and its prepared statements, used by one thread at a time.
-class Connection {
- public:
-  static Result<Connection> Open(const std::string& file, int flags) {
-    sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(file.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
-    DbHandle db(raw);  // sqlite3_open_v2 hands out a handle to close even when it fails
-    if (rc != SQLITE_OK) {
-      return core::UnavailableError("cannot open the store " + file + ": " +
-                                    (raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
-    }
-    sqlite3_extended_result_codes(raw, 1);
-    return Connection(std::move(db));
-  }
-
-  sqlite3* db() const { return db_.get(); }
-  std::string ErrorMessage() const { return sqlite3_errmsg(db_.get()); }
-
-  // Runs `sql` (statements without results); SQLite's code.
-  int Exec(const char* sql) { return sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr); }
-
-  // The prepared statement for `sql`, compiled on first use and kept; SQLite's code.
-  int Prepare(const std::string& sql, sqlite3_stmt** stmt) {
-    auto found = statements_.find(sql);
-    if (found != statements_.end()) {
-      *stmt = found->second.get();
-      return SQLITE_OK;
-    }
-    sqlite3_stmt* raw = nullptr;
-    const int rc = sqlite3_prepare_v3(db_.get(), sql.c_str(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
-    if (rc != SQLITE_OK) {
-      sqlite3_finalize(raw);
-      return rc;
-    }
-    statements_.emplace(sql, StmtHandle(raw));
-    *stmt = raw;
-    return SQLITE_OK;
-  }
-
-  // The single value of a one-row query such as a PRAGMA.
-  Result<std::string> QueryText(const char* sql) {
-    sqlite3_stmt* raw = nullptr;
-    int rc = sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr);
-    StmtHandle stmt(raw);
-    if (rc == SQLITE_OK) rc = sqlite3_step(raw);
-    if (rc != SQLITE_ROW) return SqliteStatus(rc, std::string(sql) + ": " + ErrorMessage());
-    return ColumnText(raw, 0);
-  }
-
- private:
-  explicit Connection(DbHandle db) : db_(std::move(db)) {}
-
-  DbHandle db_;
-  std::unordered_map<std::string, StmtHandle> statements_;  // destroyed before db_
-};
 
 // `<store>.lock`, held with flock(LOCK_EX) for the life of the store so that a second server on the
 // same file fails at start instead of interleaving writes with the first. The kernel drops the lock
@@ -600,11 +474,12 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& file
   Result<LockFile> lock = LockFile::Acquire(file);
   if (!lock.ok()) return lock.status();
   const std::string name = file.string();
-  Result<Connection> writer = Connection::Open(name, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  Result<Connection> writer =
+      Connection::Open(name, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "the store " + name);
   if (!writer.ok()) return writer.status();
   SUANLI_RETURN_IF_ERROR(Prepare(*writer, name));
   // Opened after the writer made the file WAL, which a read-only connection cannot do.
-  Result<Connection> reader = Connection::Open(name, SQLITE_OPEN_READONLY);
+  Result<Connection> reader = Connection::Open(name, SQLITE_OPEN_READONLY, "the store " + name);
   if (!reader.ok()) return reader.status();
   if (const int rc = reader->Exec("PRAGMA busy_timeout = 5000"); rc != SQLITE_OK) {
     return core::UnavailableError("cannot open the store " + name + ": " + reader->ErrorMessage());

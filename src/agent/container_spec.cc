@@ -1,0 +1,97 @@
+#include "agent/container_spec.h"
+
+#include <map>
+#include <utility>
+
+#include "core/check.h"
+
+namespace suanli::agent {
+namespace {
+
+// Only the pod's GPUs reach it. The server hands out indices this node reported, so each is in the
+// inventory; one that is not still appears in SUANLI_GPUS and as a CDI id (which the engine then
+// refuses), and is left out of the device requests, which go by UUID.
+void AddGpus(const core::Pod& pod, const ContainerHost& host, ContainerSpec& spec) {
+  std::vector<std::string> uuids;
+  std::string indices;
+  bool simulated = false;
+  for (int index : pod.gpu_indices) {
+    for (const Gpu& gpu : host.gpus) {
+      if (gpu.index != index) continue;
+      uuids.push_back(gpu.uuid);
+      simulated = simulated || gpu.simulated;
+    }
+    indices += (indices.empty() ? "" : ",") + std::to_string(index);
+  }
+  if (uuids.empty()) return;
+  spec.env.emplace_back("SUANLI_GPUS", indices);
+  if (simulated) {
+    // So that software which reads the variables behaves, and knows.
+    spec.env.emplace_back("SUANLI_GPUS_SIMULATED", "1");
+    spec.env.emplace_back("NVIDIA_VISIBLE_DEVICES", "void");
+    return;
+  }
+  spec.gpu_access = host.gpu_access;
+  if (host.gpu_access == GpuAccess::kCdi) {
+    for (int index : pod.gpu_indices) spec.gpu_ids.push_back(std::to_string(index));
+  } else {
+    spec.gpu_ids = std::move(uuids);
+  }
+}
+
+}  // namespace
+
+std::string AuthorizedKeys(const DesiredPod& desired) {
+  std::string keys;
+  for (const std::string& key : desired.ssh_keys) keys += key + "\n";
+  return keys;
+}
+
+ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int> host_ports,
+                                 const ContainerHost& host) {
+  const core::Pod& pod = desired.pod;
+  SUANLI_CHECK(host_ports.size() == pod.ports.size(),
+               "BuildContainerSpec needs one host port per pod port");
+  ContainerSpec spec;
+  spec.name = ContainerName(pod.id);
+  spec.image = pod.image;
+  spec.command = pod.command;
+  spec.labels = {{std::string(kPodLabel), pod.id},
+                 {std::string(kRestartsLabel), std::to_string(pod.restarts)},
+                 {std::string(kNodeLabel), host.node_id}};
+  // suanli's variables: in the container's env, and usable as ${NAME} in the pod's env and command
+  // (templates pass JUPYTER_TOKEN to Jupyter that way).
+  std::map<std::string, std::string> variables{{"SUANLI_POD_ID", pod.id}};
+  if (!pod.jupyter_token.empty()) variables["JUPYTER_TOKEN"] = pod.jupyter_token;
+  if (std::string keys = AuthorizedKeys(desired); !keys.empty()) {
+    variables["PUBLIC_KEY"] = std::move(keys);
+  }
+  for (size_t i = 0; i < pod.ports.size(); ++i) {
+    const int container_port = pod.ports[i].container_port;
+    // The engine knows only tcp; an "http" port is a tcp port that the probe speaks HTTP to.
+    spec.ports.push_back({container_port, host_ports[i], "tcp"});
+    variables["SUANLI_PORT_" + std::to_string(container_port)] = std::to_string(host_ports[i]);
+  }
+  std::map<std::string, std::string> command_variables = variables;
+  for (const auto& [key, value] : pod.env) {
+    spec.env.emplace_back(key, ExpandVariables(value, variables));
+    command_variables[key] = spec.env.back().second;
+  }
+  for (const auto& [key, value] : variables) {
+    if (!pod.env.contains(key)) spec.env.emplace_back(key, value);
+  }
+  for (std::string& argument : spec.command) {
+    argument = ExpandVariables(argument, command_variables);
+  }
+  spec.publish_address = host.publish_address;
+  spec.nano_cpus = static_cast<int64_t>(pod.vcpu) * 1'000'000'000;
+  spec.memory_bytes = static_cast<int64_t>(pod.memory_gb) << 30;
+  if (pod.volume_gb > 0 && !pod.volume_mount_path.empty()) {
+    spec.volume_name = VolumeName(pod.id);
+    spec.volume_mount_path = pod.volume_mount_path;
+  }
+  AddGpus(pod, host, spec);
+  return spec;
+}
+
+}  // namespace suanli::agent

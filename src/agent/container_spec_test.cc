@@ -1,0 +1,227 @@
+#include "agent/container_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+namespace suanli::agent {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+DesiredPod Jupyter() {
+  DesiredPod desired;
+  core::Pod& pod = desired.pod;
+  pod.id = "pod_abc";
+  pod.image = "localhost/suanli/jupyter:latest";
+  pod.restarts = 2;
+  pod.vcpu = 4;
+  pod.memory_gb = 16;
+  pod.jupyter_token = "t0k";
+  pod.ports = {{8888, "http"}, {22, "tcp"}};
+  return desired;
+}
+
+ContainerHost Host(std::span<const Gpu> gpus = {}, GpuAccess access = GpuAccess::kNone) {
+  return {"node_1", "10.0.0.5", gpus, access};
+}
+
+// The value of `name` in the container's env, or nullopt; fails the test if it is there twice.
+std::optional<std::string> EnvValue(const ContainerSpec& spec, std::string_view name) {
+  std::optional<std::string> found;
+  for (const auto& [key, value] : spec.env) {
+    if (key != name) continue;
+    EXPECT_FALSE(found.has_value()) << name << " is in the env twice";
+    found = value;
+  }
+  return found;
+}
+
+std::vector<Gpu> Gpus(bool simulated) {
+  std::vector<Gpu> gpus;
+  for (int index = 0; index < 4; ++index) {
+    Gpu gpu;
+    gpu.index = index;
+    gpu.uuid = (simulated ? "SIM-GPU-" : "GPU-") + std::to_string(index);
+    gpu.type = "RTX 4090";
+    gpu.simulated = simulated;
+    gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+TEST(ContainerSpecTest, NamesLabelsAndLimitsComeFromThePodAndTheHost) {
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(Jupyter(), host_ports, Host());
+  EXPECT_EQ(spec.name, "suanli-pod_abc");
+  EXPECT_EQ(spec.image, "localhost/suanli/jupyter:latest");
+  EXPECT_EQ(spec.labels,
+            (std::map<std::string, std::string>{
+                {"suanli.pod", "pod_abc"}, {"suanli.restarts", "2"}, {"suanli.node", "node_1"}}));
+  EXPECT_EQ(spec.publish_address, "10.0.0.5");
+  EXPECT_EQ(spec.nano_cpus, 4'000'000'000);
+  EXPECT_EQ(spec.memory_bytes, int64_t{16} << 30);
+  EXPECT_TRUE(spec.command.empty()) << "no command: the image's own";
+}
+
+TEST(ContainerSpecTest, EachPortIsPublishedAsTcpAndNamedInAVariable) {
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(Jupyter(), host_ports, Host());
+  ASSERT_EQ(spec.ports.size(), 2U);
+  EXPECT_EQ(spec.ports[0].container_port, 8888);
+  EXPECT_EQ(spec.ports[0].host_port, 20001);
+  EXPECT_EQ(spec.ports[0].protocol, "tcp") << "the engine knows only tcp; http is the probe's";
+  EXPECT_EQ(spec.ports[1].container_port, 22);
+  EXPECT_EQ(spec.ports[1].host_port, 20002);
+  EXPECT_EQ(EnvValue(spec, "SUANLI_PORT_8888"), "20001");
+  EXPECT_EQ(EnvValue(spec, "SUANLI_PORT_22"), "20002");
+}
+
+TEST(ContainerSpecTest, SuanliVariablesFollowThePodsOwnEnv) {
+  DesiredPod desired = Jupyter();
+  desired.pod.env = {{"B_SETTING", "2"}, {"A_SETTING", "1"}};
+  desired.ssh_keys = {"ssh-ed25519 AAAA one", "ssh-ed25519 BBBB two"};
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(spec.env, (Env{{"A_SETTING", "1"},
+                           {"B_SETTING", "2"},
+                           {"JUPYTER_TOKEN", "t0k"},
+                           {"PUBLIC_KEY", "ssh-ed25519 AAAA one\nssh-ed25519 BBBB two\n"},
+                           {"SUANLI_POD_ID", "pod_abc"},
+                           {"SUANLI_PORT_22", "20002"},
+                           {"SUANLI_PORT_8888", "20001"}}));
+  EXPECT_EQ(AuthorizedKeys(desired), "ssh-ed25519 AAAA one\nssh-ed25519 BBBB two\n");
+}
+
+TEST(ContainerSpecTest, NoJupyterTokenOrPublicKeyWhenThePodHasNone) {
+  DesiredPod desired = Jupyter();
+  desired.pod.jupyter_token.clear();
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(EnvValue(spec, "JUPYTER_TOKEN"), std::nullopt);
+  EXPECT_EQ(EnvValue(spec, "PUBLIC_KEY"), std::nullopt);
+  EXPECT_EQ(EnvValue(spec, "SUANLI_POD_ID"), "pod_abc");
+  EXPECT_EQ(AuthorizedKeys(desired), "");
+}
+
+TEST(ContainerSpecTest, TheEnvExpandsSuanliVariablesOnly) {
+  DesiredPod desired = Jupyter();
+  desired.pod.env = {{"URL", "http://host:${SUANLI_PORT_8888}/?token=${JUPYTER_TOKEN}"},
+                     {"MODEL", "llama"},
+                     {"ALIAS", "${MODEL} ${UNKNOWN} $HOME"}};
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(EnvValue(spec, "URL"), "http://host:20001/?token=t0k");
+  EXPECT_EQ(EnvValue(spec, "ALIAS"), "${MODEL} ${UNKNOWN} $HOME")
+      << "one env entry does not expand another; unknown names stay for a shell";
+}
+
+TEST(ContainerSpecTest, TheCommandExpandsSuanliVariablesAndThePodsEnv) {
+  DesiredPod desired = Jupyter();
+  desired.pod.env = {{"MODEL", "llama-${SUANLI_POD_ID}"}};
+  desired.pod.command = {"serve",   "--model",          "${MODEL}", "--port=${SUANLI_PORT_8888}",
+                         "--token", "${JUPYTER_TOKEN}", "${HOME}"};
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(spec.command, (std::vector<std::string>{"serve", "--model", "llama-pod_abc",
+                                                    "--port=20001", "--token", "t0k", "${HOME}"}));
+}
+
+TEST(ContainerSpecTest, AnEnvEntryOverridesASuanliVariable) {
+  DesiredPod desired = Jupyter();
+  desired.pod.env = {{"JUPYTER_TOKEN", "mine"}, {"SUANLI_PORT_22", "2222"}};
+  desired.pod.command = {"jupyter", "--token=${JUPYTER_TOKEN}", "--ssh=${SUANLI_PORT_22}"};
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(EnvValue(spec, "JUPYTER_TOKEN"), "mine");
+  EXPECT_EQ(EnvValue(spec, "SUANLI_PORT_22"), "2222");
+  EXPECT_EQ(spec.command, (std::vector<std::string>{"jupyter", "--token=mine", "--ssh=2222"}));
+  EXPECT_EQ(spec.ports[1].host_port, 20002) << "the published port is still the one picked";
+}
+
+TEST(ContainerSpecTest, AVolumeOnlyWithASizeAndAMountPath) {
+  DesiredPod desired = Jupyter();
+  const std::vector<int> host_ports = {20001, 20002};
+  desired.pod.volume_mount_path = "/workspace";
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host()).volume_name, "")
+      << "volume_gb 0: no volume";
+  desired.pod.volume_gb = 20;
+  desired.pod.volume_mount_path.clear();
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host()).volume_name, "");
+  desired.pod.volume_mount_path = "/workspace";
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host());
+  EXPECT_EQ(spec.volume_name, "suanli-pod_abc");
+  EXPECT_EQ(spec.volume_mount_path, "/workspace");
+}
+
+TEST(ContainerSpecTest, APodWithoutGpusGetsNone) {
+  const std::vector<Gpu> gpus = Gpus(false);
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(Jupyter(), host_ports, Host(gpus, GpuAccess::kCdi));
+  EXPECT_EQ(spec.gpu_access, GpuAccess::kNone);
+  EXPECT_TRUE(spec.gpu_ids.empty());
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS"), std::nullopt);
+}
+
+TEST(ContainerSpecTest, SimulatedGpusAreNamedButNoDeviceIsAttached) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {1, 3};
+  const std::vector<Gpu> gpus = Gpus(true);
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi));
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS"), "1,3");
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS_SIMULATED"), "1");
+  EXPECT_EQ(EnvValue(spec, "NVIDIA_VISIBLE_DEVICES"), "void");
+  EXPECT_EQ(spec.gpu_access, GpuAccess::kNone);
+  EXPECT_TRUE(spec.gpu_ids.empty());
+}
+
+TEST(ContainerSpecTest, CdiGetsTheIndicesOfThePodsGpus) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {2, 0};
+  const std::vector<Gpu> gpus = Gpus(false);
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi));
+  EXPECT_EQ(spec.gpu_access, GpuAccess::kCdi);
+  EXPECT_EQ(spec.gpu_ids, (std::vector<std::string>{"2", "0"}));
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS"), "2,0");
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS_SIMULATED"), std::nullopt);
+  EXPECT_EQ(EnvValue(spec, "NVIDIA_VISIBLE_DEVICES"), std::nullopt);
+}
+
+TEST(ContainerSpecTest, DeviceRequestsGetTheUuidsOfThePodsGpus) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {2, 0};
+  const std::vector<Gpu> gpus = Gpus(false);
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec =
+      BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kDeviceRequests));
+  EXPECT_EQ(spec.gpu_access, GpuAccess::kDeviceRequests);
+  EXPECT_EQ(spec.gpu_ids, (std::vector<std::string>{"GPU-2", "GPU-0"}));
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPUS"), "2,0");
+}
+
+TEST(ContainerSpecTest, AGpuIndexTheInventoryLacksIsNotAUuid) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {1, 7};
+  const std::vector<Gpu> gpus = Gpus(false);
+  const std::vector<int> host_ports = {20001, 20002};
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kDeviceRequests)).gpu_ids,
+            (std::vector<std::string>{"GPU-1"}));
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi)).gpu_ids,
+            (std::vector<std::string>{"1", "7"}))
+      << "CDI names the index, and the engine refuses the one it lacks";
+  desired.pod.gpu_indices = {7};
+  EXPECT_EQ(
+      EnvValue(BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi)), "SUANLI_GPUS"),
+      std::nullopt)
+      << "no GPU of the inventory: none at all";
+}
+
+TEST(ContainerSpecDeathTest, OneHostPortPerPodPort) {
+  const std::vector<int> one_port = {20001};
+  EXPECT_DEATH((void)BuildContainerSpec(Jupyter(), one_port, Host()), "one host port per pod port");
+}
+
+}  // namespace
+}  // namespace suanli::agent
