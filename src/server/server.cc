@@ -84,7 +84,7 @@ class ServerImpl final : public Server {
       log_ << "created the admin; its API token is in "
            << (options.data_dir / "admin-token").string() << " (mode 0600)\n";
     }
-    api_ = std::make_unique<Api>(*plane_, *queue_, clock_);
+    api_ = std::make_unique<Api>(*plane_, *queue_, clock_, entropy_);
     net::HttpServerOptions http;
     http.host = address->first;
     http.port = address->second;

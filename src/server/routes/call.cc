@@ -1,0 +1,72 @@
+#include "server/routes/call.h"
+
+#include <fmt/format.h>
+
+#include <boost/json/serialize.hpp>
+#include <memory>
+
+#include "server/secrets.h"
+
+namespace suanli::server {
+
+Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::Clock& clock_in,
+                   core::Entropy& entropy, RelayOptions relay_options,
+                   std::span<const RouteInfo> routes)
+    : plane(plane_in),
+      queue(queue_in),
+      clock(clock_in),
+      zoo(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
+      metrics(routes.size()),
+      relay(
+          clock_in, [&entropy] { return "rly_" + HexEncode(entropy.Bytes(12)); }, relay_options) {
+  for (const RouteInfo& route : routes) {
+    metric_labels.push_back(fmt::format(R"(method="{}",route="{}")", route.method, route.pattern));
+  }
+}
+
+Call::Call(Services& services, net::HttpRequest&& request_in, net::Responder respond)
+    : request(std::move(request_in)),
+      services_(&services),
+      respond_(std::move(respond)),
+      started_(core::MonotonicNow()) {}
+
+void Call::Respond(net::HttpResponse response) {
+  // Requests no route matched count in the series after the last route's.
+  services_->metrics.Record(route == kNoRoute ? services_->metric_labels.size() : route,
+                            response.status, core::MonotonicNow() - started_);
+  respond_(std::move(response));
+}
+
+void Call::Respond(const core::Status& error) {
+  Respond(net::ErrorResponse(core::HttpStatusFor(error.code()), core::StatusCodeName(error.code()),
+                             error.message()));
+}
+
+void Call::Respond(const boost::json::value& body, uint64_t sequence, int status) {
+  RespondWhenDurable(boost::json::serialize(body), sequence, status);
+}
+
+void Call::Respond(core::Result<Written<std::string>> json_text) {
+  if (!json_text.ok()) return Respond(json_text.status());
+  RespondWhenDurable(std::move(json_text->value), json_text->sequence, 200);
+}
+
+void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int status) {
+  // Answer once everything the answer reflects is durable: a client never sees a write that a
+  // crash could still take back. Serialized before waiting, so the writer thread does not.
+  auto shared = std::make_shared<Call>(std::move(*this));
+  auto response = std::make_shared<net::HttpResponse>();
+  response->status = status;
+  response->body = std::move(json_body);
+  shared->queue().AfterDurable(sequence, [shared, response](const core::Status& durable) {
+    if (!durable.ok()) {
+      shared->Respond(
+          core::UnavailableError("the store could not save this (" + durable.message() +
+                                 "); nothing was changed, and the server must be restarted"));
+      return;
+    }
+    shared->Respond(std::move(*response));
+  });
+}
+
+}  // namespace suanli::server

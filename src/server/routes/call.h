@@ -1,0 +1,104 @@
+// Call: one API request on its way from the router to its handler and back, with the one way to
+// answer it (Respond), and the Services every handler works with.
+//
+// Respond records the request's metrics and sends the answer; its forms that carry a store
+// sequence first wait until the store holds everything up to that sequence: a client never sees
+// a write that a crash could still take back. A handler answers exactly once, by one Respond; a
+// Call it hands to a callback (a long poll, the relay) moves into a shared_ptr first.
+//
+// Internal to the API (api.cc and routes/*.cc). Thread-compatible: a Call is used by one thread
+// at a time; Services is shared by all and thread-safe.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "advisor/model_zoo.h"
+#include "core/clock.h"
+#include "core/entropy.h"
+#include "core/status.h"
+#include "net/http.h"
+#include "net/http_server.h"
+#include "server/api.h"
+#include "server/control_plane.h"
+#include "server/metrics.h"
+#include "server/relay.h"
+
+namespace suanli::server {
+
+// The control plane and what the Api owns around it, for the handlers. Created once per Api and
+// alive while any of its calls is (the Api owns it).
+struct Services {
+  // `routes`: the route table, for the metrics. `entropy` makes the relay's request ids.
+  Services(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock,
+           core::Entropy& entropy, RelayOptions relay_options, std::span<const RouteInfo> routes);
+  Services(const Services&) = delete;
+  Services& operator=(const Services&) = delete;
+
+  ControlPlane& plane;
+  store::CommitQueue& queue;
+  core::Clock& clock;
+  const advisor::ModelZoo zoo;
+  RequestMetrics metrics;  // one series per route, then one for requests no route matched
+  // `method="GET",route="/v1/pods"` per route, in the table's order.
+  std::vector<std::string> metric_labels;
+  // Last: destroyed first, answering what still waits while the metrics it records into live.
+  Relay relay;
+};
+
+class Call {
+ public:
+  static constexpr size_t kNoRoute = static_cast<size_t>(-1);
+
+  // Starts the request's latency clock.
+  Call(Services& services, net::HttpRequest&& request, net::Responder respond);
+  Call(Call&&) = default;
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  net::HttpRequest request;
+  std::vector<std::string> params;  // the {…} segments of the pattern, in order
+  Principal principal;              // who is calling; empty for a public route
+  std::string bearer;               // the Authorization header's token, if any
+  size_t route = kNoRoute;          // the index in the route table
+
+  const std::string& param(size_t index) const { return params.at(index); }
+
+  ControlPlane& plane() const { return services_->plane; }
+  store::CommitQueue& queue() const { return services_->queue; }
+  core::Clock& clock() const { return services_->clock; }
+  const advisor::ModelZoo& zoo() const { return services_->zoo; }
+  Relay& relay() const { return services_->relay; }
+  const Services& services() const { return *services_; }
+
+  // Answers now: for what reflects no write (the console, the catalog, metrics, relayed answers).
+  void Respond(net::HttpResponse response);
+  // Answers with `error`'s HTTP status and the API's error body; nothing was changed.
+  // REQUIRES: !error.ok().
+  void Respond(const core::Status& error);
+  // Answers `body` with `status` once everything up to store sequence `sequence` is durable (a
+  // write's Written::sequence; for a read, queue().submitted()). *this is moved from after.
+  void Respond(const boost::json::value& body, uint64_t sequence, int status = 200);
+  // The same for a body the control plane already wrote as JSON text; or its error.
+  void Respond(core::Result<Written<std::string>> json_text);
+  // The control plane's answer: its error, or `view(value)` once durable, with `status`.
+  template <typename T, typename View>
+  void Respond(core::Result<Written<T>> result, View view, int status = 200) {
+    if (!result.ok()) return Respond(result.status());
+    Respond(boost::json::value(view(result->value)), result->sequence, status);
+  }
+
+ private:
+  // The durability wait: every durable Respond ends here.
+  void RespondWhenDurable(std::string json_body, uint64_t sequence, int status);
+
+  Services* services_;  // never null
+  net::Responder respond_;
+  core::MonotonicTime started_;
+};
+
+}  // namespace suanli::server

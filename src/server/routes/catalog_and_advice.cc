@@ -1,0 +1,80 @@
+// Routes for choosing a GPU: the catalog with this cloud's prices, what is free now, the advisor's
+// model zoo, and its advice for a workload.
+#include <boost/json/value.hpp>
+#include <optional>
+#include <vector>
+
+#include "advisor/advice_json.h"
+#include "catalog/catalog_json.h"
+#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
+#include "server/routes/routes.h"
+#include "server/routes/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+void Gpus(Call& call) {
+  json::array gpus;
+  for (const catalog::GpuType& gpu : call.plane().catalog().gpus()) {
+    json::object entry = catalog::GpuTypeToJson(gpu);
+    entry["price_per_hour_micros"] = call.plane().GpuPrice(gpu.name).micros();
+    gpus.emplace_back(std::move(entry));
+  }
+  call.Respond(JsonResponse(200, json::object{{"gpus", std::move(gpus)}}));
+}
+
+void Availability(Call& call) {
+  call.Respond(call.plane().GpuAvailability(call.principal),
+               [](const std::vector<server::Availability>& all) {
+                 return ListOf("gpus", all, [](const server::Availability& entry) {
+                   return json::object{{"gpu_type", entry.gpu_type},
+                                       {"total", entry.total},
+                                       {"free", entry.free},
+                                       {"largest_free_on_one_node", entry.largest_free_on_one_node},
+                                       {"price_per_hour_micros", entry.price_per_hour.micros()},
+                                       {"simulated", entry.simulated}};
+                 });
+               });
+}
+
+void Models(Call& call) {
+  json::array models;
+  for (const advisor::ModelSpec& model : call.zoo().models()) {
+    models.emplace_back(advisor::ModelToJson(model));
+  }
+  call.Respond(JsonResponse(200, json::object{{"models", std::move(models)}}));
+}
+
+void Advise(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  const std::optional<advisor::Workload> workload = ReadWorkload(fields, call.zoo());
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  if (!workload) {
+    return call.Respond(core::InvalidArgumentError(
+        "workload: required, e.g. {\"model\": \"llama-3-8b\", \"task\": \"lora\"}"));
+  }
+  call.Respond(call.plane().AdviceJson(call.principal, *workload),
+               [](const json::object& advice) { return advice; });
+}
+
+// clang-format off
+constexpr Route kCatalogRoutes[] = {
+  {{"GET", "/v1/gpus", Access::kPublic, "The GPU catalog with this cloud's prices"}, Gpus},
+  {{"GET", "/v1/availability", Access::kUser, "Free GPUs by type, with prices"}, Availability},
+  {{"GET", "/v1/models", Access::kPublic, "The advisor's model zoo"}, Models},
+  {{"POST", "/v1/advise", Access::kUser, "A workload's memory, speed, time and cost on every GPU type, and which to pick"}, Advise},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Route> CatalogRoutes() { return kCatalogRoutes; }
+
+}  // namespace suanli::server

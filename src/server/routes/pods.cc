@@ -1,0 +1,103 @@
+// Routes for a person's pods: create, read, the lifecycle actions, and the state changes. (Logs
+// and the proxy to a pod's ports are relayed to its node: relay.cc.)
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/domain_json.h"
+#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
+#include "server/routes/routes.h"
+#include "server/routes/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+void ListPods(Call& call) {
+  // The hot read: the control plane writes the JSON from views it caches per pod revision.
+  call.Respond(call.plane().ListPodsJson(call.principal));
+}
+
+void CreatePod(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  PodSpec spec;
+  fields.String("name", &spec.name, false, 64);
+  fields.String("template", &spec.template_id, false, 64);
+  fields.String("image", &spec.image, false, 512);
+  fields.OptionalStringList("command", &spec.command);
+  fields.StringMap("env", &spec.env);
+  bool has_ports = false;
+  std::vector<core::PortSpec> ports = ReadPorts(fields, &has_ports);
+  if (has_ports) spec.ports = std::move(ports);
+  fields.String("gpu_type", &spec.gpu_type, false, 128);
+  fields.Int("gpu_count", &spec.gpu_count, 1, 64);
+  fields.OptionalInt("vcpu", &spec.vcpu, 1, 1024);
+  fields.OptionalInt("memory_gb", &spec.memory_gb, 1, 16'384);
+  fields.OptionalInt("container_disk_gb", &spec.container_disk_gb, 1, 10'000);
+  fields.OptionalInt("volume_gb", &spec.volume_gb, 0, 100'000);
+  std::string mount;
+  fields.String("volume_mount_path", &mount, false, 256);
+  if (!mount.empty()) spec.volume_mount_path = mount;
+  fields.Bool("interruptible", &spec.interruptible);
+  fields.StringMap("node_selector", &spec.node_selector, 32);
+  spec.workload = ReadWorkload(fields, call.zoo());
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(
+      call.plane().CreatePod(call.principal, std::move(spec)),
+      [&call](const core::Pod& pod) { return PodView(call, pod); }, 201);
+}
+
+void GetPod(Call& call) {
+  call.Respond(call.plane().GetPod(call.principal, call.param(0)),
+               [&call](const core::Pod& pod) { return PodView(call, pod); });
+}
+
+void ActOnPod(Call& call, core::PodAction action) {
+  const bool force = call.request.QueryValue("force").value_or("") == "true";
+  call.Respond(call.plane().Act(call.principal, call.param(0), action, force),
+               [&call](const core::Pod& pod) { return PodView(call, pod); });
+}
+
+void StopPod(Call& call) { ActOnPod(call, core::PodAction::kStop); }
+
+void StartPod(Call& call) { ActOnPod(call, core::PodAction::kStart); }
+
+void RestartPod(Call& call) { ActOnPod(call, core::PodAction::kRestart); }
+
+void TerminatePod(Call& call) { ActOnPod(call, core::PodAction::kTerminate); }
+
+void PodTransitions(Call& call) {
+  Result<std::vector<core::Transition>> transitions =
+      call.plane().Transitions(call.principal, call.param(0));
+  if (!transitions.ok()) return call.Respond(transitions.status());
+  call.Respond(ListOf("transitions", *transitions,
+                      [](const core::Transition& transition) { return ToJson(transition); }),
+               call.queue().submitted());
+}
+
+// clang-format off
+constexpr Route kPodRoutes[] = {
+  {{"GET", "/v1/pods", Access::kUser, "Your pods"}, ListPods},
+  {{"POST", "/v1/pods", Access::kUser, "Create a pod"}, CreatePod},
+  {{"GET", "/v1/pods/{id}", Access::kUser, "A pod, with the actions allowed now"}, GetPod},
+  {{"POST", "/v1/pods/{id}/stop", Access::kUser, "Stop a pod (its volume is kept and billed)"}, StopPod},
+  {{"POST", "/v1/pods/{id}/start", Access::kUser, "Start a stopped pod"}, StartPod},
+  {{"POST", "/v1/pods/{id}/restart", Access::kUser, "Restart a running pod's container"}, RestartPod},
+  {{"DELETE", "/v1/pods/{id}", Access::kUser, "Terminate a pod (?force=true deletes its volume)"}, TerminatePod},
+  {{"GET", "/v1/pods/{id}/transitions", Access::kUser, "A pod's state changes"}, PodTransitions},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Route> PodRoutes() { return kPodRoutes; }
+
+}  // namespace suanli::server

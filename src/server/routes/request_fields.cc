@@ -1,0 +1,111 @@
+#include "server/routes/request_fields.h"
+
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <string>
+
+#include "advisor/hf_config.h"
+#include "server/domain_json.h"
+
+namespace suanli::server {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present) {
+  std::optional<std::vector<std::string>> texts;
+  fields.OptionalStringList("ports", &texts);
+  *present = texts.has_value();
+  std::vector<core::PortSpec> ports;
+  if (!texts) return ports;
+  for (const std::string& text : *texts) {
+    Result<core::PortSpec> port = ParsePort(text);
+    if (!port.ok()) {
+      fields.Fail("ports: " + port.status().message());
+      break;
+    }
+    ports.push_back(*port);
+  }
+  return ports;
+}
+
+std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo) {
+  const json::value* raw = fields.Raw("workload");
+  if (raw == nullptr) return std::nullopt;
+  if (!raw->is_object()) {
+    fields.Fail(
+        "workload: must be an object such as {\"model\": \"llama-3-8b\", \"task\": \"serve\"}");
+    return std::nullopt;
+  }
+  JsonFields workload_fields(raw->as_object());
+  std::string model, task, precision = "bf16", quant, engine;
+  advisor::Workload workload;
+  workload_fields.String("model", &model, false, 128);
+  // A model the zoo lacks: its Hugging Face config.json, as a JSON object (the CLI's --hf-config).
+  const json::value* hf_config = workload_fields.Raw("hf_config");
+  if (hf_config != nullptr && !hf_config->is_object()) {
+    workload_fields.Fail("hf_config: must be the object in a model's config.json");
+  }
+  if ((hf_config == nullptr) == model.empty()) {
+    workload_fields.Fail(
+        "give exactly one of model (a name from GET /v1/models) or hf_config (a Hugging Face "
+        "config.json object)");
+  }
+  workload_fields.String("task", &task, true, 16);
+  workload_fields.String("precision", &precision, false, 16);
+  workload_fields.String("quant", &quant, false, 16);
+  workload_fields.String("engine", &engine, false, 16);
+  workload_fields.Int("batch", &workload.batch, 0, 1 << 20);
+  workload_fields.Int("seq", &workload.seq, 0, 1 << 22);
+  workload_fields.Number("tokens", &workload.work.tokens, 0, 1e18);
+  workload_fields.Number("samples", &workload.work.samples, 0, 1e15);
+  workload_fields.Int("epochs", &workload.work.epochs, 1, 100'000);
+  Status status = workload_fields.Finish();
+  auto parse = [&status](auto result, auto* out) {
+    if (!status.ok()) return;
+    if (!result.ok()) {
+      status = result.status();
+      return;
+    }
+    *out = *result;
+  };
+  advisor::ModelSpec from_config;
+  const advisor::ModelSpec* spec = &from_config;
+  if (hf_config == nullptr) {
+    parse(zoo.Find(model), &spec);
+  } else if (status.ok()) {
+    parse(advisor::ModelFromHfConfig(json::serialize(*hf_config), "hf_config"), &from_config);
+  }
+  parse(advisor::ParseTask(task), &workload.task);
+  parse(advisor::ParsePrecision(precision), &workload.precision);
+  if (!quant.empty()) {
+    advisor::Quantization parsed;
+    parse(advisor::ParseQuantization(quant), &parsed);
+    workload.quant = parsed;
+  }
+  if (!engine.empty()) {
+    parse(advisor::ParseEngine(engine), &workload.engine);
+    workload.engine_given = true;
+  }
+  if (status.ok()) {
+    workload.model = *spec;
+    status = advisor::CompleteAndValidate(workload);
+  }
+  if (!status.ok()) {
+    fields.Fail("workload: " + status.message());
+    return std::nullopt;
+  }
+  return workload;
+}
+
+}  // namespace suanli::server

@@ -1,0 +1,31 @@
+// Request fields: reading the parts of a request that the route files of more than one resource
+// share: integers in a query or path, a pod's or template's ports, a workload for the advisor.
+//
+// Internal to the API. Bad input is never a crash: a parser returns nullopt, a reader records the
+// problem in its JsonFields (whose Finish then reports it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "advisor/model_zoo.h"
+#include "advisor/workload.h"
+#include "core/domain.h"
+#include "server/json_fields.h"
+
+namespace suanli::server {
+
+// A decimal integer in [min, max], all of `text` (no sign but '-', no spaces); nullopt otherwise.
+// The one parser of the API's query values (after, wait_s, max, tail) and ports.
+std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max);
+
+// "ports": a list such as ["8888/http", "22/tcp"]; `*present` says whether the field was there.
+std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present);
+
+// "workload": a model from `zoo` or a Hugging Face config.json, and a task; completed and
+// validated. nullopt when absent or wrong (then `fields` says why).
+std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo);
+
+}  // namespace suanli::server

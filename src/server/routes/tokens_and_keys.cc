@@ -1,0 +1,92 @@
+// Routes for a person's credentials: API tokens (a secret shown once) and SSH public keys.
+#include <boost/json/value.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/domain_json.h"
+#include "server/json_fields.h"
+#include "server/routes/routes.h"
+#include "server/routes/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+json::object TokenView(const core::ApiToken& token) {
+  return {{"id", token.id},
+          {"user_id", token.user_id},
+          {"name", token.name},
+          {"prefix", token.secret_prefix},
+          {"created_at", FormatTime(token.created_at)}};
+}
+
+void ListTokens(Call& call) {
+  call.Respond(call.plane().ListTokens(call.principal),
+               [](const std::vector<core::ApiToken>& tokens) {
+                 return ListOf("tokens", tokens, TokenView);
+               });
+}
+
+void CreateToken(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  std::string name;
+  fields.String("name", &name, true, 64);
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(
+      call.plane().CreateToken(call.principal, name),
+      [](const std::pair<core::ApiToken, std::string>& created) {
+        return json::object{{"token", TokenView(created.first)}, {"secret", created.second}};
+      },
+      201);
+}
+
+void RevokeToken(Call& call) {
+  call.Respond(call.plane().RevokeToken(call.principal, call.param(0)), TokenView);
+}
+
+void ListSshKeys(Call& call) {
+  call.Respond(call.plane().ListSshKeys(call.principal), [](const std::vector<core::SshKey>& keys) {
+    return ListOf("ssh_keys", keys, [](const core::SshKey& key) { return ToJson(key); });
+  });
+}
+
+void AddSshKey(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  std::string name, key;
+  fields.String("name", &name, true, 64);
+  fields.String("public_key", &key, true, 16384);
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(
+      call.plane().AddSshKey(call.principal, name, key),
+      [](const core::SshKey& added) { return ToJson(added); }, 201);
+}
+
+void DeleteSshKey(Call& call) {
+  call.Respond(call.plane().DeleteSshKey(call.principal, call.param(0)),
+               [](const core::SshKey& key) { return ToJson(key); });
+}
+
+// clang-format off
+constexpr Route kTokenAndKeyRoutes[] = {
+  {{"GET", "/v1/tokens", Access::kUser, "Your API tokens"}, ListTokens},
+  {{"POST", "/v1/tokens", Access::kUser, "Create an API token (its secret is shown once)"}, CreateToken},
+  {{"DELETE", "/v1/tokens/{id}", Access::kUser, "Revoke an API token"}, RevokeToken},
+  {{"GET", "/v1/ssh-keys", Access::kUser, "Your SSH public keys"}, ListSshKeys},
+  {{"POST", "/v1/ssh-keys", Access::kUser, "Register an SSH public key"}, AddSshKey},
+  {{"DELETE", "/v1/ssh-keys/{id}", Access::kUser, "Remove an SSH public key"}, DeleteSshKey},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Route> TokenAndKeyRoutes() { return kTokenAndKeyRoutes; }
+
+}  // namespace suanli::server

@@ -1,0 +1,89 @@
+// Routes for users: an admin creates them and gives credits; a person reads themselves and sets
+// their spend cap.
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "server/domain_json.h"
+#include "server/json_fields.h"
+#include "server/routes/routes.h"
+#include "server/routes/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+void CreateUser(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  std::string name, role = "user";
+  core::Money credits;
+  fields.String("name", &name, true, 64);
+  fields.String("role", &role, false, 16);
+  fields.Micros("credits_micros", &credits);
+  if (role != "user" && role != "admin") fields.Fail("role: must be \"user\" or \"admin\"");
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  Result<Written<core::User>> user = call.plane().CreateUser(
+      call.principal, name, role == "admin" ? core::Role::kAdmin : core::Role::kUser, credits);
+  if (!user.ok()) return call.Respond(user.status());
+  auto token = call.plane().CreateToken(call.principal, "first", user->value.id);
+  if (!token.ok()) return call.Respond(token.status());
+  call.Respond(
+      json::value(json::object{{"user", ToJson(user->value)}, {"token", token->value.second}}),
+      token->sequence, 201);
+}
+
+void ListUsers(Call& call) {
+  call.Respond(call.plane().ListUsers(call.principal), [](const std::vector<core::User>& users) {
+    return ListOf("users", users, [](const core::User& user) { return ToJson(user); });
+  });
+}
+
+void GetUser(Call& call) {
+  call.Respond(call.plane().GetUser(call.principal, call.param(0)),
+               [](const core::User& user) { return ToJson(user); });
+}
+
+void AddCredits(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  core::Money amount;
+  std::string note;
+  fields.Micros("amount_micros", &amount, true, true);
+  fields.String("note", &note, false, 256);
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().AddCredits(call.principal, call.param(0), amount, note),
+               [](const core::User& user) { return ToJson(user); });
+}
+
+void UpdateMe(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  core::Money cap;
+  fields.Micros("spend_cap_per_hour_micros", &cap, true);
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().SetSpendCap(call.principal, cap),
+               [](const core::User& user) { return ToJson(user); });
+}
+
+// clang-format off
+constexpr Route kUserRoutes[] = {
+  {{"POST", "/v1/users", Access::kAdmin, "Create a user (and a first API token)"}, CreateUser},
+  {{"GET", "/v1/users", Access::kAdmin, "List users"}, ListUsers},
+  {{"GET", "/v1/users/{id}", Access::kUser, "A user ('me' for yourself; others: admin)"}, GetUser},
+  {{"POST", "/v1/users/{id}/credits", Access::kAdmin, "Give credits to a user"}, AddCredits},
+  {{"PATCH", "/v1/users/me", Access::kUser, "Set your spend cap"}, UpdateMe},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Route> UserRoutes() { return kUserRoutes; }
+
+}  // namespace suanli::server
