@@ -20,8 +20,8 @@ TEST(ViewsTest, SecretsNeverAppearInViews) {
 TEST(ViewsTest, APodShowsItsSecretsOnlyToThoseTheContextNames) {
   core::Pod pod;
   pod.id = "pod_1";
-  pod.jupyter_token = "jt";
-  pod.link_token = "lt";
+  pod.jupyter_token = "jupyter-secret";
+  pod.link_token = "link-secret";
   pod.state = core::PodState::kRunning;
   pod.running_since = core::TimePoint(std::chrono::seconds(100));
   const boost::json::object stranger =
@@ -30,11 +30,11 @@ TEST(ViewsTest, APodShowsItsSecretsOnlyToThoseTheContextNames) {
   EXPECT_FALSE(stranger.contains("link_token"));
   EXPECT_EQ(stranger.at("uptime_s").as_int64(), 60);
   const boost::json::object agent = PodView(pod, {.with_jupyter_token = true});
-  EXPECT_EQ(agent.at("jupyter_token").as_string(), "jt");
+  EXPECT_EQ(agent.at("jupyter_token").as_string(), "jupyter-secret");
   EXPECT_FALSE(agent.contains("link_token"));
   const boost::json::object owner = PodView(
       pod, {.node_address = "10.0.0.5", .with_jupyter_token = true, .with_link_token = true});
-  EXPECT_EQ(owner.at("link_token").as_string(), "lt");
+  EXPECT_EQ(owner.at("link_token").as_string(), "link-secret");
   EXPECT_EQ(owner.at("node_address").as_string(), "10.0.0.5");
 }
 
