@@ -3,7 +3,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <boost/json.hpp>
 #include <cstdio>
 #include <list>
 #include <memory>
@@ -13,90 +12,20 @@
 #include <vector>
 
 #include "agent/reconcile.h"
-#include "net/base64.h"
 #include "net/http.h"
 #include "net/http_client.h"
+#include "net/proxy_headers.h"
+#include "wire/relay_protocol.h"
 
 namespace suanli::agent {
 namespace {
 
-namespace json = boost::json;
+using wire::RelayAnswer;
+using wire::RelayRequest;
 
-// One relayed request as the server hands it over (see docs/api.md, "The relay").
-struct Work {
-  std::string id;
-  std::string pod_id;
-  std::string kind;  // "logs" or "http"
-  int tail = -1;
-  std::string since;
-  bool timestamps = false;
-  int port = 0;
-  std::string method;
-  std::string target;
-  net::Headers headers;
-  std::string body;
-};
-
-struct Reply {
-  int status = 200;
-  net::Headers headers;
-  std::string body;
-};
-
-Reply ErrorReply(int status, std::string_view code, std::string_view message) {
+RelayAnswer ErrorReply(int status, std::string_view code, std::string_view message) {
   net::HttpResponse error = net::ErrorResponse(status, code, message);
   return {status, {{"Content-Type", error.content_type}}, std::move(error.body)};
-}
-
-std::string StringAt(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
-}
-
-int IntAt(const json::object& object, std::string_view key, int fallback) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && value->is_int64() ? static_cast<int>(value->as_int64()) : fallback;
-}
-
-// The server wrote these; one it cannot have meant (no id) is skipped.
-std::vector<Work> ParseRequests(std::string_view text) {
-  std::vector<Work> works;
-  boost::system::error_code error;
-  const json::value parsed = json::parse(text, error);
-  if (error || !parsed.is_object()) return works;
-  const json::value* requests = parsed.as_object().if_contains("requests");
-  if (requests == nullptr || !requests->is_array()) return works;
-  for (const json::value& item : requests->as_array()) {
-    if (!item.is_object()) continue;
-    const json::object& object = item.as_object();
-    Work work;
-    work.id = StringAt(object, "id");
-    work.pod_id = StringAt(object, "pod_id");
-    work.kind = StringAt(object, "kind");
-    if (work.id.empty()) continue;
-    work.tail = IntAt(object, "tail", -1);
-    work.since = StringAt(object, "since");
-    const json::value* timestamps = object.if_contains("timestamps");
-    work.timestamps = timestamps != nullptr && timestamps->is_bool() && timestamps->as_bool();
-    work.port = IntAt(object, "port", 0);
-    work.method = StringAt(object, "method");
-    work.target = StringAt(object, "target");
-    if (const json::value* headers = object.if_contains("headers");
-        headers != nullptr && headers->is_array()) {
-      for (const json::value& pair : headers->as_array()) {
-        const json::array* items = pair.if_array();
-        if (items == nullptr || items->size() != 2 || !(*items)[0].is_string() ||
-            !(*items)[1].is_string()) {
-          continue;
-        }
-        work.headers.emplace_back((*items)[0].as_string(), (*items)[1].as_string());
-      }
-    }
-    core::Result<std::string> body = net::Base64Decode(StringAt(object, "body_base64"));
-    work.body = body.ok() ? std::move(*body) : std::string();
-    works.push_back(std::move(work));
-  }
-  return works;
 }
 
 std::string FormatNanos(core::TimePoint time) {
@@ -113,7 +42,7 @@ std::string FormatNanos(core::TimePoint time) {
   return text;
 }
 
-Reply DoLogs(Engine& engine, const Work& work) {
+RelayAnswer DoLogs(Engine& engine, const RelayRequest& work) {
   LogOptions options;
   options.tail = work.tail;
   options.timestamps = work.timestamps;
@@ -134,7 +63,7 @@ Reply DoLogs(Engine& engine, const Work& work) {
         502, "UNAVAILABLE",
         "the node's container engine could not give the logs: " + logs.status().message());
   }
-  Reply reply;
+  RelayAnswer reply;
   reply.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
   std::string text = work.timestamps ? NormalizeLogTimestamps(*logs) : std::move(*logs);
   if (text.size() > kMaxRelayedLogBytes) {
@@ -149,24 +78,13 @@ Reply DoLogs(Engine& engine, const Work& work) {
   return reply;
 }
 
-bool IsHeaderName(std::string_view name) {
-  constexpr std::string_view kTokenPunctuation = "!#$%&'*+-.^_`|~";
-  if (name.empty() || name.size() > 256) return false;
-  for (char c : name) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (!alnum && kTokenPunctuation.find(c) == std::string_view::npos) return false;
-  }
-  return true;
-}
-
 // What the server accepts from us; a pod's odd header is dropped rather than losing its answer.
 bool Relayable(const std::string& name, const std::string& value) {
-  if (!IsHeaderName(name) || value.size() > 8192) return false;
-  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
+  if (!net::IsHeaderName(name) || !net::IsHeaderValue(value)) return false;
   return name != "content-length" && name != "transfer-encoding" && name != "connection";
 }
 
-Reply DoHttp(Engine& engine, const RelayOptions& options, const Work& work) {
+RelayAnswer DoHttp(Engine& engine, const RelayOptions& options, const RelayRequest& work) {
   const std::string port = std::to_string(work.port);
   core::Result<ContainerInfo> container = engine.Inspect(ContainerName(work.pod_id));
   if (!container.ok()) {
@@ -223,23 +141,13 @@ Reply DoHttp(Engine& engine, const RelayOptions& options, const Work& work) {
                           ", which the relay does not carry (no protocol upgrades such as "
                           "WebSockets)");
   }
-  Reply reply;
+  RelayAnswer reply;
   reply.status = answer->status;
   for (const auto& [name, value] : answer->headers) {
     if (Relayable(name, value)) reply.headers.emplace_back(name, value);
   }
   reply.body = std::move(body);
   return reply;
-}
-
-std::string ReplyJson(const Reply& reply) {
-  json::array headers;
-  for (const auto& [name, value] : reply.headers) {
-    headers.emplace_back(json::array{json::string(name), json::string(value)});
-  }
-  return json::serialize(json::object{{"status", reply.status},
-                                      {"headers", std::move(headers)},
-                                      {"body_base64", net::Base64Encode(reply.body)}});
 }
 
 // Sleeps up to `duration`, in short steps so that stopping is noticed quickly.
@@ -333,22 +241,26 @@ void ServeRelay(const RelayOptions& options, const std::function<std::string()>&
       continue;
     }
     note(true, "");
-    for (Work& work : ParseRequests(polled->body)) {
+    core::Result<std::vector<RelayRequest>> works = wire::DecodeRelayRequests(polled->body);
+    if (!works.ok()) {
+      // Nothing is answered: the server answers the users 504 once their requests expire.
+      log("relay: the server's requests could not be read (" + works.status().message() + ")");
+      Nap(std::chrono::seconds(1), stopping);
+      continue;
+    }
+    for (RelayRequest& work : *works) {
       auto done = std::make_shared<std::atomic<bool>>(false);
       workers.push_back(Worker{
           std::thread([&options, &engine, &log, auth, done, work = std::move(work)] {
-            const Reply reply = work.kind == "logs"   ? DoLogs(engine, work)
-                                : work.kind == "http" ? DoHttp(engine, options, work)
-                                                      : ErrorReply(400, "INVALID_ARGUMENT",
-                                                                   "the agent does not know "
-                                                                   "requests of kind '" +
-                                                                       work.kind + "'");
+            const RelayAnswer reply = work.kind == RelayRequest::Kind::kLogs
+                                          ? DoLogs(engine, work)
+                                          : DoHttp(engine, options, work);
             core::Result<std::unique_ptr<net::HttpClient>> client =
                 net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
             if (client.ok()) {
               core::Result<net::HttpResponse> posted =
                   (*client)->Send("POST", "/v1/agent/requests/" + net::PercentEncode(work.id),
-                                  ReplyJson(reply), auth);
+                                  wire::EncodeRelayAnswer(reply), auth);
               // 404: the user's request ended meanwhile (it waited too long); nothing to do.
               if (!posted.ok() || (posted->status != 204 && posted->status != 404)) {
                 log("relay: could not answer request " + work.id + " for pod " + work.pod_id +

@@ -35,6 +35,7 @@
 #include "sched/scheduler.h"
 #include "store/commit_queue.h"
 #include "store/store.h"
+#include "wire/agent_protocol.h"
 
 namespace suanli::server {
 
@@ -103,32 +104,9 @@ struct TemplateSpec {
   bool is_public = false;
 };
 
-// What an agent says about its host, at registration and in each heartbeat.
-struct NodeReport {
-  std::string name;
-  std::vector<core::GpuDevice> gpus;
-  int vcpu = 0;
-  int memory_gb = 0;
-  int disk_gb = 0;
-  std::string agent_version;
-  std::map<std::string, std::string> labels;
-  std::string address;  // the agent's --public-address, else where its request came from
-  std::vector<core::GpuHealth> gpu_health;  // NVML's readings (real GPUs only)
-};
-
-// An agent's report of a pod's actual state. `seq` increases per pod; a report at or below the
-// last applied one is a repeat and changes nothing.
-struct PodReport {
-  int64_t seq = 0;
-  core::PodState state = core::PodState::kStarting;
-  core::TimePoint at;  // when the agent saw it; clamped to [last change, now]
-  std::string container_id;
-  std::vector<core::PortMapping> port_mappings;
-  std::string message;
-  std::optional<int> exit_code;
-  std::optional<bool> ready;  // the pod's ports answer; only meaningful with state running
-  std::optional<core::PullProgress> pull;  // with state starting: the image pull so far
-};
+// What agents report (wire/agent_protocol.h holds the protocol's messages and limits).
+using wire::NodeReport;
+using wire::PodReport;
 
 // What an agent must run: its node's pods, with the generation they were computed at.
 struct DesiredPods {

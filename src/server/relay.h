@@ -34,27 +34,12 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "net/http.h"
+#include "wire/relay_protocol.h"
 
 namespace suanli::server {
 
-// One request for an agent, as it is handed over.
-struct RelayRequest {
-  enum class Kind { kLogs, kHttp };
-
-  std::string id;  // "rly_...", set by Relay::Submit
-  std::string pod_id;
-  Kind kind = Kind::kLogs;
-  // kLogs:
-  int tail = -1;      // the last N lines; -1: all
-  std::string since;  // RFC 3339; empty: from the start
-  bool timestamps = false;
-  // kHttp:
-  int port = 0;          // the container's port
-  std::string method;    // "GET"
-  std::string target;    // "/x?y=1", as the pod should see it
-  net::Headers headers;  // without hop-by-hop ones and without Authorization
-  std::string body;
-};
+// One request for an agent, as it is handed over (wire/relay_protocol.h encodes it).
+using wire::RelayRequest;
 
 struct RelayOptions {
   core::Duration answer_within = std::chrono::seconds(30);  // from submission to answer

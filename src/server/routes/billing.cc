@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "billing/meter.h"
-#include "server/domain_json.h"
-#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -36,7 +37,7 @@ void Balance(Call& call) {
   } else {
     body["runway_s"] = std::chrono::duration_cast<std::chrono::seconds>(runway).count();
   }
-  body["notices"] = ToJson(user->value)["notices"];
+  body["notices"] = wire::UserView(user->value)["notices"];
   call.Respond(json::value(std::move(body)), user->sequence);
 }
 
@@ -44,9 +45,7 @@ void LedgerEntries(Call& call) {
   Result<std::vector<core::LedgerEntry>> entries =
       call.plane().Ledger(call.principal, call.request.QueryValue("user").value_or(""));
   if (!entries.ok()) return call.Respond(entries.status());
-  call.Respond(
-      ListOf("entries", *entries, [](const core::LedgerEntry& entry) { return ToJson(entry); }),
-      call.queue().submitted());
+  call.Respond(ListOf("entries", *entries, wire::LedgerEntryView), call.queue().submitted());
 }
 
 void Usage(Call& call) {
@@ -92,7 +91,7 @@ void SetPrice(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   core::Money price;
-  fields.Micros("price_per_hour_micros", &price, true);
+  fields.Micros("price_per_hour_micros", &price, {.required = true});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   const std::string gpu = call.param(0);
   call.Respond(call.plane().SetGpuPrice(call.principal, gpu, price), [&](core::Money set) {

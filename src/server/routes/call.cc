@@ -46,9 +46,9 @@ void Call::Respond(const boost::json::value& body, uint64_t sequence, int status
   RespondWhenDurable(boost::json::serialize(body), sequence, status);
 }
 
-void Call::Respond(core::Result<Written<std::string>> json_text) {
+void Call::Respond(core::Result<Written<std::string>> json_text, int status) {
   if (!json_text.ok()) return Respond(json_text.status());
-  RespondWhenDurable(std::move(json_text->value), json_text->sequence, 200);
+  RespondWhenDurable(std::move(json_text->value), json_text->sequence, status);
 }
 
 void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int status) {

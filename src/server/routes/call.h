@@ -83,8 +83,9 @@ class Call {
   // Answers `body` with `status` once everything up to store sequence `sequence` is durable (a
   // write's Written::sequence; for a read, queue().submitted()). *this is moved from after.
   void Respond(const boost::json::value& body, uint64_t sequence, int status = 200);
-  // The same for a body the control plane already wrote as JSON text; or its error.
-  void Respond(core::Result<Written<std::string>> json_text);
+  // The same for a body already written as JSON text (by the control plane or a wire Encode); or
+  // its error.
+  void Respond(core::Result<Written<std::string>> json_text, int status = 200);
   // The control plane's answer: its error, or `view(value)` once durable, with `status`.
   template <typename T, typename View>
   void Respond(core::Result<Written<T>> result, View view, int status = 200) {

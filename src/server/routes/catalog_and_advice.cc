@@ -6,10 +6,10 @@
 
 #include "advisor/advice_json.h"
 #include "catalog/catalog_json.h"
-#include "server/json_fields.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
 
 namespace suanli::server {
 namespace {

@@ -5,10 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "server/domain_json.h"
-#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -16,12 +17,8 @@ namespace {
 namespace json = boost::json;
 using core::Result;
 using core::Status;
-
-json::object JoinTokenView(const core::JoinToken& token) {
-  json::object view = ToJson(token);
-  view.erase("secret_hash");
-  return view;
-}
+using wire::JoinTokenView;
+using wire::NodeView;
 
 void ListJoinTokens(Call& call) {
   call.Respond(call.plane().ListJoinTokens(call.principal),
@@ -35,7 +32,7 @@ void CreateJoinToken(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   std::string note;
-  fields.String("note", &note, false, 256);
+  fields.String("note", &note, {.max_length = 256});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(
       call.plane().CreateJoinToken(call.principal, note),

@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "server/domain_json.h"
-#include "server/json_fields.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -29,22 +29,22 @@ void CreatePod(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   PodSpec spec;
-  fields.String("name", &spec.name, false, 64);
-  fields.String("template", &spec.template_id, false, 64);
-  fields.String("image", &spec.image, false, 512);
+  fields.String("name", &spec.name, {.max_length = 64});
+  fields.String("template", &spec.template_id, {.max_length = 64});
+  fields.String("image", &spec.image, {.max_length = 512});
   fields.OptionalStringList("command", &spec.command);
   fields.StringMap("env", &spec.env);
   bool has_ports = false;
   std::vector<core::PortSpec> ports = ReadPorts(fields, &has_ports);
   if (has_ports) spec.ports = std::move(ports);
-  fields.String("gpu_type", &spec.gpu_type, false, 128);
-  fields.Int("gpu_count", &spec.gpu_count, 1, 64);
-  fields.OptionalInt("vcpu", &spec.vcpu, 1, 1024);
-  fields.OptionalInt("memory_gb", &spec.memory_gb, 1, 16'384);
-  fields.OptionalInt("container_disk_gb", &spec.container_disk_gb, 1, 10'000);
-  fields.OptionalInt("volume_gb", &spec.volume_gb, 0, 100'000);
+  fields.String("gpu_type", &spec.gpu_type, {.max_length = 128});
+  fields.Int("gpu_count", &spec.gpu_count, {1, 64});
+  fields.OptionalInt("vcpu", &spec.vcpu, {1, 1024});
+  fields.OptionalInt("memory_gb", &spec.memory_gb, {1, 16'384});
+  fields.OptionalInt("container_disk_gb", &spec.container_disk_gb, {1, 10'000});
+  fields.OptionalInt("volume_gb", &spec.volume_gb, {0, 100'000});
   std::string mount;
-  fields.String("volume_mount_path", &mount, false, 256);
+  fields.String("volume_mount_path", &mount, {.max_length = 256});
   if (!mount.empty()) spec.volume_mount_path = mount;
   fields.Bool("interruptible", &spec.interruptible);
   fields.StringMap("node_selector", &spec.node_selector, 32);
@@ -78,9 +78,7 @@ void PodTransitions(Call& call) {
   Result<std::vector<core::Transition>> transitions =
       call.plane().Transitions(call.principal, call.param(0));
   if (!transitions.ok()) return call.Respond(transitions.status());
-  call.Respond(ListOf("transitions", *transitions,
-                      [](const core::Transition& transition) { return ToJson(transition); }),
-               call.queue().submitted());
+  call.Respond(ListOf("transitions", *transitions, wire::TransitionView), call.queue().submitted());
 }
 
 // clang-format off

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/json/value.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,18 +11,15 @@
 #include <utility>
 #include <vector>
 
-#include "net/base64.h"
 #include "net/proxy_headers.h"
-#include "server/domain_json.h"
-#include "server/json_fields.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/relay_protocol.h"
 
 namespace suanli::server {
 namespace {
 
-namespace json = boost::json;
 using core::Result;
 using core::Status;
 
@@ -88,7 +84,7 @@ void PodLogs(Call& call) {
     request.tail = static_cast<int>(*lines);
   }
   if (const std::optional<std::string> since = call.request.QueryValue("since")) {
-    if (Result<core::TimePoint> parsed = ParseTime(*since); !parsed.ok()) {
+    if (Result<core::TimePoint> parsed = core::ParseTime(*since); !parsed.ok()) {
       return call.Respond(core::InvalidArgumentError("since: " + parsed.status().message()));
     }
     request.since = *since;
@@ -167,7 +163,7 @@ void ProxyToPod(Call& call) {
 }
 
 void AgentRequests(Call& call) {
-  constexpr int64_t kMaxPerPoll = 64;
+  constexpr auto kMaxPerPoll = static_cast<int64_t>(wire::kMaxRelayRequestsPerPoll);
   std::optional<int64_t> wait_s = 0;
   std::optional<int64_t> max = 16;
   if (const std::optional<std::string> text = call.request.QueryValue("wait_s")) {
@@ -184,74 +180,26 @@ void AgentRequests(Call& call) {
   shared->relay().Poll(
       shared->principal.node_id, shared->clock().Now() + std::chrono::seconds(*wait_s),
       static_cast<size_t>(*max), [shared](std::vector<RelayRequest> requests) {
-        json::array list;
-        for (RelayRequest& request : requests) {
-          json::object item{{"id", request.id}, {"pod_id", request.pod_id}};
-          if (request.kind == RelayRequest::Kind::kLogs) {
-            item["kind"] = "logs";
-            if (request.tail >= 0) item["tail"] = request.tail;
-            if (!request.since.empty()) item["since"] = request.since;
-            item["timestamps"] = request.timestamps;
-          } else {
-            item["kind"] = "http";
-            item["port"] = request.port;
-            item["method"] = request.method;
-            item["target"] = request.target;
-            json::array headers;
-            for (const auto& [name, value] : request.headers) {
-              headers.emplace_back(json::array{json::string(name), json::string(value)});
-            }
-            item["headers"] = std::move(headers);
-            item["body_base64"] = net::Base64Encode(request.body);
-          }
-          list.emplace_back(std::move(item));
-        }
-        shared->Respond(JsonResponse(200, json::object{{"requests", std::move(list)}}));
+        net::HttpResponse response;
+        response.body = wire::EncodeRelayRequests(requests);
+        shared->Respond(std::move(response));
       });
 }
 
 void AnswerRequest(Call& call) {
-  constexpr size_t kMaxHeaders = 128;
-  Result<json::object> body = ParseJsonObject(call.request.body);
-  if (!body.ok()) return call.Respond(body.status());
-  JsonFields fields(*body);
+  Result<wire::RelayAnswer> relayed = wire::DecodeRelayAnswer(call.request.body);
+  if (!relayed.ok()) return call.Respond(relayed.status());
   net::HttpResponse answer;
-  std::string body_base64;
-  fields.Int("status", &answer.status, 200, 599, true);
-  fields.String("body_base64", &body_base64, false, size_t{4} << 20);
-  net::Headers headers;
-  if (const json::value* raw = fields.Raw("headers"); raw != nullptr) {
-    if (!raw->is_array() || raw->as_array().size() > kMaxHeaders) {
-      fields.Fail("headers: must be an array of at most " + std::to_string(kMaxHeaders) +
-                  " [name, value] pairs");
-    } else {
-      for (const json::value& pair : raw->as_array()) {
-        const json::array* items = pair.if_array();
-        if (items == nullptr || items->size() != 2 || !(*items)[0].is_string() ||
-            !(*items)[1].is_string() || !net::IsHeaderName((*items)[0].as_string()) ||
-            !net::IsHeaderValue((*items)[1].as_string())) {
-          fields.Fail(
-              "headers: each must be [name, value]: a token for a name, a value without line "
-              "breaks");
-          break;
-        }
-        headers.emplace_back((*items)[0].as_string(), (*items)[1].as_string());
-      }
-    }
-  }
-  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  Result<std::string> decoded = net::Base64Decode(body_base64);
-  if (!decoded.ok()) {
-    return call.Respond(core::InvalidArgumentError("body_base64: " + decoded.status().message()));
-  }
+  answer.status = relayed->status;
   answer.content_type = "application/octet-stream";
-  for (const auto& [name, value] : headers) {
+  for (const auto& [name, value] : relayed->headers) {
     if (net::LowerAscii(name) == "content-type") answer.content_type = value;
   }
   // Framing and our own Server header are this connection's; the rest is the pod's answer.
-  answer.headers = net::EndToEndHeaders(headers, {"content-type", "content-length", "server"});
+  answer.headers =
+      net::EndToEndHeaders(relayed->headers, {"content-type", "content-length", "server"});
   // These statuses have no body (and Beast refuses to send one).
-  if (answer.status != 204 && answer.status != 304) answer.body = std::move(*decoded);
+  if (answer.status != 204 && answer.status != 304) answer.body = std::move(relayed->body);
   if (Status answered =
           call.relay().Answer(call.principal.node_id, call.param(0), std::move(answer));
       !answered.ok()) {

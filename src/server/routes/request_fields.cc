@@ -5,7 +5,7 @@
 #include <string>
 
 #include "advisor/hf_config.h"
-#include "server/domain_json.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -29,7 +29,7 @@ std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present) {
   std::vector<core::PortSpec> ports;
   if (!texts) return ports;
   for (const std::string& text : *texts) {
-    Result<core::PortSpec> port = ParsePort(text);
+    Result<core::PortSpec> port = wire::ParsePort(text);
     if (!port.ok()) {
       fields.Fail("ports: " + port.status().message());
       break;
@@ -50,7 +50,7 @@ std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor:
   JsonFields workload_fields(raw->as_object());
   std::string model, task, precision = "bf16", quant, engine;
   advisor::Workload workload;
-  workload_fields.String("model", &model, false, 128);
+  workload_fields.String("model", &model, {.max_length = 128});
   // A model the zoo lacks: its Hugging Face config.json, as a JSON object (the CLI's --hf-config).
   const json::value* hf_config = workload_fields.Raw("hf_config");
   if (hf_config != nullptr && !hf_config->is_object()) {
@@ -61,15 +61,15 @@ std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor:
         "give exactly one of model (a name from GET /v1/models) or hf_config (a Hugging Face "
         "config.json object)");
   }
-  workload_fields.String("task", &task, true, 16);
-  workload_fields.String("precision", &precision, false, 16);
-  workload_fields.String("quant", &quant, false, 16);
-  workload_fields.String("engine", &engine, false, 16);
-  workload_fields.Int("batch", &workload.batch, 0, 1 << 20);
-  workload_fields.Int("seq", &workload.seq, 0, 1 << 22);
-  workload_fields.Number("tokens", &workload.work.tokens, 0, 1e18);
-  workload_fields.Number("samples", &workload.work.samples, 0, 1e15);
-  workload_fields.Int("epochs", &workload.work.epochs, 1, 100'000);
+  workload_fields.String("task", &task, {.required = true, .max_length = 16});
+  workload_fields.String("precision", &precision, {.max_length = 16});
+  workload_fields.String("quant", &quant, {.max_length = 16});
+  workload_fields.String("engine", &engine, {.max_length = 16});
+  workload_fields.Int("batch", &workload.batch, {0, 1 << 20});
+  workload_fields.Int("seq", &workload.seq, {0, 1 << 22});
+  workload_fields.Number("tokens", &workload.work.tokens, {0, 1e18});
+  workload_fields.Number("samples", &workload.work.samples, {0, 1e15});
+  workload_fields.Int("epochs", &workload.work.epochs, {1, 100'000});
   Status status = workload_fields.Finish();
   auto parse = [&status](auto result, auto* out) {
     if (!status.ok()) return;

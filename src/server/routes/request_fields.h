@@ -13,9 +13,13 @@
 #include "advisor/model_zoo.h"
 #include "advisor/workload.h"
 #include "core/domain.h"
-#include "server/json_fields.h"
+#include "wire/json_fields.h"
 
 namespace suanli::server {
+
+// The API reads every body with the wire module's strict reader.
+using wire::JsonFields;
+using wire::ParseJsonObject;
 
 // A decimal integer in [min, max], all of `text` (no sign but '-', no spaces); nullopt otherwise.
 // The one parser of the API's query values (after, wait_s, max, tail) and ports.

@@ -3,11 +3,11 @@
 #include <utility>
 #include <vector>
 
-#include "server/domain_json.h"
-#include "server/json_fields.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -19,8 +19,7 @@ using core::Status;
 void ListTemplates(Call& call) {
   call.Respond(call.plane().ListTemplates(call.principal),
                [](const std::vector<core::Template>& templates) {
-                 return ListOf("templates", templates,
-                               [](const core::Template& spec) { return ToJson(spec); });
+                 return ListOf("templates", templates, wire::TemplateView);
                });
 }
 
@@ -29,31 +28,28 @@ void CreateTemplate(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   TemplateSpec spec;
-  fields.String("name", &spec.name, true, 64);
-  fields.String("description", &spec.description, false, 1024);
-  fields.String("image", &spec.image, true, 512);
+  fields.String("name", &spec.name, {.required = true, .max_length = 64});
+  fields.String("description", &spec.description, {.max_length = 1024});
+  fields.String("image", &spec.image, {.required = true, .max_length = 512});
   fields.StringList("command", &spec.command);
   fields.StringMap("env", &spec.env);
   bool has_ports = false;
   spec.ports = ReadPorts(fields, &has_ports);
-  fields.Int("container_disk_gb", &spec.container_disk_gb, 1, 10'000);
-  fields.Int("volume_gb", &spec.volume_gb, 0, 100'000);
-  fields.String("volume_mount_path", &spec.volume_mount_path, false, 256);
+  fields.Int("container_disk_gb", &spec.container_disk_gb, {1, 10'000});
+  fields.Int("volume_gb", &spec.volume_gb, {0, 100'000});
+  fields.String("volume_mount_path", &spec.volume_mount_path, {.max_length = 256});
   fields.Bool("public", &spec.is_public);
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(
-      call.plane().CreateTemplate(call.principal, std::move(spec)),
-      [](const core::Template& created) { return ToJson(created); }, 201);
+  call.Respond(call.plane().CreateTemplate(call.principal, std::move(spec)), wire::TemplateView,
+               201);
 }
 
 void GetTemplate(Call& call) {
-  call.Respond(call.plane().GetTemplate(call.principal, call.param(0)),
-               [](const core::Template& spec) { return ToJson(spec); });
+  call.Respond(call.plane().GetTemplate(call.principal, call.param(0)), wire::TemplateView);
 }
 
 void DeleteTemplate(Call& call) {
-  call.Respond(call.plane().DeleteTemplate(call.principal, call.param(0)),
-               [](const core::Template& spec) { return ToJson(spec); });
+  call.Respond(call.plane().DeleteTemplate(call.principal, call.param(0)), wire::TemplateView);
 }
 
 // clang-format off

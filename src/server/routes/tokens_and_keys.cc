@@ -4,10 +4,11 @@
 #include <utility>
 #include <vector>
 
-#include "server/domain_json.h"
-#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -16,18 +17,10 @@ namespace json = boost::json;
 using core::Result;
 using core::Status;
 
-json::object TokenView(const core::ApiToken& token) {
-  return {{"id", token.id},
-          {"user_id", token.user_id},
-          {"name", token.name},
-          {"prefix", token.secret_prefix},
-          {"created_at", FormatTime(token.created_at)}};
-}
-
 void ListTokens(Call& call) {
   call.Respond(call.plane().ListTokens(call.principal),
                [](const std::vector<core::ApiToken>& tokens) {
-                 return ListOf("tokens", tokens, TokenView);
+                 return ListOf("tokens", tokens, wire::ApiTokenView);
                });
 }
 
@@ -36,23 +29,24 @@ void CreateToken(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   std::string name;
-  fields.String("name", &name, true, 64);
+  fields.String("name", &name, {.required = true, .max_length = 64});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(
       call.plane().CreateToken(call.principal, name),
       [](const std::pair<core::ApiToken, std::string>& created) {
-        return json::object{{"token", TokenView(created.first)}, {"secret", created.second}};
+        return json::object{{"token", wire::ApiTokenView(created.first)},
+                            {"secret", created.second}};
       },
       201);
 }
 
 void RevokeToken(Call& call) {
-  call.Respond(call.plane().RevokeToken(call.principal, call.param(0)), TokenView);
+  call.Respond(call.plane().RevokeToken(call.principal, call.param(0)), wire::ApiTokenView);
 }
 
 void ListSshKeys(Call& call) {
   call.Respond(call.plane().ListSshKeys(call.principal), [](const std::vector<core::SshKey>& keys) {
-    return ListOf("ssh_keys", keys, [](const core::SshKey& key) { return ToJson(key); });
+    return ListOf("ssh_keys", keys, wire::SshKeyView);
   });
 }
 
@@ -61,17 +55,14 @@ void AddSshKey(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   std::string name, key;
-  fields.String("name", &name, true, 64);
-  fields.String("public_key", &key, true, 16384);
+  fields.String("name", &name, {.required = true, .max_length = 64});
+  fields.String("public_key", &key, {.required = true, .max_length = 16384});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(
-      call.plane().AddSshKey(call.principal, name, key),
-      [](const core::SshKey& added) { return ToJson(added); }, 201);
+  call.Respond(call.plane().AddSshKey(call.principal, name, key), wire::SshKeyView, 201);
 }
 
 void DeleteSshKey(Call& call) {
-  call.Respond(call.plane().DeleteSshKey(call.principal, call.param(0)),
-               [](const core::SshKey& key) { return ToJson(key); });
+  call.Respond(call.plane().DeleteSshKey(call.principal, call.param(0)), wire::SshKeyView);
 }
 
 // clang-format off

@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "server/domain_json.h"
-#include "server/json_fields.h"
+#include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -22,8 +23,8 @@ void CreateUser(Call& call) {
   JsonFields fields(*body);
   std::string name, role = "user";
   core::Money credits;
-  fields.String("name", &name, true, 64);
-  fields.String("role", &role, false, 16);
+  fields.String("name", &name, {.required = true, .max_length = 64});
+  fields.String("role", &role, {.max_length = 16});
   fields.Micros("credits_micros", &credits);
   if (role != "user" && role != "admin") fields.Fail("role: must be \"user\" or \"admin\"");
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
@@ -32,20 +33,19 @@ void CreateUser(Call& call) {
   if (!user.ok()) return call.Respond(user.status());
   auto token = call.plane().CreateToken(call.principal, "first", user->value.id);
   if (!token.ok()) return call.Respond(token.status());
-  call.Respond(
-      json::value(json::object{{"user", ToJson(user->value)}, {"token", token->value.second}}),
-      token->sequence, 201);
+  call.Respond(json::value(json::object{{"user", wire::UserView(user->value)},
+                                        {"token", token->value.second}}),
+               token->sequence, 201);
 }
 
 void ListUsers(Call& call) {
   call.Respond(call.plane().ListUsers(call.principal), [](const std::vector<core::User>& users) {
-    return ListOf("users", users, [](const core::User& user) { return ToJson(user); });
+    return ListOf("users", users, wire::UserView);
   });
 }
 
 void GetUser(Call& call) {
-  call.Respond(call.plane().GetUser(call.principal, call.param(0)),
-               [](const core::User& user) { return ToJson(user); });
+  call.Respond(call.plane().GetUser(call.principal, call.param(0)), wire::UserView);
 }
 
 void AddCredits(Call& call) {
@@ -54,11 +54,11 @@ void AddCredits(Call& call) {
   JsonFields fields(*body);
   core::Money amount;
   std::string note;
-  fields.Micros("amount_micros", &amount, true, true);
-  fields.String("note", &note, false, 256);
+  fields.Micros("amount_micros", &amount, {.required = true, .allow_negative = true});
+  fields.String("note", &note, {.max_length = 256});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(call.plane().AddCredits(call.principal, call.param(0), amount, note),
-               [](const core::User& user) { return ToJson(user); });
+               wire::UserView);
 }
 
 void UpdateMe(Call& call) {
@@ -66,10 +66,9 @@ void UpdateMe(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   core::Money cap;
-  fields.Micros("spend_cap_per_hour_micros", &cap, true);
+  fields.Micros("spend_cap_per_hour_micros", &cap, {.required = true});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(call.plane().SetSpendCap(call.principal, cap),
-               [](const core::User& user) { return ToJson(user); });
+  call.Respond(call.plane().SetSpendCap(call.principal, cap), wire::UserView);
 }
 
 // clang-format off

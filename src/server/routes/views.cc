@@ -2,8 +2,6 @@
 
 #include <boost/json/serialize.hpp>
 
-#include "server/domain_json.h"
-
 namespace suanli::server {
 
 namespace json = boost::json;
@@ -15,22 +13,15 @@ net::HttpResponse JsonResponse(int status, const json::value& body) {
   return response;
 }
 
-json::object NodeView(const core::Node& node) {
-  json::object view = ToJson(node);
-  view.erase("token_hash");
-  json::array health;
-  for (const core::GpuHealth& reading : node.gpu_health) health.emplace_back(ToJson(reading));
-  view["gpu_health"] = std::move(health);
-  return view;
-}
-
 json::object PodView(const Call& call, const core::Pod& pod) {
-  json::object view = PodViewWithoutTime(pod);
-  AddPodSecrets(call.principal, pod, view);
-  view["node_address"] = call.plane().NodeAddress(pod.node_id);
-  view["cost_micros"] = pod.cost.micros();  // the control plane adds what has accrued
-  view["uptime_s"] = UptimeSeconds(pod, call.clock().Now());
-  return view;
+  const Principal& viewer = call.principal;
+  const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id;
+  const bool its_node = !viewer.node_id.empty() && viewer.node_id == pod.node_id;
+  // The cost as given: the control plane has added what accrued since the last charge.
+  return wire::PodView(pod, {.now = call.clock().Now(),
+                             .node_address = call.plane().NodeAddress(pod.node_id),
+                             .with_jupyter_token = owner || its_node,
+                             .with_link_token = owner});
 }
 
 }  // namespace suanli::server

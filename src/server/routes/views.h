@@ -1,6 +1,7 @@
-// Views: the API's JSON for what the route files of more than one resource answer with.
+// Views: how the route files answer with the API's views (wire/views.h): JSON responses, lists,
+// and a pod as its caller may see it.
 //
-// Internal to the API; the views of one resource only live in its route file.
+// Internal to the API.
 #pragma once
 
 #include <boost/json/array.hpp>
@@ -12,6 +13,7 @@
 #include "core/domain.h"
 #include "net/http.h"
 #include "server/routes/call.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -27,11 +29,9 @@ boost::json::value ListOf(std::string_view key, const std::vector<T>& items, Vie
   return boost::json::object{{key, std::move(array)}};
 }
 
-// A node without its token's hash, with its GPUs' health.
-boost::json::object NodeView(const core::Node& node);
-
-// The pod as `call`'s caller may see it (only its owner and its node's agent see the Jupyter
-// token), with its node's address, its cost and its uptime now.
+// The pod as `call`'s caller may see it, with its node's address, its cost and its uptime now
+// (wire::PodView). Its owner sees the Jupyter token and the link token; its node's agent the
+// Jupyter token, to hand to the container. Admins run the hosts but get neither through the API.
 boost::json::object PodView(const Call& call, const core::Pod& pod);
 
 }  // namespace suanli::server

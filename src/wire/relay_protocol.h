@@ -1,0 +1,62 @@
+// The relay protocol: requests for a pod's node (its logs, HTTP to one of its ports) handed to the
+// node's agent, and the agent's answers (docs/api.md, "The relay"; server/relay.h carries them).
+//
+//   server -> agent  GET  /v1/agent/requests       {"requests": [RelayRequest...]}
+//   agent -> server  POST /v1/agent/requests/{id}  RelayAnswer
+//
+// Bodies travel base64-encoded (they are bytes, JSON strings are text). As in the agent protocol,
+// the agent ignores fields it does not know and the server refuses them. Decode returns
+// INVALID_ARGUMENT naming the first bad field; nothing throws.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "net/http.h"
+
+namespace suanli::wire {
+
+inline constexpr size_t kMaxRelayHeaders = 128;
+inline constexpr size_t kMaxRelayBodyBase64 = size_t{4} << 20;  // bytes of base64: 3 MiB of body
+inline constexpr size_t kMaxRelayRequestsPerPoll = 64;
+
+// One request for an agent, as it is handed over.
+struct RelayRequest {
+  enum class Kind { kLogs, kHttp };
+
+  std::string id;  // "rly_...", set by server::Relay::Submit
+  std::string pod_id;
+  Kind kind = Kind::kLogs;
+  // kLogs:
+  int tail = -1;      // the last N lines; -1: all
+  std::string since;  // RFC 3339; empty: from the start
+  bool timestamps = false;
+  // kHttp:
+  int port = 0;          // the container's port
+  std::string method;    // "GET"
+  std::string target;    // "/x?y=1", as the pod should see it
+  net::Headers headers;  // without hop-by-hop ones and without Authorization
+  std::string body;
+
+  friend bool operator==(const RelayRequest&, const RelayRequest&) = default;
+};
+
+std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests);
+core::Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text);
+
+// What the pod (or the agent, for logs and errors) answered.
+struct RelayAnswer {
+  int status = 200;
+  net::Headers headers;  // each name an HTTP token, each value without CR, LF or NUL
+  std::string body;
+
+  friend bool operator==(const RelayAnswer&, const RelayAnswer&) = default;
+};
+
+std::string EncodeRelayAnswer(const RelayAnswer& answer);
+core::Result<RelayAnswer> DecodeRelayAnswer(std::string_view text);
+
+}  // namespace suanli::wire

@@ -1,0 +1,77 @@
+#include "wire/relay_protocol.h"
+
+#include <gtest/gtest.h>
+
+namespace suanli::wire {
+namespace {
+
+TEST(RelayProtocolTest, RequestsRoundTrip) {
+  RelayRequest logs;
+  logs.id = "rly_1";
+  logs.pod_id = "pod_1";
+  logs.kind = RelayRequest::Kind::kLogs;
+  logs.tail = 100;
+  logs.since = "2026-12-02T14:46:25.123Z";
+  logs.timestamps = true;
+  RelayRequest http;
+  http.id = "rly_2";
+  http.pod_id = "pod_1";
+  http.kind = RelayRequest::Kind::kHttp;
+  http.port = 8080;
+  http.method = "POST";
+  http.target = "/run?x=1";
+  http.headers = {{"content-type", "application/json"}, {"x-probe", "1"}};
+  http.body = std::string("\0binary\xff", 8);
+  const std::vector<RelayRequest> requests{logs, http};
+  core::Result<std::vector<RelayRequest>> decoded =
+      DecodeRelayRequests(EncodeRelayRequests(requests));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, requests);
+}
+
+TEST(RelayProtocolTest, AnswersRoundTrip) {
+  const RelayAnswer answer{201, {{"content-type", "text/plain"}, {"x-pod", "echo"}}, "made\n"};
+  core::Result<RelayAnswer> decoded = DecodeRelayAnswer(EncodeRelayAnswer(answer));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, answer);
+}
+
+TEST(RelayProtocolTest, MalformedRequestListsAreRefused) {
+  EXPECT_TRUE(DecodeRelayRequests(R"({"requests":[],"later":1})").ok());
+  for (const char* bad : {
+           "",
+           "{",
+           R"({"requests":{}})",
+           R"({})",
+           R"({"requests":[{"pod_id":"p","kind":"logs"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"exec"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"http","method":"GET","target":"/"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"http","port":80,"method":"GET",
+               "target":"/","body_base64":"***"}]})",
+       }) {
+    EXPECT_FALSE(DecodeRelayRequests(bad).ok()) << bad;
+  }
+}
+
+TEST(RelayProtocolTest, TheServerRefusesAnswersThatCouldSmuggleHeaders) {
+  const struct {
+    std::string body;
+    std::string error;
+  } cases[] = {
+      {R"({"status":200,"headers":[["x-a","1\r\nset-cookie: stolen"]]})", "headers: each must be"},
+      {R"({"status":200,"headers":[["bad name","1"]]})", "headers: each must be"},
+      {R"({"status":200,"headers":[["x-a"]]})", "headers: each must be"},
+      {R"({"status":99})", "status: must be an integer from 200 to 599"},
+      {R"({"status":200,"body_base64":"@@"})", "body_base64: "},
+      {R"({"status":200,"trailers":[]})", "unknown field 'trailers'"},
+  };
+  for (const auto& bad : cases) {
+    core::Result<RelayAnswer> refused = DecodeRelayAnswer(bad.body);
+    ASSERT_FALSE(refused.ok()) << bad.body;
+    EXPECT_NE(refused.status().message().find(bad.error), std::string::npos)
+        << bad.body << " -> " << refused.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace suanli::wire
