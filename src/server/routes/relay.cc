@@ -177,13 +177,13 @@ void AgentRequests(Call& call) {
         "wait_s must be 0 to {} and max 1 to {}", call.plane().long_poll_limit_s(), kMaxPerPoll)));
   }
   auto shared = std::make_shared<Call>(std::move(call));
-  shared->relay().Poll(
-      shared->principal.node_id, shared->clock().Now() + std::chrono::seconds(*wait_s),
-      static_cast<size_t>(*max), [shared](std::vector<RelayRequest> requests) {
-        net::HttpResponse response;
-        response.body = wire::EncodeRelayRequests(requests);
-        shared->Respond(std::move(response));
-      });
+  shared->relay().Poll(shared->principal.node_id,
+                       shared->clock().Now() + std::chrono::seconds(*wait_s),
+                       static_cast<size_t>(*max), [shared](std::vector<RelayRequest> requests) {
+                         net::HttpResponse response;
+                         response.body = wire::EncodeRelayRequests(requests);
+                         shared->Respond(std::move(response));
+                       });
 }
 
 void AnswerRequest(Call& call) {
