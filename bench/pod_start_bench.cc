@@ -26,7 +26,6 @@
 #include "catalog/catalog_file.h"
 #include "core/clock.h"
 #include "net/http_client.h"
-#include "server/domain_json.h"
 #include "server/server.h"
 #include "store/store_testing.h"
 

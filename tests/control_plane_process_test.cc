@@ -30,15 +30,14 @@
 #include "core/clock.h"
 #include "process_testing.h"
 #include "server/api_testing.h"
-#include "server/domain_json.h"
 
 namespace suanli {
 namespace {
 
 namespace json = boost::json;
-using server::FormatTime;
-using server::ParseTime;
-using server::TruncateToMillis;
+using core::TruncateToMillis;
+using core::FormatTime;
+using core::ParseTime;
 using server::testing::ApiClient;
 using server::testing::ApiReply;
 using server::testing::Array;

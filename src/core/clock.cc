@@ -10,6 +10,10 @@ namespace suanli::core {
 TimePoint SystemClock::Now() const { return std::chrono::system_clock::now(); }
 MonotonicTime MonotonicNow() { return std::chrono::steady_clock::now(); }
 
+TimePoint TruncateToMillis(TimePoint time) {
+  return TimePoint(std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()));
+}
+
 std::string FormatTime(TimePoint time) {
   const int64_t millis =
       std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();

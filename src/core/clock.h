@@ -49,6 +49,10 @@ class ManualClock final : public Clock {
 // The monotonic clock's reading (clock.cc, like SystemClock, is the only file that reads it).
 MonotonicTime MonotonicNow();
 
+// `time` without its fraction of a millisecond: what the store and the API keep, so a time read
+// back equals the time written.
+TimePoint TruncateToMillis(TimePoint time);
+
 // The API's time text, "2026-12-02T14:46:25.123Z": UTC, milliseconds. ParseTime also takes fewer
 // or more fraction digits (Docker writes nanoseconds) and keeps milliseconds.
 std::string FormatTime(TimePoint time);

@@ -1,9 +1,9 @@
 // The control plane's entities: users and their credentials, templates, pods and nodes.
 //
 // Plain values. The control plane owns them in memory and stores each as a JSON document
-// (server/domain_json.h); the API shows them in the same shape, minus secrets. Money is integer
-// micro-dollars, times are UTC with millisecond precision (what the API shows is what billing
-// uses).
+// (server/documents.h); the API shows them as wire/views.h writes them, minus secrets. Money is
+// integer micro-dollars, times are UTC with millisecond precision (what the API shows is what
+// billing uses).
 #pragma once
 
 #include <cstdint>

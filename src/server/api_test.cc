@@ -27,11 +27,13 @@
 #include "core/status.h"
 #include "net/base64.h"
 #include "server/api_testing.h"
-#include "server/domain_json.h"
 #include "server/server.h"
 
 namespace suanli::server {
 namespace {
+
+using core::FormatTime;
+using core::ParseTime;
 
 namespace json = boost::json;
 using testing::ApiClient;

@@ -2,22 +2,20 @@
 
 #include <algorithm>
 #include <bit>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <future>
 #include <set>
 
-#include "advisor/advice_json.h"
 #include "advisor/advisor.h"
 #include "billing/meter.h"
 #include "core/suggest.h"
-#include "server/domain_json.h"
+#include "server/documents.h"
 #include "server/secrets.h"
 #include "server/templates.h"
 
 namespace suanli::server {
 namespace {
 
+using core::FormatTime;
 using core::IsDown;
 using core::Money;
 using core::PodState;
@@ -97,9 +95,9 @@ class ControlPlane::Change {
   uint64_t Commit() {
     for (const auto& [collection, id] : dirty_) {
       if (collection == Collection::kPods) plane_.pod_revision_[id] = ++plane_.last_revision_;
-      std::optional<boost::json::object> json = plane_.Serialize(collection, id);
-      if (json) {
-        batch_.puts.push_back({collection, id, boost::json::serialize(*json)});
+      std::optional<std::string> text = plane_.Serialize(collection, id);
+      if (text) {
+        batch_.puts.push_back({collection, id, std::move(*text)});
       } else {
         batch_.deletes.push_back({collection, id});
       }
@@ -153,14 +151,14 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(
   return plane;
 }
 
-core::TimePoint ControlPlane::Now() const { return TruncateToMillis(clock_.Now()); }
+core::TimePoint ControlPlane::Now() const { return core::TruncateToMillis(clock_.Now()); }
 
-std::optional<boost::json::object> ControlPlane::Serialize(Collection collection,
-                                                           const std::string& id) const {
-  auto find = [&](const auto& map) -> std::optional<boost::json::object> {
+std::optional<std::string> ControlPlane::Serialize(Collection collection,
+                                                   const std::string& id) const {
+  auto find = [&](const auto& map) -> std::optional<std::string> {
     const auto it = map.find(id);
     if (it == map.end()) return std::nullopt;
-    return ToJson(it->second);
+    return DocumentText(it->second);
   };
   switch (collection) {
     case Collection::kUsers:
@@ -177,11 +175,8 @@ std::optional<boost::json::object> ControlPlane::Serialize(Collection collection
       return find(nodes_);
     case Collection::kJoinTokens:
       return find(join_tokens_);
-    case Collection::kSettings: {
-      boost::json::object prices;
-      for (const auto& [gpu, price] : price_overrides_) prices[gpu] = price.micros();
-      return boost::json::object{{"gpu_prices_per_hour_micros", std::move(prices)}};
-    }
+    case Collection::kSettings:
+      return PricesDocumentText(price_overrides_);
   }
   return std::nullopt;
 }
@@ -189,58 +184,24 @@ std::optional<boost::json::object> ControlPlane::Serialize(Collection collection
 Status ControlPlane::Load(std::string* new_admin_token) {
   Result<store::Snapshot> snapshot = store_.Load();
   if (!snapshot.ok()) return snapshot.status();
+  Result<StoredEntities> stored = DecodeDocuments(snapshot->documents);
+  if (!stored.ok()) return stored.status();
   const core::TimePoint now = Now();
-  for (const store::Document& document : snapshot->documents) {
-    boost::system::error_code error;
-    boost::json::value value = boost::json::parse(document.json, error);
-    if (error || !value.is_object()) {
-      return core::InternalError("stored document " + document.id + " is not a JSON object");
-    }
-    const boost::json::object& json = value.as_object();
-    auto load = [&](auto result, auto& map) -> Status {
-      if (!result.ok()) return result.status();
-      map[document.id] = std::move(*result);
-      return Status::Ok();
-    };
-    switch (document.collection) {
-      case Collection::kUsers:
-        SUANLI_RETURN_IF_ERROR(load(UserFromJson(json), users_));
-        break;
-      case Collection::kApiTokens:
-        SUANLI_RETURN_IF_ERROR(load(ApiTokenFromJson(json), tokens_));
-        token_by_hash_[tokens_[document.id].secret_hash] = document.id;
-        break;
-      case Collection::kSshKeys:
-        SUANLI_RETURN_IF_ERROR(load(SshKeyFromJson(json), ssh_keys_));
-        break;
-      case Collection::kTemplates:
-        SUANLI_RETURN_IF_ERROR(load(TemplateFromJson(json), templates_));
-        break;
-      case Collection::kPods:
-        SUANLI_RETURN_IF_ERROR(load(PodFromJson(json), pods_));
-        break;
-      case Collection::kNodes: {
-        SUANLI_RETURN_IF_ERROR(load(NodeFromJson(json), nodes_));
-        core::Node& node = nodes_[document.id];
-        node.last_heartbeat = now;  // a restarted server gives every agent time to call in
-        node_by_hash_[node.token_hash] = node.id;
-        break;
-      }
-      case Collection::kJoinTokens:
-        SUANLI_RETURN_IF_ERROR(load(JoinTokenFromJson(json), join_tokens_));
-        break;
-      case Collection::kSettings:
-        if (const auto* prices = json.if_contains("gpu_prices_per_hour_micros");
-            prices != nullptr && prices->is_object()) {
-          for (const auto& entry : prices->as_object()) {
-            if (entry.value().is_int64()) {
-              price_overrides_[entry.key()] = Money::FromMicros(entry.value().as_int64());
-            }
-          }
-        }
-        break;
-    }
+  for (core::User& user : stored->users) users_[user.id] = std::move(user);
+  for (core::ApiToken& token : stored->tokens) {
+    token_by_hash_[token.secret_hash] = token.id;
+    tokens_[token.id] = std::move(token);
   }
+  for (core::SshKey& key : stored->ssh_keys) ssh_keys_[key.id] = std::move(key);
+  for (core::Template& spec : stored->templates) templates_[spec.id] = std::move(spec);
+  for (core::Pod& pod : stored->pods) pods_[pod.id] = std::move(pod);
+  for (core::Node& node : stored->nodes) {
+    node.last_heartbeat = now;  // a restarted server gives every agent time to call in
+    node_by_hash_[node.token_hash] = node.id;
+    nodes_[node.id] = std::move(node);
+  }
+  for (core::JoinToken& token : stored->join_tokens) join_tokens_[token.id] = std::move(token);
+  price_overrides_ = std::move(stored->gpu_prices);
   last_transition_seq_ = snapshot->last_transition_seq;
   last_ledger_seq_ = snapshot->last_ledger_seq;
   for (const auto& [id, pod] : pods_) {
@@ -864,25 +825,18 @@ std::string ControlPlane::ResolveCheapest(int gpu_count) const {
   return best.empty() ? cheapest_anywhere : best;
 }
 
-Result<Written<boost::json::object>> ControlPlane::AdviceJson(
-    const Principal& caller, const advisor::Workload& workload) const {
+Result<Written<catalog::Catalog>> ControlPlane::PricedCatalog(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  // At this cloud's prices (an admin's PUT /v1/prices included). The estimates point into the
-  // catalog, so they are turned into JSON while the priced copy lives.
   catalog::Catalog priced = catalog_;
-  {
-    std::lock_guard lock(mutex_);
-    for (const auto& [gpu, price] : price_overrides_) {
-      Result<const catalog::GpuType*> type = priced.FindExact(gpu);
-      if (!type.ok()) continue;
-      catalog::Price changed = (*type)->price;
-      changed.rent_per_hour = price;
-      priced.SetPrice(gpu, changed);
-    }
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpu, price] : price_overrides_) {
+    Result<const catalog::GpuType*> type = priced.FindExact(gpu);
+    if (!type.ok()) continue;
+    catalog::Price changed = (*type)->price;
+    changed.rent_per_hour = price;
+    priced.SetPrice(gpu, changed);
   }
-  return Written<boost::json::object>{
-      advisor::AdviceToJson(advisor::Advise(workload, priced, advisor::AdviseOptions())),
-      queue_.submitted()};
+  return Written<catalog::Catalog>{std::move(priced), queue_.submitted()};
 }
 
 Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
@@ -1022,50 +976,26 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
   return Written<std::vector<core::Pod>>{std::move(pods), queue_.submitted()};
 }
 
-Result<Written<std::string>> ControlPlane::ListPodsJson(const Principal& caller) const {
+Result<uint64_t> ControlPlane::VisitPods(
+    const Principal& caller, const std::function<void(const PodListEntry&)>& visit) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   std::lock_guard lock(mutex_);
   const core::TimePoint now = Now();
-  std::string out = R"({"pods":[)";
-  bool first = true;
-  auto append = [&](const core::Pod& pod) {
+  static const std::string kNoAddress;
+  auto show = [&](const core::Pod& pod) {
     const auto revision = pod_revision_.find(pod.id);
-    const uint64_t current = revision == pod_revision_.end() ? 0 : revision->second;
-    auto& [cached_revision, view] = pod_view_cache_[pod.id];
-    if (view.empty() || cached_revision != current) {
-      view = boost::json::serialize(PodViewWithoutTime(pod));
-      view.pop_back();  // the closing brace: the time-dependent fields follow
-      cached_revision = current;
-    }
-    if (!first) out += ',';
-    first = false;
-    out += view;
-    out += R"(,"node_address":)";
     const auto node = nodes_.find(pod.node_id);
-    out += boost::json::serialize(
-        boost::json::value(node == nodes_.end() ? "" : node->second.address));
-    boost::json::object secrets;  // per caller, so not in the cached view
-    AddPodSecrets(caller, pod, secrets);
-    for (const auto& secret : secrets) {
-      out += ',';
-      out += boost::json::serialize(boost::json::value(secret.key()));
-      out += ':';
-      out += boost::json::serialize(secret.value());
-    }
-    out += R"(,"cost_micros":)";
-    out += std::to_string((pod.cost + Unbilled(pod, now)).micros());
-    out += R"(,"uptime_s":)";
-    out += std::to_string(UptimeSeconds(pod, now));
-    out += '}';
+    visit(PodListEntry{pod, revision == pod_revision_.end() ? 0 : revision->second,
+                       node == nodes_.end() ? kNoAddress : node->second.address,
+                       pod.cost + Unbilled(pod, now)});
   };
   if (caller.is_admin()) {
-    for (const auto& entry : pods_) append(entry.second);
+    for (const auto& entry : pods_) show(entry.second);
   } else if (const auto owned = pods_by_owner_.find(caller.user_id);
              owned != pods_by_owner_.end()) {
-    for (const std::string& id : owned->second) append(pods_.at(id));
+    for (const std::string& id : owned->second) show(pods_.at(id));
   }
-  out += "]}";
-  return Written<std::string>{std::move(out), queue_.submitted()};
+  return queue_.submitted();
 }
 
 Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
@@ -1291,14 +1221,6 @@ Result<Written<core::Node>> ControlPlane::GetNode(const Principal& caller,
   const auto it = nodes_.find(std::string(id));
   if (it == nodes_.end()) return core::NotFoundError("no node " + std::string(id));
   return Written<core::Node>{it->second, queue_.submitted()};
-}
-
-void AddPodSecrets(const Principal& viewer, const core::Pod& pod, boost::json::object& view) {
-  const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id;
-  if (owner || (!viewer.node_id.empty() && viewer.node_id == pod.node_id)) {
-    view["jupyter_token"] = pod.jupyter_token;
-  }
-  if (owner) view["link_token"] = pod.link_token;
 }
 
 Result<Principal> ControlPlane::AuthenticatePodLink(std::string_view pod_id,
@@ -1550,7 +1472,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   pod.report_seq = report.seq;
   change.Dirty(Collection::kPods, pod.id);
   const core::TimePoint now = Now();
-  const core::TimePoint at = std::clamp(TruncateToMillis(report.at), pod.state_since, now);
+  const core::TimePoint at = std::clamp(core::TruncateToMillis(report.at), pod.state_since, now);
   if (!report.container_id.empty()) pod.container_id = report.container_id;
   if (!report.port_mappings.empty()) pod.port_mappings = report.port_mappings;
   const PodState to = report.state;
@@ -1768,7 +1690,7 @@ Result<Written<Money>> ControlPlane::SetGpuPrice(const Principal& caller, std::s
   price_cache_.clear();
   for (const auto& [id, pod] : pods_) Rerate(pod);
   Change change(*this);
-  change.Dirty(Collection::kSettings, "prices");
+  change.Dirty(Collection::kSettings, std::string(kPricesDocumentId));
   return Written<Money>{per_hour, change.Commit()};
 }
 

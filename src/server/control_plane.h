@@ -13,7 +13,6 @@
 // Thread-safe: one mutex guards everything; no method blocks on I/O while holding it.
 #pragma once
 
-#include <boost/json/object.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -48,11 +47,6 @@ struct Principal {
   std::string node_id;  // empty for a person
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
-
-// Adds to `view` the pod's secrets that `viewer` may see: its owner sees the Jupyter token and the
-// link token; its node's agent the Jupyter token, to hand to the container. Admins run the hosts
-// but get neither through the API.
-void AddPodSecrets(const Principal& viewer, const core::Pod& pod, boost::json::object& view);
 
 // A change accepted in memory, and the commit sequence after which it may be acknowledged.
 template <typename T>
@@ -120,6 +114,16 @@ struct PodPlacement {
   core::Pod pod;                // as GetPod shows it
   std::string node_name;        // empty while the pod is on no node
   bool node_reachable = false;  // the node's heartbeat is current
+};
+
+// A pod as ControlPlane::VisitPods shows it: `revision` changes whenever the pod is written (a
+// cached view of it is current while it does not); `cost` includes what accrued since the last
+// charge.
+struct PodListEntry {
+  const core::Pod& pod;
+  uint64_t revision;
+  const std::string& node_address;
+  core::Money cost;
 };
 
 struct UsageRow {
@@ -194,9 +198,11 @@ class ControlPlane {
   core::Result<Written<core::Pod>> CreatePod(const Principal& caller, PodSpec spec);
   // Pods as shown: `cost` includes what has accrued since the last charge.
   core::Result<Written<std::vector<core::Pod>>> ListPods(const Principal& caller) const;
-  // ListPods as the API's JSON, {"pods": [...]}, written from views cached per pod revision: the
-  // read a console polls, kept cheap.
-  core::Result<Written<std::string>> ListPodsJson(const Principal& caller) const;
+  // ListPods without copies, for a list that caches each pod's view (routes/pod_list.h): calls
+  // `visit` for each pod the caller may see, under the control plane's lock (so `visit` must not
+  // call the control plane), and returns the store sequence to wait for.
+  core::Result<uint64_t> VisitPods(const Principal& caller,
+                                   const std::function<void(const PodListEntry&)>& visit) const;
   core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
   // The pod and its node, for a relayed request. NOT_FOUND as GetPod.
   core::Result<PodPlacement> Placement(const Principal& caller, std::string_view pod_id) const;
@@ -215,9 +221,8 @@ class ControlPlane {
   // The owner of pod `pod_id` when `link` is its link token (for the proxy's routes only);
   // UNAUTHENTICATED otherwise.
   core::Result<Principal> AuthenticatePodLink(std::string_view pod_id, std::string_view link) const;
-  // The advisor on every catalog type at this cloud's prices (free or not: see availability).
-  core::Result<Written<boost::json::object>> AdviceJson(const Principal& caller,
-                                                        const advisor::Workload& workload) const;
+  // The catalog at this cloud's prices (an admin's overrides included), for the advisor.
+  core::Result<Written<catalog::Catalog>> PricedCatalog(const Principal& caller) const;
   // Where renters reach the ports of pods on `node_id`; "" for an unknown node. For pod views.
   std::string NodeAddress(std::string_view node_id) const;
   enum class NodeAction { kCordon, kUncordon, kDrain };
@@ -283,8 +288,7 @@ class ControlPlane {
   core::Status AddBuiltInTemplates();
 
   // All of these REQUIRE mutex_ held.
-  std::optional<boost::json::object> Serialize(store::Collection collection,
-                                               const std::string& id) const;
+  std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const;
   void QueueWakeups(const std::string& node_id);
   std::string NewId(std::string_view prefix);
   std::string IssueToken(Change& change, const std::string& user_id, std::string name);
@@ -362,11 +366,9 @@ class ControlPlane {
   std::map<std::string, std::set<std::string>> billable_by_owner_;
   mutable std::unordered_map<std::string, core::Money> price_cache_;  // guarded by mutex_
   std::map<std::string, std::set<std::string>> pods_by_owner_;        // guarded by mutex_
-  // Each pod's revision (bumped when it is written) and its API view without the time-dependent
-  // fields, serialized, for ListPodsJson. Guarded by mutex_.
+  // Each pod's revision, bumped when it is written, for VisitPods. Guarded by mutex_.
   std::unordered_map<std::string, uint64_t> pod_revision_;
   uint64_t last_revision_ = 0;
-  mutable std::unordered_map<std::string, std::pair<uint64_t, std::string>> pod_view_cache_;
 };
 
 }  // namespace suanli::server

@@ -1,5 +1,8 @@
 #include "server/documents.h"
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include "core/pod_state.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
@@ -386,6 +389,88 @@ Result<core::JoinToken> JoinTokenFromDocument(const json::object& document) {
   fields.Time("created_at", &token.created_at);
   fields.Time("expires_at", &token.expires_at);
   return Finished(fields, "join token", std::move(token));
+}
+
+std::string DocumentText(const core::User& user) { return json::serialize(ToDocument(user)); }
+std::string DocumentText(const core::ApiToken& token) { return json::serialize(ToDocument(token)); }
+std::string DocumentText(const core::SshKey& key) { return json::serialize(ToDocument(key)); }
+std::string DocumentText(const core::Template& spec) { return json::serialize(ToDocument(spec)); }
+std::string DocumentText(const core::Pod& pod) { return json::serialize(ToDocument(pod)); }
+std::string DocumentText(const core::Node& node) { return json::serialize(ToDocument(node)); }
+std::string DocumentText(const core::JoinToken& token) {
+  return json::serialize(ToDocument(token));
+}
+
+std::string PricesDocumentText(const std::map<std::string, core::Money>& gpu_prices) {
+  json::object prices;
+  for (const auto& [gpu, price] : gpu_prices) prices[gpu] = price.micros();
+  return json::serialize(json::object{{"gpu_prices_per_hour_micros", std::move(prices)}});
+}
+
+namespace {
+
+core::Status DecodePrices(const json::object& document, std::map<std::string, core::Money>* out) {
+  const json::value* prices = document.if_contains("gpu_prices_per_hour_micros");
+  if (prices == nullptr) return core::Status::Ok();
+  const core::Status corrupt =
+      core::InternalError("the stored GPU prices are corrupt: expected {\"<gpu>\": micros}");
+  if (!prices->is_object()) return corrupt;
+  for (const auto& entry : prices->as_object()) {
+    if (!entry.value().is_int64()) return corrupt;
+    (*out)[entry.key()] = core::Money::FromMicros(entry.value().as_int64());
+  }
+  return core::Status::Ok();
+}
+
+template <typename T>
+core::Status Decode(Result<T> decoded, std::vector<T>* out) {
+  if (!decoded.ok()) return decoded.status();
+  out->push_back(std::move(*decoded));
+  return core::Status::Ok();
+}
+
+}  // namespace
+
+Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents) {
+  using store::Collection;
+  StoredEntities entities;
+  for (const store::Document& document : documents) {
+    boost::system::error_code error;
+    const json::value value = json::parse(document.json, error);
+    if (error || !value.is_object()) {
+      return core::InternalError("stored document " + document.id + " is not a JSON object");
+    }
+    const json::object& object = value.as_object();
+    core::Status status;
+    switch (document.collection) {
+      case Collection::kUsers:
+        status = Decode(UserFromDocument(object), &entities.users);
+        break;
+      case Collection::kApiTokens:
+        status = Decode(ApiTokenFromDocument(object), &entities.tokens);
+        break;
+      case Collection::kSshKeys:
+        status = Decode(SshKeyFromDocument(object), &entities.ssh_keys);
+        break;
+      case Collection::kTemplates:
+        status = Decode(TemplateFromDocument(object), &entities.templates);
+        break;
+      case Collection::kPods:
+        status = Decode(PodFromDocument(object), &entities.pods);
+        break;
+      case Collection::kNodes:
+        status = Decode(NodeFromDocument(object), &entities.nodes);
+        break;
+      case Collection::kJoinTokens:
+        status = Decode(JoinTokenFromDocument(object), &entities.join_tokens);
+        break;
+      case Collection::kSettings:
+        if (document.id == kPricesDocumentId) status = DecodePrices(object, &entities.gpu_prices);
+        break;
+    }
+    SUANLI_RETURN_IF_ERROR(status);
+  }
+  return entities;
 }
 
 }  // namespace suanli::server

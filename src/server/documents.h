@@ -9,9 +9,14 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "core/domain.h"
+#include "core/money.h"
 #include "core/status.h"
+#include "store/store.h"
 
 namespace suanli::server {
 
@@ -30,5 +35,31 @@ core::Result<core::Template> TemplateFromDocument(const boost::json::object& doc
 core::Result<core::Pod> PodFromDocument(const boost::json::object& document);
 core::Result<core::Node> NodeFromDocument(const boost::json::object& document);
 core::Result<core::JoinToken> JoinTokenFromDocument(const boost::json::object& document);
+
+// Every entity a store snapshot holds, decoded, for ControlPlane::Load.
+struct StoredEntities {
+  std::vector<core::User> users;
+  std::vector<core::ApiToken> tokens;
+  std::vector<core::SshKey> ssh_keys;
+  std::vector<core::Template> templates;
+  std::vector<core::Pod> pods;
+  std::vector<core::Node> nodes;
+  std::vector<core::JoinToken> join_tokens;
+  std::map<std::string, core::Money> gpu_prices;  // the admin's overrides, per GPU type
+};
+// INTERNAL, naming the document, for one that is not JSON or not the entity it should be.
+core::Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents);
+
+// The stored text of each entity (what ControlPlane writes in a store::Batch).
+std::string DocumentText(const core::User& user);
+std::string DocumentText(const core::ApiToken& token);
+std::string DocumentText(const core::SshKey& key);
+std::string DocumentText(const core::Template& spec);
+std::string DocumentText(const core::Pod& pod);
+std::string DocumentText(const core::Node& node);
+std::string DocumentText(const core::JoinToken& token);
+// The settings document "prices": the admin's GPU price overrides.
+inline constexpr std::string_view kPricesDocumentId = "prices";
+std::string PricesDocumentText(const std::map<std::string, core::Money>& gpu_prices);
 
 }  // namespace suanli::server

@@ -3,7 +3,7 @@
 #include <string_view>
 
 #include "catalog/data_file.h"
-#include "server/domain_json.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -36,7 +36,7 @@ core::Result<std::vector<core::Template>> LoadBuiltInTemplates() {
       spec.env[pair.substr(0, equals)] = pair.substr(equals + 1);
     }
     for (const std::string& text : entry.StringList("ports")) {
-      core::Result<core::PortSpec> port = ParsePort(text);
+      core::Result<core::PortSpec> port = wire::ParsePort(text);
       if (!port.ok()) {
         entry.Fail("ports", port.status().message());
         continue;

@@ -27,6 +27,7 @@
 #include "server/control_plane.h"
 #include "server/metrics.h"
 #include "server/relay.h"
+#include "server/routes/pod_list.h"
 
 namespace suanli::server {
 
@@ -46,6 +47,7 @@ struct Services {
   RequestMetrics metrics;  // one series per route, then one for requests no route matched
   // `method="GET",route="/v1/pods"` per route, in the table's order.
   std::vector<std::string> metric_labels;
+  PodList pod_list;
   // Last: destroyed first, answering what still waits while the metrics it records into live.
   Relay relay;
 };
@@ -73,6 +75,7 @@ class Call {
   core::Clock& clock() const { return services_->clock; }
   const advisor::ModelZoo& zoo() const { return services_->zoo; }
   Relay& relay() const { return services_->relay; }
+  PodList& pod_list() const { return services_->pod_list; }
   const Services& services() const { return *services_; }
 
   // Answers now: for what reflects no write (the console, the catalog, metrics, relayed answers).

@@ -60,8 +60,11 @@ void Advise(Call& call) {
     return call.Respond(core::InvalidArgumentError(
         "workload: required, e.g. {\"model\": \"llama-3-8b\", \"task\": \"lora\"}"));
   }
-  call.Respond(call.plane().AdviceJson(call.principal, *workload),
-               [](const json::object& advice) { return advice; });
+  // On every catalog type at this cloud's prices, free or not (see /v1/availability). The
+  // estimates point into the catalog, so they become JSON while it lives.
+  call.Respond(call.plane().PricedCatalog(call.principal), [&](const catalog::Catalog& priced) {
+    return advisor::AdviceToJson(advisor::Advise(*workload, priced, advisor::AdviseOptions()));
+  });
 }
 
 // clang-format off

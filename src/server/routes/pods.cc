@@ -20,8 +20,8 @@ using core::Result;
 using core::Status;
 
 void ListPods(Call& call) {
-  // The hot read: the control plane writes the JSON from views it caches per pod revision.
-  call.Respond(call.plane().ListPodsJson(call.principal));
+  // The hot read: written from views cached per pod revision.
+  call.Respond(call.pod_list().Json(call.plane(), call.principal, call.clock().Now()));
 }
 
 void CreatePod(Call& call) {

@@ -13,15 +13,20 @@ net::HttpResponse JsonResponse(int status, const json::value& body) {
   return response;
 }
 
-json::object PodView(const Call& call, const core::Pod& pod) {
-  const Principal& viewer = call.principal;
+wire::PodViewContext PodViewContextFor(const Principal& viewer, const core::Pod& pod,
+                                       core::TimePoint now, std::string node_address) {
   const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id;
   const bool its_node = !viewer.node_id.empty() && viewer.node_id == pod.node_id;
+  return {.now = now,
+          .node_address = std::move(node_address),
+          .with_jupyter_token = owner || its_node,
+          .with_link_token = owner};
+}
+
+json::object PodView(const Call& call, const core::Pod& pod) {
   // The cost as given: the control plane has added what accrued since the last charge.
-  return wire::PodView(pod, {.now = call.clock().Now(),
-                             .node_address = call.plane().NodeAddress(pod.node_id),
-                             .with_jupyter_token = owner || its_node,
-                             .with_link_token = owner});
+  return wire::PodView(pod, PodViewContextFor(call.principal, pod, call.clock().Now(),
+                                              call.plane().NodeAddress(pod.node_id)));
 }
 
 }  // namespace suanli::server

@@ -33,5 +33,8 @@ boost::json::value ListOf(std::string_view key, const std::vector<T>& items, Vie
 // (wire::PodView). Its owner sees the Jupyter token and the link token; its node's agent the
 // Jupyter token, to hand to the container. Admins run the hosts but get neither through the API.
 boost::json::object PodView(const Call& call, const core::Pod& pod);
+// The same rules for any viewer (the pod list).
+wire::PodViewContext PodViewContextFor(const Principal& viewer, const core::Pod& pod,
+                                       core::TimePoint now, std::string node_address);
 
 }  // namespace suanli::server
