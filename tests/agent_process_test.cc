@@ -29,8 +29,8 @@ namespace suanli {
 namespace {
 
 namespace json = boost::json;
-using core::TruncateToMillis;
 using core::ParseTime;
+using core::TruncateToMillis;
 using server::testing::ApiClient;
 using server::testing::ApiReply;
 using server::testing::Array;

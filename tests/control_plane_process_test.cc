@@ -35,9 +35,9 @@ namespace suanli {
 namespace {
 
 namespace json = boost::json;
-using core::TruncateToMillis;
 using core::FormatTime;
 using core::ParseTime;
+using core::TruncateToMillis;
 using server::testing::ApiClient;
 using server::testing::ApiReply;
 using server::testing::Array;
