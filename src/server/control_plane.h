@@ -26,12 +26,15 @@
 
 #include "advisor/advisor.h"
 #include "advisor/workload.h"
+#include "billing/spend.h"
 #include "catalog/catalog.h"
 #include "core/clock.h"
 #include "core/domain.h"
 #include "core/entropy.h"
 #include "core/status.h"
 #include "sched/scheduler.h"
+#include "server/credentials.h"
+#include "server/node_waiters.h"
 #include "store/commit_queue.h"
 #include "store/store.h"
 #include "wire/agent_protocol.h"
@@ -278,18 +281,12 @@ class ControlPlane {
                core::Clock& clock, Entropy& entropy, ControlPlaneOptions options);
   class Change;
   class Locked;
-  struct Waiter {
-    int64_t after;
-    core::TimePoint deadline;
-    std::function<void()> notify;
-  };
 
   core::Status Load(std::string* new_admin_token);
   core::Status AddBuiltInTemplates();
 
   // All of these REQUIRE mutex_ held.
   std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const;
-  void QueueWakeups(const std::string& node_id);
   std::string NewId(std::string_view prefix);
   std::string IssueToken(Change& change, const std::string& user_id, std::string name);
   void Credit(Change& change, core::User& user, core::Money amount, std::string note);
@@ -299,11 +296,7 @@ class ControlPlane {
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id);
   core::Money PriceLocked(std::string_view gpu_type) const;  // GpuPrice, lock held
   core::Money PodGpuRate(const core::Pod& pod) const;
-  core::Money PodStorageRate(const core::Pod& pod) const;  // per hour
-  core::Money UserRate(const std::string& user_id) const;
-  core::Money UserWantedRate(const std::string& user_id) const;
   void Rerate(const core::Pod& pod);  // after any change to a pod's state, desired state or price
-  core::Money Unbilled(const core::Pod& pod, core::TimePoint now) const;
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const;
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
                               core::TimePoint now) const;
@@ -324,7 +317,6 @@ class ControlPlane {
   core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
                                int* gpu_count) const;
   core::Status CheckNodeReport(NodeReport& report) const;
-  core::Status CheckJoinTokenLocked(std::string_view join_secret) const;
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
 
   store::Store& store_;
@@ -335,35 +327,23 @@ class ControlPlane {
   const ControlPlaneOptions options_;
 
   mutable std::mutex mutex_;
-  std::map<std::string, core::User> users_;                     // guarded by mutex_
-  std::map<std::string, core::ApiToken> tokens_;                // guarded by mutex_
-  std::unordered_map<std::string, std::string> token_by_hash_;  // guarded by mutex_
-  std::map<std::string, core::SshKey> ssh_keys_;                // guarded by mutex_
-  std::map<std::string, core::Template> templates_;             // guarded by mutex_
-  std::map<std::string, core::Pod> pods_;                       // guarded by mutex_
+  std::map<std::string, core::User> users_;          // guarded by mutex_
+  Credentials credentials_;                          // API, node and join tokens; guarded by mutex_
+  std::map<std::string, core::SshKey> ssh_keys_;     // guarded by mutex_
+  std::map<std::string, core::Template> templates_;  // guarded by mutex_
+  std::map<std::string, core::Pod> pods_;            // guarded by mutex_
   std::set<std::string> pending_;  // unbound pods waiting for a GPU;           guarded by mutex_
   std::map<std::string, core::Node> nodes_;                    // guarded by mutex_
   std::map<std::string, std::set<std::string>> pods_on_node_;  // guarded by mutex_
-  std::unordered_map<std::string, std::string> node_by_hash_;  // guarded by mutex_
-  std::map<std::string, core::JoinToken> join_tokens_;         // guarded by mutex_
   std::map<std::string, core::Money> price_overrides_;         // guarded by mutex_
-  std::map<std::string, std::vector<Waiter>> waiters_;         // guarded by mutex_
-  std::vector<std::function<void()>> wakeups_;  // run by Locked after unlock; guarded by mutex_
-  int64_t last_transition_seq_ = 0;             // guarded by mutex_
-  int64_t last_ledger_seq_ = 0;                 // guarded by mutex_
-  uint64_t last_pod_sequence_ = 0;              // guarded by mutex_
-  int64_t charged_micros_ = 0;                  // guarded by mutex_
+  NodeWaiters waiters_;              // due callbacks run by Locked after unlock; guarded by mutex_
+  int64_t last_transition_seq_ = 0;  // guarded by mutex_
+  int64_t last_ledger_seq_ = 0;      // guarded by mutex_
+  uint64_t last_pod_sequence_ = 0;   // guarded by mutex_
+  int64_t charged_micros_ = 0;       // guarded by mutex_
   std::set<std::string> new_pending_;  // pending since the last scheduling round; guarded by mutex_
   bool capacity_changed_ = true;  // since the last round: a node or a freed GPU; guarded by mutex_
-  // What each pod adds to its owner's spend rate, micro-dollars per hour, and the sums per user,
-  // kept up to date by Rerate() so a create does not walk every pod. Guarded by mutex_.
-  // `wanted` counts only pods whose owner wants them running (the spend cap's measure); the
-  // other also counts pods still stopping (the runway's). Pairs are {rate, wanted}.
-  std::unordered_map<std::string, std::pair<int64_t, int64_t>> pod_rate_;
-  std::unordered_map<std::string, int64_t> user_rate_;
-  std::unordered_map<std::string, int64_t> user_wanted_rate_;
-  // Pods accruing charges (running, or holding a volume), by owner. Guarded by mutex_.
-  std::map<std::string, std::set<std::string>> billable_by_owner_;
+  billing::SpendTracker spend_;   // guarded by mutex_
   mutable std::unordered_map<std::string, core::Money> price_cache_;  // guarded by mutex_
   std::map<std::string, std::set<std::string>> pods_by_owner_;        // guarded by mutex_
   // Each pod's revision, bumped when it is written, for VisitPods. Guarded by mutex_.

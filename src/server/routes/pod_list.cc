@@ -14,7 +14,8 @@ core::Result<Written<std::string>> PodList::Json(const ControlPlane& plane, cons
                                                  core::TimePoint now) {
   std::string out = R"({"pods":[)";
   bool first = true;
-  // Taken inside the control plane's lock (VisitPods), never the other way round.
+  // Held across VisitPods, which takes the control plane's lock inside it; the control plane never
+  // calls back here, so the order is always this lock, then the control plane's.
   core::MutexLock lock(mutex_);
   core::Result<uint64_t> sequence = plane.VisitPods(caller, [&](const PodListEntry& entry) {
     mutex_.AssertHeld();

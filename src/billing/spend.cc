@@ -1,0 +1,81 @@
+#include "billing/spend.h"
+
+#include "billing/meter.h"
+#include "core/pod_state.h"
+
+namespace suanli::billing {
+
+using core::Money;
+using core::PodState;
+
+Money StoragePerHour(Money per_gb_month, int64_t gigabytes) {
+  constexpr int64_t kHoursPerMonth = 720;
+  const int64_t per_month = per_gb_month.micros() * gigabytes;
+  return Money::FromMicros((per_month + kHoursPerMonth - 1) / kHoursPerMonth);
+}
+
+Money Unbilled(const core::Pod& pod, core::TimePoint now) {
+  Money owed;
+  if (pod.running_since && now > pod.gpu_billed_to) {
+    owed = owed + ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, pod.gpu_billed_to, now);
+  }
+  if (pod.volume_gb > 0 && pod.state != PodState::kTerminated && now > pod.storage_billed_to) {
+    owed = owed + StorageChargeBetween(pod.storage_price_per_gb_month, pod.volume_gb,
+                                       pod.created_at, pod.storage_billed_to, now);
+  }
+  return owed;
+}
+
+core::Status CheckCanAfford(Money balance, Money rate_after, Money spend_cap_per_hour,
+                            core::Duration minimum_runway) {
+  if (!CanStart(balance, rate_after, minimum_runway)) {
+    const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(minimum_runway).count();
+    return core::ResourceExhaustedError(
+        "your balance of " + balance.ToString() + " does not cover " + std::to_string(minutes) +
+        " minutes at " + rate_after.ToString() +
+        "/h (all your pods and volumes with this one); ask an admin for credits");
+  }
+  if (spend_cap_per_hour.micros() > 0 && rate_after > spend_cap_per_hour) {
+    return core::ResourceExhaustedError(
+        "this would make you spend " + rate_after.ToString() + "/h, above your spend cap of " +
+        spend_cap_per_hour.ToString() + "/h; raise the cap or stop another pod");
+  }
+  return core::Status::Ok();
+}
+
+void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
+  Contribution now;
+  if (pod.state != PodState::kTerminated) {
+    now.rate = now.wanted = StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb).micros();
+    const int64_t gpus = gpu_per_hour.micros() * pod.gpu_count;
+    const bool wanted = pod.desired == core::DesiredState::kRunning;
+    if (wanted || core::HoldsGpus(pod.state)) now.rate += gpus;
+    if (wanted) now.wanted += gpus;
+  }
+  Contribution& before = by_pod_[pod.id];
+  Contribution& user = by_user_[pod.owner_id];
+  user.rate += now.rate - before.rate;
+  user.wanted += now.wanted - before.wanted;
+  before = now;
+  const bool billable =
+      pod.running_since.has_value() || (pod.volume_gb > 0 && pod.state != PodState::kTerminated);
+  if (billable) {
+    billable_by_owner_[pod.owner_id].insert(pod.id);
+  } else if (const auto owner = billable_by_owner_.find(pod.owner_id);
+             owner != billable_by_owner_.end()) {
+    owner->second.erase(pod.id);
+    if (owner->second.empty()) billable_by_owner_.erase(owner);
+  }
+}
+
+Money SpendTracker::Rate(const std::string& user_id) const {
+  const auto it = by_user_.find(user_id);
+  return Money::FromMicros(it == by_user_.end() ? 0 : it->second.rate);
+}
+
+Money SpendTracker::WantedRate(const std::string& user_id) const {
+  const auto it = by_user_.find(user_id);
+  return Money::FromMicros(it == by_user_.end() ? 0 : it->second.wanted);
+}
+
+}  // namespace suanli::billing

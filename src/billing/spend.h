@@ -1,0 +1,63 @@
+// Spend: what a user's pods cost per hour now, what they owe since their last charge, and whether
+// a user can afford one more. The rules a create, the limits and the pod views share, once.
+//
+// Pure: prices come in as arguments (the control plane knows the catalog and the overrides).
+// SpendTracker is thread-compatible: its owner (the control plane) holds a lock around it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/domain.h"
+#include "core/money.h"
+#include "core/status.h"
+
+namespace suanli::billing {
+
+// A volume of `gigabytes` at `per_gb_month` per hour (a month is 720 hours), rounded up so that a
+// runway check never underestimates it.
+core::Money StoragePerHour(core::Money per_gb_month, int64_t gigabytes);
+
+// What `pod` has accrued since its last charge, at `now`, at the prices recorded on the pod.
+core::Money Unbilled(const core::Pod& pod, core::TimePoint now);
+
+// OK, or RESOURCE_EXHAUSTED saying why: `balance` must cover `minimum_runway` of `rate_after`
+// (everything the user would pay per hour), and `rate_after` must be within `spend_cap_per_hour`
+// (zero: no cap).
+core::Status CheckCanAfford(core::Money balance, core::Money rate_after,
+                            core::Money spend_cap_per_hour, core::Duration minimum_runway);
+
+// Each user's spend rate and the pods that accrue charges, kept current pod by pod so a create
+// or a limit check does not walk every pod.
+class SpendTracker {
+ public:
+  // Records what `pod` costs per hour, its GPUs at `gpu_per_hour` each (its type's price now),
+  // replacing what it counted before. Call after any change to a pod's state, desired state or
+  // price.
+  void Update(const core::Pod& pod, core::Money gpu_per_hour);
+
+  // Everything the user pays per hour: pods that run or are still stopping, and every volume
+  // (the runway's measure).
+  core::Money Rate(const std::string& user_id) const;
+  // Only the pods their owner wants running, and every volume (the spend cap's measure).
+  core::Money WantedRate(const std::string& user_id) const;
+  // Owner -> the ids of their pods that accrue charges (running, or holding a volume).
+  const std::map<std::string, std::set<std::string>>& billable_by_owner() const {
+    return billable_by_owner_;
+  }
+
+ private:
+  struct Contribution {
+    int64_t rate = 0;    // micro-dollars per hour
+    int64_t wanted = 0;  // the part its owner wants
+  };
+  std::unordered_map<std::string, Contribution> by_pod_;
+  std::unordered_map<std::string, Contribution> by_user_;
+  std::map<std::string, std::set<std::string>> billable_by_owner_;
+};
+
+}  // namespace suanli::billing

@@ -1,0 +1,106 @@
+#include "billing/spend.h"
+
+#include <gtest/gtest.h>
+
+#include "billing/meter.h"
+
+namespace suanli::billing {
+namespace {
+
+using core::DesiredState;
+using core::Money;
+using core::PodState;
+using std::chrono::seconds;
+
+const Money k4090PerHour = Money::FromMicros(740'000);
+const Money kTenCentsPerGbMonth = Money::FromMicros(100'000);
+
+core::Pod PodOf(std::string id, std::string owner, PodState state, DesiredState desired,
+                int gpu_count = 1, int volume_gb = 0) {
+  core::Pod pod;
+  pod.id = std::move(id);
+  pod.owner_id = std::move(owner);
+  pod.state = state;
+  pod.desired = desired;
+  pod.gpu_count = gpu_count;
+  pod.volume_gb = volume_gb;
+  pod.storage_price_per_gb_month = kTenCentsPerGbMonth;
+  return pod;
+}
+
+TEST(SpendTest, StoragePerHourRoundsUpSoARunwayIsNeverOverstated) {
+  // 20 GB at $0.10/GB-month: $2/month, 2'000'000 / 720 = 2777.7 micro-dollars per hour.
+  EXPECT_EQ(StoragePerHour(kTenCentsPerGbMonth, 20).micros(), 2778);
+  EXPECT_EQ(StoragePerHour(Money::FromMicros(720), 1).micros(), 1);  // exact: no rounding
+  EXPECT_EQ(StoragePerHour(kTenCentsPerGbMonth, 0).micros(), 0);
+}
+
+TEST(SpendTest, ARunningPodCountsItsGpusAndVolumeForItsOwnerOnly) {
+  SpendTracker spend;
+  spend.Update(PodOf("p1", "alice", PodState::kRunning, DesiredState::kRunning, 2, 20),
+               k4090PerHour);
+  EXPECT_EQ(spend.Rate("alice").micros(), 2 * 740'000 + 2778);
+  EXPECT_EQ(spend.WantedRate("alice"), spend.Rate("alice"));
+  EXPECT_EQ(spend.Rate("bob").micros(), 0);
+}
+
+TEST(SpendTest, AStoppingPodStillCountsForTheRunwayButNotForTheCap) {
+  SpendTracker spend;
+  core::Pod pod = PodOf("p1", "alice", PodState::kRunning, DesiredState::kRunning, 1, 20);
+  spend.Update(pod, k4090PerHour);
+  pod.state = PodState::kStopping;
+  pod.desired = DesiredState::kStopped;
+  spend.Update(pod, k4090PerHour);  // replaces, never adds to, what it counted
+  EXPECT_EQ(spend.Rate("alice").micros(), 740'000 + 2778);
+  EXPECT_EQ(spend.WantedRate("alice").micros(), 2778);
+  pod.state = PodState::kStopped;
+  spend.Update(pod, k4090PerHour);
+  EXPECT_EQ(spend.Rate("alice").micros(), 2778) << "a stopped pod pays for its volume only";
+  pod.state = PodState::kTerminated;
+  spend.Update(pod, k4090PerHour);
+  EXPECT_EQ(spend.Rate("alice").micros(), 0);
+  EXPECT_TRUE(spend.billable_by_owner().empty()) << "a terminated pod accrues nothing";
+}
+
+TEST(SpendTest, BillableAreRunningPodsAndVolumesKept) {
+  SpendTracker spend;
+  core::Pod running = PodOf("p1", "alice", PodState::kRunning, DesiredState::kRunning);
+  running.running_since = core::TimePoint(seconds(100));
+  spend.Update(running, k4090PerHour);
+  spend.Update(PodOf("p2", "alice", PodState::kStopped, DesiredState::kStopped, 1, 10),
+               k4090PerHour);
+  spend.Update(PodOf("p3", "alice", PodState::kPending, DesiredState::kRunning), k4090PerHour);
+  ASSERT_EQ(spend.billable_by_owner().size(), 1u);
+  EXPECT_EQ(spend.billable_by_owner().at("alice"), (std::set<std::string>{"p1", "p2"}));
+}
+
+TEST(SpendTest, UnbilledIsWhatAccruedSinceTheLastChargeAtThePodsOwnPrices) {
+  core::Pod pod = PodOf("p1", "alice", PodState::kRunning, DesiredState::kRunning, 1, 30);
+  const core::TimePoint start(seconds(1'700'000'000));
+  pod.created_at = pod.storage_billed_to = start;
+  pod.running_since = pod.gpu_billed_to = start;
+  pod.gpu_price_per_hour = k4090PerHour;
+  const core::TimePoint now = start + seconds(90);
+  EXPECT_EQ(Unbilled(pod, now),
+            ChargeBetween(k4090PerHour, start, start, now) +
+                StorageChargeBetween(kTenCentsPerGbMonth, 30, start, start, now));
+  pod.gpu_billed_to = pod.storage_billed_to = now;
+  EXPECT_EQ(Unbilled(pod, now).micros(), 0) << "nothing is owed twice";
+}
+
+TEST(SpendTest, AffordingNeedsTheRunwayAndRespectsTheCap) {
+  const auto ten_minutes = std::chrono::minutes(10);
+  const Money per_hour = Money::FromMicros(600'000);  // $0.10 for ten minutes
+  EXPECT_TRUE(CheckCanAfford(Money::FromMicros(100'000), per_hour, Money(), ten_minutes).ok());
+  const core::Status poor =
+      CheckCanAfford(Money::FromMicros(99'999), per_hour, Money(), ten_minutes);
+  EXPECT_EQ(poor.code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(poor.message().find("does not cover 10 minutes"), std::string::npos) << poor.message();
+  const core::Status capped = CheckCanAfford(Money::FromMicros(10'000'000), per_hour,
+                                             Money::FromMicros(500'000), ten_minutes);
+  EXPECT_EQ(capped.code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(capped.message().find("spend cap"), std::string::npos) << capped.message();
+}
+
+}  // namespace
+}  // namespace suanli::billing

@@ -1,0 +1,301 @@
+// The control plane: authentication, users, API tokens, SSH keys and templates.
+#include "core/suggest.h"
+#include "server/control_plane.h"
+#include "server/control_plane_internal.h"
+#include "server/secrets.h"
+
+namespace suanli::server {
+
+// --- Credentials ---------------------------------------------------------------------------------
+
+Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
+  if (bearer.empty()) {
+    return core::UnauthenticatedError(
+        "no API token; send 'Authorization: Bearer <token>' (suanli login saves one)");
+  }
+  std::lock_guard lock(mutex_);
+  if (const std::optional<Credentials::Holder> holder = credentials_.Find(bearer)) {
+    if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id};
+    const core::User& user = users_.at(holder->user_id);
+    return Principal{user.id, user.role, ""};
+  }
+  return core::UnauthenticatedError(
+      "the API token is unknown or revoked; create a new one (suanli tokens create) or log in "
+      "again");
+}
+
+// --- Users ---------------------------------------------------------------------------------------
+
+Result<Written<core::User>> ControlPlane::CreateUser(const Principal& caller, std::string name,
+                                                     core::Role role, Money credits) {
+  SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  SUANLI_RETURN_IF_ERROR(CheckName("user name", name));
+  if (credits.micros() < 0) return core::InvalidArgumentError("credits cannot be negative");
+  Locked locked(*this);
+  for (const auto& [id, user] : users_) {
+    if (user.name == name) return core::AlreadyExistsError("a user named '" + name + "' exists");
+  }
+  Change change(*this);
+  core::User user;
+  user.id = NewId("usr");
+  user.name = std::move(name);
+  user.role = role;
+  user.created_at = Now();
+  users_[user.id] = user;
+  change.Dirty(Collection::kUsers, user.id);
+  if (credits.micros() > 0) Credit(change, users_[user.id], credits, "initial credits");
+  return Written<core::User>{users_[user.id], change.Commit()};
+}
+
+void ControlPlane::Credit(Change& change, core::User& user, Money amount, std::string note) {
+  const core::TimePoint now = Now();
+  user.balance = user.balance + amount;
+  change.Append(core::LedgerEntry{0, user.id, "", core::LedgerKind::kCredit, amount, now, now, now,
+                                  std::move(note)});
+  change.Dirty(Collection::kUsers, user.id);
+}
+
+Result<Written<std::vector<core::User>>> ControlPlane::ListUsers(const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  std::lock_guard lock(mutex_);
+  std::vector<core::User> users;
+  for (const auto& entry : users_) users.push_back(entry.second);
+  return Written<std::vector<core::User>>{std::move(users), queue_.submitted()};
+}
+
+Result<Written<core::User>> ControlPlane::GetUser(const Principal& caller,
+                                                  std::string_view id) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  const std::string wanted = id == "me" ? caller.user_id : std::string(id);
+  if (wanted != caller.user_id) SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  const auto it = users_.find(wanted);
+  if (it == users_.end()) return core::NotFoundError("no user " + wanted);
+  core::User user = it->second;
+  user.balance = LiveBalance(user, Now());
+  return Written<core::User>{std::move(user), queue_.submitted()};
+}
+
+Result<Written<core::User>> ControlPlane::AddCredits(const Principal& caller,
+                                                     std::string_view user_id, Money amount,
+                                                     std::string note) {
+  SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  if (amount.micros() == 0) return core::InvalidArgumentError("credits: give a non-zero amount");
+  Locked locked(*this);
+  const auto it = users_.find(std::string(user_id));
+  if (it == users_.end()) return core::NotFoundError("no user " + std::string(user_id));
+  Change change(*this);
+  Credit(change, it->second, amount, note.empty() ? "credits from an admin" : std::move(note));
+  return Written<core::User>{it->second, change.Commit()};
+}
+
+Result<Written<core::User>> ControlPlane::SetSpendCap(const Principal& caller, Money per_hour) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (per_hour.micros() < 0) {
+    return core::InvalidArgumentError("spend cap: give a positive $/h, or 0 for no cap");
+  }
+  Locked locked(*this);
+  core::User& user = users_.at(caller.user_id);
+  Change change(*this);
+  user.spend_cap_per_hour = per_hour;
+  change.Dirty(Collection::kUsers, user.id);
+  EnforceLimits(change, Now());
+  return Written<core::User>{user, change.Commit()};
+}
+
+// --- Tokens and SSH keys -------------------------------------------------------------------------
+
+Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToken(
+    const Principal& caller, std::string name, std::string_view for_user) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  SUANLI_RETURN_IF_ERROR(CheckName("token name", name));
+  Locked locked(*this);
+  std::string owner = caller.user_id;
+  if (!for_user.empty() && for_user != caller.user_id) {
+    SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+    if (!users_.contains(std::string(for_user))) {
+      return core::NotFoundError("no user " + std::string(for_user));
+    }
+    owner = for_user;
+  }
+  if (credentials_.ApiTokenCount(owner) >= kMaxTokensPerUser) {
+    return core::ResourceExhaustedError("at most 100 tokens per user; revoke unused ones first");
+  }
+  Change change(*this);
+  auto [token, secret] = credentials_.IssueApiToken(NewId("tok"), owner, std::move(name), Now());
+  change.Dirty(Collection::kApiTokens, token.id);
+  return Written<std::pair<core::ApiToken, std::string>>{{std::move(token), std::move(secret)},
+                                                         change.Commit()};
+}
+
+Result<Written<std::vector<core::ApiToken>>> ControlPlane::ListTokens(
+    const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  return Written<std::vector<core::ApiToken>>{credentials_.ApiTokensOf(caller.user_id),
+                                              queue_.submitted()};
+}
+
+Result<Written<core::ApiToken>> ControlPlane::RevokeToken(const Principal& caller,
+                                                          std::string_view id) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  const core::ApiToken* found = credentials_.FindApiToken(id);
+  if (found == nullptr || (found->user_id != caller.user_id && !caller.is_admin())) {
+    return core::NotFoundError("you have no token " + std::string(id));
+  }
+  core::ApiToken token = *found;
+  credentials_.RevokeApiToken(id);
+  Change change(*this);
+  change.Dirty(Collection::kApiTokens, token.id);
+  return Written<core::ApiToken>{std::move(token), change.Commit()};
+}
+
+Result<Written<core::SshKey>> ControlPlane::AddSshKey(const Principal& caller, std::string name,
+                                                      std::string public_key) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  SUANLI_RETURN_IF_ERROR(CheckName("key name", name));
+  while (!public_key.empty() && (public_key.back() == '\n' || public_key.back() == ' ')) {
+    public_key.pop_back();
+  }
+  Result<std::string> fingerprint = SshKeyFingerprint(public_key);
+  if (!fingerprint.ok()) return fingerprint.status();
+  Locked locked(*this);
+  size_t count = 0;
+  for (const auto& [id, key] : ssh_keys_) {
+    if (key.user_id != caller.user_id) continue;
+    ++count;
+    if (key.fingerprint == *fingerprint) {
+      return core::AlreadyExistsError("this key is already registered as '" + key.name + "'");
+    }
+  }
+  if (count >= kMaxKeysPerUser) return core::ResourceExhaustedError("at most 50 SSH keys per user");
+  Change change(*this);
+  core::SshKey key{NewId("key"),          caller.user_id,          std::move(name),
+                   std::move(public_key), std::move(*fingerprint), Now()};
+  ssh_keys_[key.id] = key;
+  change.Dirty(Collection::kSshKeys, key.id);
+  return Written<core::SshKey>{std::move(key), change.Commit()};
+}
+
+Result<Written<std::vector<core::SshKey>>> ControlPlane::ListSshKeys(
+    const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  std::vector<core::SshKey> keys;
+  for (const auto& entry : ssh_keys_) {
+    if (entry.second.user_id == caller.user_id) keys.push_back(entry.second);
+  }
+  return Written<std::vector<core::SshKey>>{std::move(keys), queue_.submitted()};
+}
+
+Result<Written<core::SshKey>> ControlPlane::DeleteSshKey(const Principal& caller,
+                                                         std::string_view id) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  const auto it = ssh_keys_.find(std::string(id));
+  if (it == ssh_keys_.end() || it->second.user_id != caller.user_id) {
+    return core::NotFoundError("you have no SSH key " + std::string(id));
+  }
+  core::SshKey key = it->second;
+  ssh_keys_.erase(it);
+  Change change(*this);
+  change.Dirty(Collection::kSshKeys, key.id);
+  return Written<core::SshKey>{std::move(key), change.Commit()};
+}
+
+// --- Templates -----------------------------------------------------------------------------------
+
+bool ControlPlane::CanSee(const Principal& caller, const core::Template& spec) const {
+  return spec.is_public || spec.owner_id == caller.user_id || caller.is_admin();
+}
+
+Result<Written<core::Template>> ControlPlane::CreateTemplate(const Principal& caller,
+                                                             TemplateSpec spec) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (spec.is_public) SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  if (spec.name.empty()) return core::InvalidArgumentError("name: is required");
+  if (spec.image.empty()) return core::InvalidArgumentError("image: is required");
+  if (!spec.volume_mount_path.starts_with('/')) {
+    return core::InvalidArgumentError(
+        "volume_mount_path: must be an absolute path like /workspace");
+  }
+  SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
+  Locked locked(*this);
+  Change change(*this);
+  core::Template created;
+  created.id = NewId("tpl");
+  created.owner_id = caller.user_id;
+  created.is_public = spec.is_public;
+  created.name = std::move(spec.name);
+  created.description = std::move(spec.description);
+  created.image = std::move(spec.image);
+  created.command = std::move(spec.command);
+  created.env = std::move(spec.env);
+  created.ports = std::move(spec.ports);
+  created.container_disk_gb = spec.container_disk_gb;
+  created.volume_gb = spec.volume_gb;
+  created.volume_mount_path = std::move(spec.volume_mount_path);
+  created.created_at = Now();
+  templates_[created.id] = created;
+  change.Dirty(Collection::kTemplates, created.id);
+  return Written<core::Template>{std::move(created), change.Commit()};
+}
+
+Result<Written<std::vector<core::Template>>> ControlPlane::ListTemplates(
+    const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  std::vector<core::Template> visible;
+  for (const auto& entry : templates_) {
+    if (CanSee(caller, entry.second)) visible.push_back(entry.second);
+  }
+  return Written<std::vector<core::Template>>{std::move(visible), queue_.submitted()};
+}
+
+Result<const core::Template*> ControlPlane::FindTemplate(const Principal& caller,
+                                                         std::string_view id) const {
+  const auto it = templates_.find(std::string(id));
+  if (it != templates_.end() && CanSee(caller, it->second)) return &it->second;
+  std::vector<std::string> names;
+  for (const auto& entry : templates_) {
+    if (CanSee(caller, entry.second)) names.push_back(entry.first);
+  }
+  std::string message = "no template '" + std::string(id) + "'";
+  std::vector<std::pair<std::string_view, size_t>> keys;
+  for (size_t i = 0; i < names.size(); ++i) keys.emplace_back(names[i], i);
+  const std::vector<size_t> close = core::ClosestMatches(id, keys, names.size(), 1);
+  if (!close.empty()) message += "; did you mean '" + names[close.front()] + "'?";
+  return core::NotFoundError(message + " (suanli templates lists them)");
+}
+
+Result<Written<core::Template>> ControlPlane::GetTemplate(const Principal& caller,
+                                                          std::string_view id) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  Result<const core::Template*> found = FindTemplate(caller, id);
+  if (!found.ok()) return found.status();
+  return Written<core::Template>{**found, queue_.submitted()};
+}
+
+Result<Written<core::Template>> ControlPlane::DeleteTemplate(const Principal& caller,
+                                                             std::string_view id) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  Result<const core::Template*> found = FindTemplate(caller, id);
+  if (!found.ok()) return found.status();
+  core::Template spec = **found;
+  if (spec.owner_id.empty()) {
+    return core::FailedPreconditionError("template '" + spec.id +
+                                         "' is built in and cannot be deleted");
+  }
+  if (spec.owner_id != caller.user_id && !caller.is_admin()) {
+    return core::PermissionDeniedError("template '" + spec.id + "' belongs to another user");
+  }
+  templates_.erase(spec.id);
+  Change change(*this);
+  change.Dirty(Collection::kTemplates, spec.id);
+  return Written<core::Template>{std::move(spec), change.Commit()};
+}
+
+}  // namespace suanli::server

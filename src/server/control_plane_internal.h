@@ -1,0 +1,135 @@
+// What the control plane's source files share (control_plane.cc, control_plane_accounts.cc,
+// control_plane_pods.cc, control_plane_nodes.cc): the checks every request makes, and the two
+// classes through which each change is made: Locked (the lock, and the agents' wake-ups after
+// it) and Change (the batch of writes it commits). Included by those files only.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/control_plane.h"
+
+namespace suanli::server {
+
+using core::FormatTime;
+using core::IsDown;
+using core::Money;
+using core::PodState;
+using core::Result;
+using core::Status;
+using store::Collection;
+
+inline constexpr size_t kMaxNotices = 20;
+inline constexpr size_t kMaxTokensPerUser = 100;
+inline constexpr size_t kMaxKeysPerUser = 50;
+inline constexpr int kMaxGpusPerPod = 64;
+
+inline Status AdminOnly(const Principal& caller) {
+  if (caller.is_admin()) return Status::Ok();
+  return core::PermissionDeniedError("only an admin may do this; ask your operator");
+}
+
+inline Status PersonOnly(const Principal& caller) {
+  if (caller.node_id.empty()) return Status::Ok();
+  return core::PermissionDeniedError("a node's token cannot be used for this");
+}
+
+inline bool IsAsciiAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// Names: 1-64 of [A-Za-z0-9._@+-], starting with a letter or digit. Checked by hand: std::regex
+// is slow on this path (every create) and heavy to compile.
+inline Status CheckName(std::string_view what, std::string_view name) {
+  const bool valid =
+      !name.empty() && name.size() <= 64 && IsAsciiAlnum(name.front()) &&
+      std::all_of(name.begin(), name.end(), [](char c) {
+        return IsAsciiAlnum(c) || std::string_view("._@+-").find(c) != std::string_view::npos;
+      });
+  if (valid) return Status::Ok();
+  return core::InvalidArgumentError(
+      std::string(what) + " '" + std::string(name) +
+      "' must be 1-64 letters, digits or . _ @ + - (starting with a letter or digit)");
+}
+
+inline Status CheckEnv(const std::map<std::string, std::string>& env) {
+  for (const auto& entry : env) {
+    const std::string& name = entry.first;
+    const bool valid =
+        !name.empty() && !(name.front() >= '0' && name.front() <= '9') &&
+        std::all_of(name.begin(), name.end(), [](char c) { return IsAsciiAlnum(c) || c == '_'; });
+    if (!valid) {
+      return core::InvalidArgumentError("env: '" + name +
+                                        "' is not a variable name (letters, digits, _)");
+    }
+  }
+  return Status::Ok();
+}
+
+inline std::string Dollars(Money amount) { return amount.ToString(); }
+
+// One request's changes: which documents to rewrite and which records to append, committed as one
+// batch. Documents are serialized once, at Commit, from the state in memory then.
+class ControlPlane::Change {
+ public:
+  explicit Change(ControlPlane& plane) : plane_(plane) {}
+
+  void Dirty(Collection collection, const std::string& id) { dirty_.emplace(collection, id); }
+  void Append(core::Transition transition) {
+    transition.seq = ++plane_.last_transition_seq_;
+    batch_.transitions.push_back(std::move(transition));
+  }
+  void Append(core::LedgerEntry entry) {
+    entry.seq = ++plane_.last_ledger_seq_;
+    batch_.ledger.push_back(std::move(entry));
+  }
+  void TouchedNode(const std::string& node_id) { touched_nodes_.insert(node_id); }
+
+  // Submits the batch and returns the sequence after which the change may be acknowledged.
+  uint64_t Commit() {
+    for (const auto& [collection, id] : dirty_) {
+      if (collection == Collection::kPods) plane_.pod_revision_[id] = ++plane_.last_revision_;
+      std::optional<std::string> text = plane_.Serialize(collection, id);
+      if (text) {
+        batch_.puts.push_back({collection, id, std::move(*text)});
+      } else {
+        batch_.deletes.push_back({collection, id});
+      }
+    }
+    for (const std::string& node_id : touched_nodes_) plane_.waiters_.Wake(node_id);
+    if (batch_.empty()) return plane_.queue_.submitted();
+    return plane_.queue_.Submit(std::move(batch_), [](const Status&) {});
+  }
+
+ private:
+  ControlPlane& plane_;
+  std::set<std::pair<Collection, std::string>> dirty_;
+  std::set<std::string> touched_nodes_;
+  store::Batch batch_;
+};
+
+// Holds the mutex; on release, runs the agents' wake-ups that the change queued, outside the lock
+// (they call back into the control plane).
+class ControlPlane::Locked {
+ public:
+  explicit Locked(ControlPlane& plane) : plane_(plane), lock_(plane.mutex_) {}
+  ~Locked() {
+    std::vector<std::function<void()>> wakeups = plane_.waiters_.TakeDue();
+    lock_.unlock();
+    for (auto& wakeup : wakeups) wakeup();
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+
+ private:
+  ControlPlane& plane_;
+  std::unique_lock<std::mutex> lock_;
+};
+
+}  // namespace suanli::server

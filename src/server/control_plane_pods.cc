@@ -1,0 +1,453 @@
+// The control plane: pods, their state and billing as it changes, and scheduling.
+#include <bit>
+
+#include "advisor/advisor.h"
+#include "billing/spend.h"
+#include "core/suggest.h"
+#include "server/control_plane.h"
+#include "server/control_plane_internal.h"
+#include "server/secrets.h"
+
+namespace suanli::server {
+
+// --- Pod state -----------------------------------------------------------------------------------
+
+void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::TimePoint at,
+                            std::string reason) {
+  pod.ready = false;  // a new state: the agent probes the ports again
+  if (pod.state == PodState::kRunning && to != PodState::kRunning) {
+    ChargePod(change, pod, at);
+    pod.running_since.reset();
+  }
+  if (to == PodState::kTerminated) ChargePod(change, pod, at);
+  if (to == PodState::kRunning && pod.state != PodState::kRunning) {
+    pod.running_since = at;
+    pod.gpu_billed_to = at;
+    pod.gpu_price_per_hour = PodGpuRate(pod);
+  }
+  change.Append(core::Transition{0, pod.id, pod.owner_id, at, pod.state, to, pod.node_id,
+                                 pod.gpu_type, pod.gpu_count, pod.gpu_price_per_hour, reason});
+  pod.state = to;
+  pod.state_since = at;
+  pod.state_reason = std::move(reason);
+  if (to == PodState::kPending && pod.node_id.empty()) {
+    pending_.insert(pod.id);
+    new_pending_.insert(pod.id);
+  } else {
+    pending_.erase(pod.id);
+    new_pending_.erase(pod.id);
+  }
+  Rerate(pod);
+  change.Dirty(Collection::kPods, pod.id);
+}
+
+void ControlPlane::TouchNode(Change& change, const std::string& node_id) {
+  const auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  ++it->second.generation;
+  change.Dirty(Collection::kNodes, node_id);
+  change.TouchedNode(node_id);
+}
+
+void ControlPlane::SetDesired(Change& change, core::Pod& pod, core::DesiredState desired,
+                              std::string reason) {
+  pod.desired = desired;
+  ++pod.generation;
+  Rerate(pod);
+  change.Dirty(Collection::kPods, pod.id);
+  const core::TimePoint now = Now();
+  if (pod.node_id.empty()) {
+    // Nothing runs yet: the change takes effect at once.
+    if (desired == core::DesiredState::kStopped && !IsDown(pod.state)) {
+      SetState(change, pod, PodState::kStopped, now, std::move(reason));
+    } else if (desired == core::DesiredState::kTerminated) {
+      SetState(change, pod, PodState::kTerminated, now, std::move(reason));
+    }
+    return;
+  }
+  if (desired != core::DesiredState::kRunning) pod.state_reason = std::move(reason);
+  TouchNode(change, pod.node_id);
+}
+
+void ControlPlane::Unbind(Change& change, core::Pod& pod) {
+  if (pod.node_id.empty()) return;
+  const std::string node_id = pod.node_id;
+  pods_on_node_[node_id].erase(pod.id);
+  pod.last_node_id = node_id;
+  pod.node_id.clear();
+  pod.gpu_indices.clear();
+  change.Dirty(Collection::kPods, pod.id);
+  TouchNode(change, node_id);
+  capacity_changed_ = true;
+}
+
+std::string ControlPlane::NodeName(const std::string& node_id) const {
+  const auto it = nodes_.find(node_id);
+  return it == nodes_.end() ? node_id : it->second.name;
+}
+
+Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view id) {
+  const auto it = pods_.find(std::string(id));
+  if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+    return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
+  }
+  return &it->second;
+}
+
+std::string ControlPlane::ResolveCheapest(int gpu_count) const {
+  std::string best;
+  std::string cheapest_anywhere;
+  for (const sched::Node& node : SchedulerNodes()) {
+    if (node.gpu_count == 0) continue;
+    const Money price = PriceLocked(node.gpu_type);
+    if (cheapest_anywhere.empty() || price < PriceLocked(cheapest_anywhere)) {
+      cheapest_anywhere = node.gpu_type;
+    }
+    if (node.schedulable && std::popcount(node.free_gpus) >= gpu_count &&
+        (best.empty() || price < PriceLocked(best))) {
+      best = node.gpu_type;
+    }
+  }
+  return best.empty() ? cheapest_anywhere : best;
+}
+
+Result<Written<catalog::Catalog>> ControlPlane::PricedCatalog(const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  catalog::Catalog priced = catalog_;
+  std::lock_guard lock(mutex_);
+  for (const auto& [gpu, price] : price_overrides_) {
+    Result<const catalog::GpuType*> type = priced.FindExact(gpu);
+    if (!type.ok()) continue;
+    catalog::Price changed = (*type)->price;
+    changed.rent_per_hour = price;
+    priced.SetPrice(gpu, changed);
+  }
+  return Written<catalog::Catalog>{std::move(priced), queue_.submitted()};
+}
+
+Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
+                                     int* gpu_count) const {
+  advisor::AdviseOptions options;
+  std::set<std::string> seen;
+  int most_free = 1;
+  for (const sched::Node& node : SchedulerNodes()) {
+    const int free = std::popcount(node.free_gpus);
+    if (!node.schedulable || free == 0 || !seen.insert(node.gpu_type).second) continue;
+    Result<const catalog::GpuType*> gpu = catalog_.FindExact(node.gpu_type);
+    if (!gpu.ok()) continue;
+    options.gpus.push_back({*gpu, 0});
+    most_free = std::max(most_free, free);
+  }
+  if (options.gpus.empty()) {
+    return core::FailedPreconditionError(
+        "no GPU is free now, so the advisor has nothing to choose from; name a gpu_type to queue "
+        "for one");
+  }
+  options.max_count = std::min(most_free, 8);
+  const advisor::Advice advice = advisor::Advise(workload, catalog_, options);
+  if (!advice.recommendation.index) {
+    return core::ResourceExhaustedError("no free GPU type fits this workload: " +
+                                        advice.recommendation.reason);
+  }
+  const advisor::Estimate& best = advice.estimates[*advice.recommendation.index];
+  *gpu_type = best.gpu->name;
+  *gpu_count = best.count;
+  return Status::Ok();
+}
+
+Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodSpec spec) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (!spec.name.empty()) SUANLI_RETURN_IF_ERROR(CheckName("pod name", spec.name));
+  if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerPod) {
+    return core::InvalidArgumentError("gpu_count: must be from 1 to 64");
+  }
+  SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
+  Locked locked(*this);
+  const core::TimePoint now = Now();
+  core::Pod pod;
+  if (!spec.template_id.empty()) {
+    Result<const core::Template*> found = FindTemplate(caller, spec.template_id);
+    if (!found.ok()) return found.status();
+    const core::Template& base = **found;
+    pod.template_id = base.id;
+    pod.image = base.image;
+    pod.command = base.command;
+    pod.env = base.env;
+    pod.ports = base.ports;
+    pod.container_disk_gb = base.container_disk_gb;
+    pod.volume_gb = base.volume_gb;
+    pod.volume_mount_path = base.volume_mount_path;
+  } else {
+    pod.container_disk_gb = 20;
+    pod.volume_mount_path = "/workspace";
+  }
+  if (!spec.image.empty()) pod.image = spec.image;
+  if (pod.image.empty()) {
+    return core::InvalidArgumentError(
+        "give a template (suanli templates lists them) or an image to run");
+  }
+  if (spec.command) pod.command = *spec.command;
+  for (auto& [name, value] : spec.env) pod.env[name] = value;
+  if (spec.ports) pod.ports = *spec.ports;
+  if (spec.container_disk_gb) pod.container_disk_gb = *spec.container_disk_gb;
+  if (spec.volume_gb) pod.volume_gb = *spec.volume_gb;
+  if (spec.volume_mount_path) pod.volume_mount_path = *spec.volume_mount_path;
+  if (!pod.volume_mount_path.starts_with('/')) {
+    return core::InvalidArgumentError(
+        "volume_mount_path: must be an absolute path like /workspace");
+  }
+
+  std::string gpu_name = spec.gpu_type;
+  if ((gpu_name.empty() || gpu_name == "cheapest") && spec.workload) {
+    SUANLI_RETURN_IF_ERROR(ResolveByAdvice(*spec.workload, &gpu_name, &spec.gpu_count));
+  } else if (gpu_name.empty() || gpu_name == "cheapest") {
+    gpu_name = ResolveCheapest(spec.gpu_count);
+    if (gpu_name.empty()) {
+      return core::FailedPreconditionError(
+          "no node has GPUs yet, so there is no cheapest type; name one with gpu_type");
+    }
+  }
+  Result<catalog::GpuMatch> gpu = catalog_.Find(gpu_name);
+  if (!gpu.ok()) return gpu.status().WithContext("gpu_type");
+  pod.gpu_type = gpu->gpu->name;
+  pod.gpu_count = spec.gpu_count;
+  pod.vcpu = spec.vcpu.value_or(2 * spec.gpu_count);
+  pod.memory_gb = spec.memory_gb.value_or(8 * spec.gpu_count);
+  pod.interruptible = spec.interruptible;
+  pod.node_selector = std::move(spec.node_selector);
+  pod.storage_price_per_gb_month = options_.storage_per_gb_month;
+
+  core::User& user = users_.at(caller.user_id);
+  SUANLI_RETURN_IF_ERROR(
+      CheckCanAfford(user,
+                     spend_.Rate(user.id) + PodGpuRate(pod) +
+                         billing::StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb),
+                     now));
+
+  pod.id = NewId("pod");
+  pod.jupyter_token = HexEncode(entropy_.Bytes(24));
+  pod.link_token = HexEncode(entropy_.Bytes(24));
+  pod.owner_id = user.id;
+  pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
+  pod.sequence = ++last_pod_sequence_;
+  pod.created_at = now;
+  pod.state_since = now;
+  pod.storage_billed_to = now;
+  pod.gpu_billed_to = now;
+  pod.state_reason = "waiting for a GPU";
+  Change change(*this);
+  core::Pod& stored = pods_[pod.id] = std::move(pod);
+  change.Append(core::Transition{0, stored.id, stored.owner_id, now, PodState::kPending,
+                                 PodState::kPending, "", stored.gpu_type, stored.gpu_count, Money(),
+                                 "created"});
+  pending_.insert(stored.id);
+  new_pending_.insert(stored.id);
+  pods_by_owner_[stored.owner_id].insert(stored.id);
+  Rerate(stored);
+  change.Dirty(Collection::kPods, stored.id);
+  // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
+  // capacity change, every pending pod is tried in order).
+  Schedule(change, now);
+  return Written<core::Pod>{stored, change.Commit()};
+}
+
+Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  std::vector<core::Pod> pods;
+  const core::TimePoint now = Now();
+  for (const auto& entry : pods_) {
+    if (entry.second.owner_id == caller.user_id || caller.is_admin()) {
+      pods.push_back(entry.second);
+      pods.back().cost = pods.back().cost + billing::Unbilled(entry.second, now);
+    }
+  }
+  return Written<std::vector<core::Pod>>{std::move(pods), queue_.submitted()};
+}
+
+Result<uint64_t> ControlPlane::VisitPods(
+    const Principal& caller, const std::function<void(const PodListEntry&)>& visit) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  const core::TimePoint now = Now();
+  static const std::string kNoAddress;
+  auto show = [&](const core::Pod& pod) {
+    const auto revision = pod_revision_.find(pod.id);
+    const auto node = nodes_.find(pod.node_id);
+    visit(PodListEntry{pod, revision == pod_revision_.end() ? 0 : revision->second,
+                       node == nodes_.end() ? kNoAddress : node->second.address,
+                       pod.cost + billing::Unbilled(pod, now)});
+  };
+  if (caller.is_admin()) {
+    for (const auto& entry : pods_) show(entry.second);
+  } else if (const auto owned = pods_by_owner_.find(caller.user_id);
+             owned != pods_by_owner_.end()) {
+    for (const std::string& id : owned->second) show(pods_.at(id));
+  }
+  return queue_.submitted();
+}
+
+Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
+                                                std::string_view id) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  std::lock_guard lock(mutex_);
+  const auto it = pods_.find(std::string(id));
+  if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+    return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
+  }
+  core::Pod pod = it->second;
+  pod.cost = pod.cost + billing::Unbilled(pod, Now());
+  return Written<core::Pod>{std::move(pod), queue_.submitted()};
+}
+
+Result<PodPlacement> ControlPlane::Placement(const Principal& caller,
+                                             std::string_view pod_id) const {
+  Result<Written<core::Pod>> pod = GetPod(caller, pod_id);
+  if (!pod.ok()) return pod.status();
+  PodPlacement placement{std::move(pod->value), "", false};
+  if (placement.pod.node_id.empty()) return placement;
+  std::lock_guard lock(mutex_);
+  const auto node = nodes_.find(placement.pod.node_id);
+  placement.node_name = NodeName(placement.pod.node_id);
+  placement.node_reachable = node != nodes_.end() && node->second.state == core::NodeState::kReady;
+  return placement;
+}
+
+Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::string_view id,
+                                             core::PodAction action, bool force) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  Result<core::Pod*> found = FindOwnPod(caller, id);
+  if (!found.ok()) return found.status();
+  core::Pod& pod = **found;
+  SUANLI_RETURN_IF_ERROR(core::CheckAction(pod.state, action));
+  if (pod.desired == core::DesiredState::kTerminated) {
+    return core::FailedPreconditionError("pod " + pod.id + " is being terminated");
+  }
+  const core::TimePoint now = Now();
+  Change change(*this);
+  switch (action) {
+    case core::PodAction::kStop:
+      if (pod.desired == core::DesiredState::kStopped) {
+        return core::FailedPreconditionError("pod " + pod.id + " is already stopping");
+      }
+      SetDesired(change, pod, core::DesiredState::kStopped, "stopped by its owner");
+      break;
+    case core::PodAction::kStart: {
+      core::User& user = users_.at(pod.owner_id);
+      SUANLI_RETURN_IF_ERROR(CheckCanAfford(user, spend_.Rate(user.id) + PodGpuRate(pod), now));
+      pod.desired = core::DesiredState::kRunning;
+      ++pod.generation;
+      SetState(change, pod, PodState::kPending, now, "waiting for a GPU");
+      Schedule(change, now);
+      break;
+    }
+    case core::PodAction::kRestart:
+      ++pod.restarts;
+      ++pod.generation;
+      change.Dirty(Collection::kPods, pod.id);
+      TouchNode(change, pod.node_id);
+      break;
+    case core::PodAction::kTerminate:
+      if (pod.volume_gb > 0 && !pod.volume_confirmed_empty && !force) {
+        return core::FailedPreconditionError(
+            "pod " + pod.id + " has a " + std::to_string(pod.volume_gb) +
+            " GB volume that may hold data, and terminating deletes it; terminate with --force "
+            "(API: ?force=true) once you have copied what you need");
+      }
+      SetDesired(change, pod, core::DesiredState::kTerminated, "terminated by its owner");
+      break;
+  }
+  return Written<core::Pod>{pod, change.Commit()};
+}
+
+// --- Scheduling ----------------------------------------------------------------------------------
+
+std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
+  std::vector<sched::Node> out;
+  out.reserve(nodes_.size());
+  for (const auto& [id, node] : nodes_) {
+    sched::Node view;
+    view.id = id;
+    view.gpu_type = node.gpus.empty() ? "" : node.gpus.front().type;
+    view.gpu_count = static_cast<int>(std::min<size_t>(node.gpus.size(), 64));
+    view.free_gpus = view.gpu_count == 64 ? ~uint64_t{0} : (uint64_t{1} << view.gpu_count) - 1;
+    view.free = {node.vcpu, int64_t{node.memory_gb} * 1024, node.disk_gb};
+    view.schedulable = node.state == core::NodeState::kReady && !node.cordoned && !node.draining;
+    view.labels = node.labels;
+    const auto bound = pods_on_node_.find(id);
+    if (bound != pods_on_node_.end()) {
+      for (const std::string& pod_id : bound->second) {
+        const core::Pod& pod = pods_.at(pod_id);
+        if (!HoldsGpus(pod.state)) continue;
+        for (int index : pod.gpu_indices) {
+          if (index >= 0 && index < 64) view.free_gpus &= ~(uint64_t{1} << index);
+        }
+        view.free.vcpu -= pod.vcpu;
+        view.free.ram_mb -= int64_t{pod.memory_gb} * 1024;
+        view.free.disk_gb -= pod.container_disk_gb + pod.volume_gb;
+      }
+    }
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+void ControlPlane::Schedule(Change& change, core::TimePoint now) {
+  // Pods that could not be placed stay so until the capacity changes (a node, a freed GPU), so
+  // without such a change only the pods that became pending since the last round are tried.
+  const std::set<std::string>& candidates = capacity_changed_ ? pending_ : new_pending_;
+  if (candidates.empty()) return;
+  std::vector<sched::Node> nodes = SchedulerNodes();
+  std::vector<sched::PodRequest> requests;
+  requests.reserve(candidates.size());
+  for (const std::string& id : candidates) {
+    const core::Pod& pod = pods_.at(id);
+    requests.push_back({pod.id, pod.gpu_type, pod.gpu_count,
+                        sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
+                                         int64_t{pod.container_disk_gb} + pod.volume_gb},
+                        pod.priority, pod.sequence, pod.interruptible, pod.node_selector});
+  }
+  std::vector<sched::RunningPod> running;
+  for (const auto& [node_id, pod_ids] : pods_on_node_) {
+    for (const std::string& pod_id : pod_ids) {
+      const core::Pod& pod = pods_.at(pod_id);
+      if (!pod.interruptible || !HoldsGpus(pod.state) ||
+          pod.desired != core::DesiredState::kRunning) {
+        continue;
+      }
+      running.push_back({pod.id, node_id, pod.gpu_count,
+                         sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
+                                          int64_t{pod.container_disk_gb} + pod.volume_gb},
+                         pod.priority, pod.sequence, true});
+    }
+  }
+  capacity_changed_ = false;
+  new_pending_.clear();
+  const sched::Plan plan = sched::Schedule(nodes, std::move(requests), running);
+  for (const sched::Binding& binding : plan.bindings) {
+    core::Pod& pod = pods_.at(binding.pod_id);
+    pod.node_id = binding.node_id;
+    pod.last_node_id = binding.node_id;
+    pod.gpu_indices = binding.gpu_indices;
+    ++pod.generation;
+    pods_on_node_[binding.node_id].insert(pod.id);
+    SetState(change, pod, PodState::kStarting, now, "scheduled on " + NodeName(pod.node_id));
+    TouchNode(change, pod.node_id);
+  }
+  for (const sched::Unplaced& unplaced : plan.unplaced) {
+    core::Pod& pod = pods_.at(unplaced.pod_id);
+    if (pod.state_reason != unplaced.reason) {
+      pod.state_reason = unplaced.reason;
+      change.Dirty(Collection::kPods, pod.id);
+    }
+  }
+  for (const std::string& id : plan.preempt) {
+    core::Pod& pod = pods_.at(id);
+    const std::string reason = "preempted: an on-demand pod needed its GPUs (it was interruptible)";
+    SetDesired(change, pod, core::DesiredState::kStopped, reason);
+    Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+  }
+}
+
+}  // namespace suanli::server
