@@ -50,16 +50,16 @@ void Heartbeat(Call& call) {
 void AgentPods(Call& call) {
   int64_t after = -1;
   int64_t wait_s = 0;
-  // Absent: the default; present: an integer from -1 (after: none seen yet) to `max`.
-  const auto number = [&](std::string_view name, int64_t* out, int64_t max) {
+  // Absent: the default; present: an integer from `min` to `max` (after -1: none seen yet).
+  const auto number = [&](std::string_view name, int64_t* out, int64_t min, int64_t max) {
     const std::optional<std::string> text = call.request.QueryValue(name);
     if (!text) return true;
-    const std::optional<int64_t> value = ParseInteger(*text, -1, max);
+    const std::optional<int64_t> value = ParseInteger(*text, min, max);
     if (value) *out = *value;
     return value.has_value();
   };
-  if (!number("after", &after, INT64_MAX) ||
-      !number("wait_s", &wait_s, call.plane().long_poll_limit_s())) {
+  if (!number("after", &after, -1, INT64_MAX) ||
+      !number("wait_s", &wait_s, 0, call.plane().long_poll_limit_s())) {
     return call.Respond(core::InvalidArgumentError(fmt::format(
         "after must be a generation and wait_s 0 to {}", call.plane().long_poll_limit_s())));
   }
