@@ -40,7 +40,7 @@
 #include "core/clock.h"
 #include "net/http_client.h"
 #include "server/server.h"
-#include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::bench {
 namespace {
@@ -309,7 +309,7 @@ int Main(int argc, char** argv) {
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
 
-  std::optional<store::testing::TempDir> temp;
+  std::optional<testing::TempDir> temp;
   core::SystemClock clock;
   std::unique_ptr<server::Server> in_process;
   std::ostringstream server_log;

@@ -27,7 +27,7 @@
 #include "core/clock.h"
 #include "net/http_client.h"
 #include "server/server.h"
-#include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::bench {
 namespace {
@@ -78,7 +78,7 @@ json::value WaitForState(net::HttpClient& http, const std::string& token, const 
 
 int Run(int runs, const std::string& socket) {
   core::SystemClock clock;
-  store::testing::TempDir dir;
+  testing::TempDir dir;
   core::Result<catalog::Catalog> catalog = catalog::LoadBuiltInCatalog();
   if (!catalog.ok()) throw std::runtime_error(catalog.status().ToString());
   std::ostringstream server_log, agent_log;

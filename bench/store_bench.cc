@@ -11,6 +11,7 @@
 #include "store/commit_queue.h"
 #include "store/store.h"
 #include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::store {
 namespace {
@@ -23,7 +24,7 @@ Batch PodChange(int64_t seq) {
   return batch;
 }
 
-std::unique_ptr<Store> OpenOrSkip(benchmark::State& state, const testing::TempDir& dir) {
+std::unique_ptr<Store> OpenOrSkip(benchmark::State& state, const suanli::testing::TempDir& dir) {
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("bench.db"));
   if (!store.ok()) {
     state.SkipWithError(store.status().ToString().c_str());
@@ -34,7 +35,7 @@ std::unique_ptr<Store> OpenOrSkip(benchmark::State& state, const testing::TempDi
 
 // Arg: batches per Commit call (one transaction).
 void BM_Commit(benchmark::State& state) {
-  testing::TempDir dir;
+  suanli::testing::TempDir dir;
   std::unique_ptr<Store> store = OpenOrSkip(state, dir);
   if (store == nullptr) return;
   const auto group = static_cast<int64_t>(state.range(0));
@@ -61,7 +62,7 @@ BENCHMARK(BM_Commit)->Arg(1)->Arg(64)->UseRealTime()->Unit(benchmark::kMicroseco
 // Each iteration: 8 threads submit 128 batches each through one CommitQueue, then wait until all
 // are durable. Shows what group commit gives concurrent requests without any tuning.
 void BM_CommitQueueFromEightThreads(benchmark::State& state) {
-  testing::TempDir dir;
+  suanli::testing::TempDir dir;
   std::unique_ptr<Store> store = OpenOrSkip(state, dir);
   if (store == nullptr) return;
   constexpr int kThreads = 8;

@@ -18,6 +18,9 @@ mapfile -t sources < <(git ls-files '*.h' '*.cc')
 clang-format --dry-run -Werror "${sources[@]}"
 echo "clang-format: ${#sources[@]} files formatted"
 
+echo "== lint (scripts/lint.sh: the project's own rules, each with its reason)"
+bash scripts/lint.sh
+
 passed=0
 failed=0
 skipped=0

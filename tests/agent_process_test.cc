@@ -23,7 +23,7 @@
 #include "agent/reconcile.h"
 #include "core/clock.h"
 #include "process_testing.h"
-#include "server/api_testing.h"
+#include "testing/api_client.h"
 
 namespace suanli {
 namespace {
@@ -31,13 +31,13 @@ namespace {
 namespace json = boost::json;
 using core::ParseTime;
 using core::TruncateToMillis;
-using server::testing::ApiClient;
-using server::testing::ApiReply;
-using server::testing::Array;
-using server::testing::Str;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
 using testing::ChildProcess;
 using testing::ReadAdminToken;
 using testing::ServerProcess;
+using testing::Str;
 using testing::TempDir;
 using namespace std::chrono_literals;
 
@@ -272,7 +272,7 @@ TEST_F(AgentFaultTest, AServerKilledAndRestartedFindsItsPodsRunningAndBillsThemE
   EXPECT_EQ(TimeOf(*to_running, "at"), TruncateToMillis(*container.started_at))
       << "billing starts when the engine started the container";
   EXPECT_GE(TimeOf(*to_stopped, "at"), TruncateToMillis(stop_asked) - 1ms);
-  EXPECT_GT(server::testing::Int(stopped, "cost_micros"), 0);
+  EXPECT_GT(testing::Int(stopped, "cost_micros"), 0);
 }
 
 TEST_F(AgentFaultTest, AContainerThatExitsByItselfEndsItsBillingAtItsExitTime) {

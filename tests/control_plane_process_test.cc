@@ -29,7 +29,7 @@
 #include "billing/meter.h"
 #include "core/clock.h"
 #include "process_testing.h"
-#include "server/api_testing.h"
+#include "testing/api_client.h"
 
 namespace suanli {
 namespace {
@@ -38,11 +38,11 @@ namespace json = boost::json;
 using core::FormatTime;
 using core::ParseTime;
 using core::TruncateToMillis;
-using server::testing::ApiClient;
-using server::testing::ApiReply;
-using server::testing::Array;
-using server::testing::Int;
-using server::testing::Str;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
+using testing::Int;
+using testing::Str;
 using Clock = std::chrono::steady_clock;
 using testing::ReadAdminToken;
 using testing::ServerProcess;

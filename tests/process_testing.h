@@ -1,6 +1,6 @@
 // Helpers for tests that run the real `suanli` binary as child processes (server, agent) and kill
-// them: a temporary folder, a child process with its output in a log file, and the server's URL
-// read from the line it prints once it listens.
+// them (TempDir is testing/temp_dir.h): a child process with its output in a log file, and the
+// server's URL read from the line it prints once it listens.
 #pragma once
 
 #include <fcntl.h>
@@ -18,30 +18,13 @@
 #include <thread>
 #include <vector>
 
+#include "testing/temp_dir.h"  // TempDir
+
 #ifndef SUANLI_BINARY
 #error "SUANLI_BINARY must name the suanli executable"
 #endif
 
 namespace suanli::testing {
-
-// A temporary folder, removed with what it holds.
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/suanli-process-test-XXXXXX";
-    if (mkdtemp(pattern) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream file(path);

@@ -15,6 +15,7 @@
 #include "agent/engine.h"
 #include "catalog/catalog_file.h"
 #include "net/http_server.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::agent {
 namespace {
@@ -94,17 +95,13 @@ class AgentFaultsTest : public ::testing::Test {
     socket_ = from_env != nullptr && from_env[0] != '\0' ? from_env : FindEngineSocket();
     ASSERT_FALSE(socket_.empty()) << "no container engine socket: set SUANLI_ENGINE_SOCKET, or "
                                      "run `sudo bash scripts/engine.sh`";
-    char pattern[] = "/tmp/suanli-agent-faults-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<Agent> StartAgent(const std::string& state) {
     AgentOptions options;
     options.server_url = server_.url();
     options.join_token = "slj_test";
-    options.state_dir = dir_ / state;
+    options.state_dir = dir_.path() / state;
     options.name = "faulty";
     options.simulate_gpus = "1xRTX 4090";
     options.engine_socket = socket_;
@@ -126,7 +123,7 @@ class AgentFaultsTest : public ::testing::Test {
   }
 
   std::string socket_;
-  std::filesystem::path dir_;
+  suanli::testing::TempDir dir_{"suanli-agent-faults"};
   ScriptedServer server_;
   catalog::Catalog catalog_ = catalog::LoadBuiltInCatalog().value();
   core::SystemClock clock_;

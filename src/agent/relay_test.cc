@@ -23,16 +23,17 @@
 #include "catalog/catalog_file.h"
 #include "core/clock.h"
 #include "net/http_client.h"
-#include "server/api_testing.h"
 #include "server/server.h"
+#include "testing/api_client.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::agent {
 namespace {
 
 namespace json = boost::json;
-using server::testing::ApiClient;
-using server::testing::ApiReply;
-using server::testing::Str;
+using suanli::testing::ApiClient;
+using suanli::testing::ApiReply;
+using suanli::testing::Str;
 
 constexpr std::string_view kImage = "localhost/suanli/busybox:latest";
 
@@ -96,19 +97,16 @@ class ServeRelayTest : public ::testing::Test {
                               << " (run `sudo bash scripts/engine.sh`)";
     ASSERT_TRUE(*present) << kImage << " is missing; run `sudo bash scripts/engine.sh`";
 
-    char pattern[] = "/tmp/suanli-relay-test-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     server::ServerOptions options;
     options.listen = "127.0.0.1:0";
-    options.data_dir = dir_;
+    options.data_dir = dir_.path();
     auto started =
         server::Server::Start(options, catalog::LoadBuiltInCatalog().value(), clock_, server_log_);
     ASSERT_TRUE(started.ok()) << started.status().ToString();
     control_ = std::move(*started);
     url_ = "http://127.0.0.1:" + std::to_string(control_->port());
     std::string admin;
-    std::getline(std::ifstream(dir_ / "admin-token"), admin);
+    std::getline(std::ifstream(dir_.path() / "admin-token"), admin);
     api_ = std::make_unique<ApiClient>(url_);
 
     const ApiReply alice =
@@ -165,10 +163,6 @@ class ServeRelayTest : public ::testing::Test {
       const core::Status removed = engine_->Remove(container_);
       EXPECT_TRUE(removed.ok() || removed.code() == core::StatusCode::kNotFound)
           << removed.ToString();
-    }
-    if (!dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
     }
     std::lock_guard lock(log_mutex_);
     if (HasFailure()) std::cerr << "agent log:\n" << agent_log_.str();
@@ -233,7 +227,7 @@ class ServeRelayTest : public ::testing::Test {
 
   core::ManualClock clock_{core::ParseTime("2026-03-01T00:00:00.000Z").value()};
   std::unique_ptr<Engine> engine_;
-  std::filesystem::path dir_;
+  suanli::testing::TempDir dir_{"suanli-relay-test"};
   std::ostringstream server_log_;
   std::unique_ptr<server::Server> control_;
   std::string url_;

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::agent {
 namespace {
 
-using store::testing::TempDir;
+using suanli::testing::TempDir;
 
 std::string Body(int64_t seq) { return "{\"seq\":" + std::to_string(seq) + "}"; }
 

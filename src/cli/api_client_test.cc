@@ -8,28 +8,12 @@
 #include <fstream>
 
 #include "cli/fake_api_server.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::cli {
 namespace {
 
-// A fresh directory under the test's temporary folder, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "suanli-cli-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using suanli::testing::TempDir;
 
 unsigned Mode(const std::string& path) {
   struct stat info {};
@@ -69,15 +53,15 @@ TEST(ApiConfigTest, FileLivesUnderXdgConfigHomeElseHome) {
 }
 
 TEST(ApiConfigTest, WritesPrivatelyAndReadsBack) {
-  TempDir dir;
-  const std::string path = dir.path() + "/suanli/config.json";
+  TempDir dir("suanli-cli");
+  const std::string path = dir.path().string() + "/suanli/config.json";
   core::Result<std::optional<ApiConfig>> missing = ReadConfigFile(path);
   ASSERT_TRUE(missing.ok()) << missing.status().ToString();
   EXPECT_FALSE(missing->has_value());
 
   ASSERT_TRUE(WriteConfigFile(path, {"http://gpu-box:7070", "sl_secret"}).ok());
   EXPECT_EQ(Mode(path), 0600u);
-  EXPECT_EQ(Mode(dir.path() + "/suanli"), 0700u);
+  EXPECT_EQ(Mode(dir.path().string() + "/suanli"), 0700u);
   core::Result<std::optional<ApiConfig>> read = ReadConfigFile(path);
   ASSERT_TRUE(read.ok() && read->has_value());
   EXPECT_EQ((*read)->url, "http://gpu-box:7070");
@@ -91,8 +75,8 @@ TEST(ApiConfigTest, WritesPrivatelyAndReadsBack) {
 }
 
 TEST(ApiConfigTest, AMalformedFileIsAnErrorThatNamesIt) {
-  TempDir dir;
-  const std::string path = dir.path() + "/config.json";
+  TempDir dir("suanli-cli");
+  const std::string path = dir.path().string() + "/config.json";
   std::ofstream(path) << "{\"url\": 3}";
   core::Result<std::optional<ApiConfig>> read = ReadConfigFile(path);
   ASSERT_FALSE(read.ok());

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "testing/temp_dir.h"
+
 namespace suanli::net {
 namespace {
 
@@ -23,22 +25,11 @@ using core::StatusCode;
 // A fresh directory for one test's socket, removed afterwards.
 class TempSocketPath {
  public:
-  TempSocketPath() {
-    std::string pattern = "/tmp/suanli-net-test-XXXXXX";
-    SUANLI_CHECK(mkdtemp(pattern.data()) != nullptr, "cannot create a temporary directory");
-    dir_ = pattern;
-  }
-  ~TempSocketPath() {
-    ::unlink(path().c_str());
-    ::rmdir(dir_.c_str());
-  }
-  TempSocketPath(const TempSocketPath&) = delete;
-  TempSocketPath& operator=(const TempSocketPath&) = delete;
-  std::string path() const { return dir_ + "/s.sock"; }
+  std::string path() const { return dir_.File("s.sock").string(); }
   std::string url() const { return "unix://" + path(); }
 
  private:
-  std::string dir_;
+  suanli::testing::TempDir dir_{"suanli-net-test"};
 };
 
 // Reads one request (head and Content-Length body) from `socket`; empty at end of stream.

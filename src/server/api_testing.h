@@ -1,147 +1,198 @@
-// Test helpers for the REST API over real HTTP: a client that sends one request with a bearer token
-// and parses the JSON answer, and checks of the API's error shape. For tests only (the in-process
-// API tests in src/server and the process tests in tests/).
+// The fixtures of the API's tests (api_*_test.cc): a server in process on a free port with its own
+// data folder, a ManualClock and an admin, and helpers that set up users, nodes and pods over HTTP;
+// ApiBadInputTest adds a world that a refused request must leave byte for byte as it was. For the
+// server's tests only; the HTTP test client itself is testing/api_client.h.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "net/http_client.h"
+#include "catalog/catalog_file.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "server/server.h"
+#include "testing/api_client.h"
+#include "testing/temp_dir.h"
 
-namespace suanli::server::testing {
+namespace suanli::server {
 
-struct ApiReply {
-  int status = 0;           // 0 when the server could not be reached
-  std::string text;         // the body as sent
-  boost::json::value json;  // the body parsed; null when it is not JSON
-  std::string transport_error;
+constexpr std::string_view kSshKey =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILMtOg015QXhz87u9yAjfzVXtanjHTcq9atSzFWQ9KNR a@host";
+constexpr int64_t kPlentyOfCredits = 10'000'000'000;  // $10,000
 
-  bool ok() const { return status >= 200 && status < 300; }
-  // The "error" object's fields, or "" when the body has none.
-  std::string error_code() const { return ErrorField("code"); }
-  std::string error_message() const { return ErrorField("message"); }
-  // The answer of the router itself: no route for the path, or not for this method.
-  bool router_refused() const {
-    return status == 405 || (status == 404 && error_message().starts_with("no route"));
-  }
-  const boost::json::object& object() const {
-    static const boost::json::object kEmpty;
-    return json.is_object() ? json.as_object() : kEmpty;
-  }
-  std::string Describe() const {
-    return std::to_string(status) + " " + (transport_error.empty() ? text : transport_error);
-  }
+inline boost::json::object GpuJson(int index, std::string_view type) {
+  return {{"index", index},
+          {"uuid", "GPU-" + std::to_string(index)},
+          {"type", type},
+          {"memory_mb", 24564},
+          {"simulated", true}};
+}
 
- private:
-  std::string ErrorField(std::string_view name) const {
-    const boost::json::value* error =
-        json.is_object() ? json.as_object().if_contains("error") : nullptr;
-    if (error == nullptr || !error->is_object()) return "";
-    const boost::json::value* field = error->as_object().if_contains(name);
-    return field != nullptr && field->is_string() ? std::string(field->as_string()) : "";
-  }
+inline boost::json::object NodeBody(std::string_view name, std::string_view gpu_type = "RTX 4090",
+                                    int gpus = 1) {
+  boost::json::array list;
+  for (int i = 0; i < gpus; ++i) list.emplace_back(GpuJson(i, gpu_type));
+  return {
+      {"name", name}, {"gpus", std::move(list)}, {"vcpu", 16}, {"memory_gb", 64}, {"disk_gb", 500}};
+}
+
+struct Account {
+  std::string id;
+  std::string token;
 };
 
-// One keep-alive connection to a server; not thread-safe (one per thread).
-class ApiClient {
- public:
-  explicit ApiClient(std::string base_url,
-                     std::chrono::milliseconds timeout = std::chrono::seconds(30))
-      : base_url_(std::move(base_url)) {
-    net::HttpClientOptions options;
-    options.timeout = timeout;
-    auto client = net::HttpClient::Create(base_url_, options);
-    if (client.ok()) client_ = std::move(*client);
+// A server on a free port with its own data folder; helpers to set up users, nodes and pods.
+class ApiServerTest : public ::testing::Test {
+ protected:
+  void StartServer(size_t max_body_bytes = size_t{1} << 20, int threads = 2) {
+    dir_.emplace("suanli-api-test");
+    core::Result<core::TimePoint> start = core::ParseTime("2026-03-01T00:00:00.000Z");
+    ASSERT_TRUE(start.ok());
+    clock_.Set(*start);
+    core::Result<catalog::Catalog> catalog = catalog::LoadBuiltInCatalog();
+    ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+    ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.data_dir = dir_->path();
+    options.max_body_bytes = max_body_bytes;
+    options.threads = threads;
+    core::Result<std::unique_ptr<Server>> server =
+        Server::Start(options, std::move(*catalog), clock_, log_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    client_ = std::make_unique<suanli::testing::ApiClient>("http://127.0.0.1:" +
+                                                           std::to_string(server_->port()));
+    std::ifstream file(dir_->path() / "admin-token");
+    std::getline(file, admin_);
+    ASSERT_TRUE(admin_.starts_with("sl_")) << "admin-token holds '" << admin_ << "'";
   }
 
-  // `token` empty: no Authorization header.
-  ApiReply Send(std::string_view method, std::string_view target, std::string_view token = {},
-                std::string_view body = {}) {
-    ApiReply reply;
-    if (!client_) {
-      reply.transport_error = "bad base URL " + base_url_;
-      return reply;
-    }
-    net::Headers headers;
-    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + std::string(token));
-    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-    core::Result<net::HttpResponse> response = client_->Send(method, target, body, headers);
-    if (!response.ok()) {
-      reply.transport_error = response.status().ToString();
-      return reply;
-    }
-    reply.status = response->status;
-    reply.text = std::move(response->body);
-    boost::system::error_code error;
-    boost::json::value parsed = boost::json::parse(reply.text, error);
-    if (!error) reply.json = std::move(parsed);
-    return reply;
-  }
-  ApiReply Get(std::string_view target, std::string_view token = {}) {
-    return Send("GET", target, token);
-  }
-  ApiReply Post(std::string_view target, std::string_view token, std::string_view body = "{}") {
-    return Send("POST", target, token, body);
-  }
-  ApiReply PostJson(std::string_view target, std::string_view token,
-                    const boost::json::value& body) {
-    return Send("POST", target, token, boost::json::serialize(body));
+  void TearDown() override {
+    client_.reset();
+    if (server_) server_->Stop();
+    server_.reset();
+    dir_.reset();
   }
 
- private:
-  std::string base_url_;
-  std::unique_ptr<net::HttpClient> client_;
+  suanli::testing::ApiClient& api() { return *client_; }
+
+  Account CreateUser(std::string_view name, int64_t credits_micros) {
+    const suanli::testing::ApiReply reply =
+        api().PostJson("/v1/users", admin_,
+                       boost::json::object{{"name", name}, {"credits_micros", credits_micros}});
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return {suanli::testing::Str(
+                reply.object().contains("user") ? reply.object().at("user") : boost::json::value(),
+                "id"),
+            suanli::testing::Str(reply.json, "token")};
+  }
+
+  std::string CreateJoinToken() {
+    const suanli::testing::ApiReply reply = api().Post("/v1/join-tokens", admin_, "{}");
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return suanli::testing::Str(reply.json, "secret");
+  }
+
+  // Registers a node with a fresh join token; returns its id and token.
+  Account RegisterNode(std::string_view name, std::string_view gpu_type = "RTX 4090",
+                       int gpus = 1) {
+    const suanli::testing::ApiReply reply =
+        api().PostJson("/v1/agent/register", CreateJoinToken(), NodeBody(name, gpu_type, gpus));
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    const boost::json::value node =
+        reply.object().contains("node") ? reply.object().at("node") : boost::json::value();
+    return {suanli::testing::Str(node, "id"), suanli::testing::Str(reply.json, "token")};
+  }
+
+  std::string CreatePod(std::string_view token, boost::json::object body) {
+    const suanli::testing::ApiReply reply =
+        api().PostJson("/v1/pods", token, boost::json::value(std::move(body)));
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return suanli::testing::Str(reply.json, "id");
+  }
+
+  std::string CreatePod(std::string_view token) {
+    return CreatePod(token, {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 0}});
+  }
+
+  // An agent's report of a pod's state, at the clock's now.
+  suanli::testing::ApiReply Report(std::string_view node_token, std::string_view pod_id,
+                                   int64_t seq, std::string_view state) {
+    return api().PostJson("/v1/agent/pods/" + std::string(pod_id) + "/status", node_token,
+                          boost::json::object{{"seq", seq}, {"state", state}, {"at", Now()}});
+  }
+
+  std::string Now() const { return core::FormatTime(clock_.Now()); }
+
+  std::optional<suanli::testing::TempDir> dir_;  // from StartServer until TearDown
+  core::ManualClock clock_;
+  std::ostringstream log_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<suanli::testing::ApiClient> client_;
+  std::string admin_;
 };
 
-// A string field of an object ("" when missing or not a string).
-inline std::string Str(const boost::json::value& value, std::string_view key) {
-  if (!value.is_object()) return "";
-  const boost::json::value* field = value.as_object().if_contains(key);
-  return field != nullptr && field->is_string() ? std::string(field->as_string()) : "";
-}
+class ApiBadInputTest : public ApiServerTest {
+ protected:
+  static constexpr size_t kMaxBody = 4096;
 
-// An integer field of an object (`fallback` when missing or not an integer).
-inline int64_t Int(const boost::json::value& value, std::string_view key, int64_t fallback = -1) {
-  if (!value.is_object()) return fallback;
-  const boost::json::value* field = value.as_object().if_contains(key);
-  if (field == nullptr) return fallback;
-  if (field->is_int64()) return field->as_int64();
-  if (field->is_uint64()) return static_cast<int64_t>(field->as_uint64());
-  return fallback;
-}
-
-// An array field of an object (empty when missing).
-inline const boost::json::array& Array(const boost::json::value& value, std::string_view key) {
-  static const boost::json::array kEmpty;
-  if (!value.is_object()) return kEmpty;
-  const boost::json::value* field = value.as_object().if_contains(key);
-  return field != nullptr && field->is_array() ? field->as_array() : kEmpty;
-}
-
-// Asserts the API's error shape, {"error": {"code", "message"}}, with a non-empty message and,
-// when given, the expected status and code.
-inline ::testing::AssertionResult IsApiError(const ApiReply& reply, int status,
-                                             std::string_view code = {}) {
-  if (reply.status != status) {
-    return ::testing::AssertionFailure()
-           << "expected status " << status << ", got " << reply.Describe();
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer(kMaxBody));
+    a_ = CreateUser("alice", kPlentyOfCredits);
+    poor_ = CreateUser("poor", 10'000);  // $0.01
+    node_ = RegisterNode("n1");
+    other_node_ = RegisterNode("n2", "RTX 4090");
+    // n2 is cordoned so A's pods go to n1 or wait: its token is for reports of pods it never had.
+    ASSERT_EQ(api().Post("/v1/nodes/" + other_node_.id + "/cordon", admin_).status, 200);
+    running_ = CreatePod(a_.token);
+    ASSERT_EQ(suanli::testing::Str(api().Get("/v1/pods/" + running_, a_.token).json, "node_id"),
+              node_.id);
+    ASSERT_EQ(Report(node_.token, running_, 1, "running").status, 200);
+    ASSERT_EQ(suanli::testing::Str(api().Get("/v1/pods/" + running_, a_.token).json, "state"),
+              "running");
+    pending_ =
+        CreatePod(a_.token, {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 10}});
+    ASSERT_EQ(suanli::testing::Str(api().Get("/v1/pods/" + pending_, a_.token).json, "state"),
+              "pending");
+    before_ = Snapshot();
   }
-  if (reply.error_code().empty() || reply.error_message().empty()) {
-    return ::testing::AssertionFailure()
-           << "expected {\"error\":{\"code\",\"message\"}} with a message, got " << reply.text;
-  }
-  if (!code.empty() && reply.error_code() != code) {
-    return ::testing::AssertionFailure() << "expected code " << code << ", got " << reply.text;
-  }
-  return ::testing::AssertionSuccess();
-}
 
-}  // namespace suanli::server::testing
+  // Everything a bad request must not change. The clock stands still, so a second read of an
+  // unchanged world is byte for byte the same.
+  std::string Snapshot() {
+    std::string all;
+    for (const std::string& token : {a_.token, poor_.token}) {
+      for (std::string_view path :
+           {"/v1/pods", "/v1/billing/balance", "/v1/billing/ledger", "/v1/users/me"}) {
+        const suanli::testing::ApiReply reply = api().Get(path, token);
+        EXPECT_EQ(reply.status, 200) << path << ": " << reply.Describe();
+        all += reply.text + "\n";
+      }
+    }
+    for (std::string_view path : {"/v1/users", "/v1/nodes"}) all += api().Get(path, admin_).text;
+    return all;
+  }
+
+  void ExpectNothingChanged() {
+    EXPECT_EQ(Snapshot(), before_) << "a refused request changed state";
+  }
+
+  suanli::testing::ApiReply CreatePodWith(std::string_view body, std::string_view token = {}) {
+    return api().Send("POST", "/v1/pods", token.empty() ? a_.token : token, body);
+  }
+
+  Account a_, poor_, node_, other_node_;
+  std::string running_, pending_, before_;
+};
+
+}  // namespace suanli::server

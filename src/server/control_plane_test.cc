@@ -10,7 +10,7 @@
 #include "catalog/catalog_file.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
-#include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::server {
 namespace {
@@ -129,7 +129,7 @@ class ControlPlaneTest : public ::testing::Test {
     return sum;
   }
 
-  store::testing::TempDir dir_;
+  suanli::testing::TempDir dir_;
   core::ManualClock clock_;
   OpenSslEntropy entropy_;
   std::unique_ptr<store::Store> store_;

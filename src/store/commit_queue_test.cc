@@ -17,15 +17,16 @@
 #include <vector>
 
 #include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::store {
 namespace {
 
 using core::Status;
 using core::StatusCode;
+using suanli::testing::TempDir;
 using testing::MakeCharge;
 using testing::MakeTransition;
-using testing::TempDir;
 
 // A real SqliteStore that can be slowed down, held at the start of a commit, or made to fail its
 // N-th commit (1-based) without writing anything, as a full disk would.

@@ -8,15 +8,16 @@
 
 #include "store/store.h"
 #include "store/store_testing.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::store {
 namespace {
 
 using core::Status;
 using core::StatusCode;
+using suanli::testing::TempDir;
 using testing::MakeCharge;
 using testing::MakeTransition;
-using testing::TempDir;
 
 std::unique_ptr<Store> OpenOrDie(const std::filesystem::path& file) {
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(file);

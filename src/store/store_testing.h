@@ -1,45 +1,15 @@
-// Helpers for the store's tests and benchmark: a temporary directory and sample records.
+// Helpers for the store's tests and benchmark: sample records (TempDir is testing/temp_dir.h).
 //
 // Test-only; nothing in the server includes this.
 #pragma once
 
-#include <unistd.h>
-
-#include <atomic>
 #include <chrono>
-#include <filesystem>
-#include <random>
 #include <string>
 
 #include "core/ledger_types.h"
 #include "store/store.h"
 
 namespace suanli::store::testing {
-
-// A fresh directory under the system's temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    std::random_device random;
-    path_ = std::filesystem::temp_directory_path() /
-            ("suanli-store-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + "-" +
-             std::to_string(random()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path File(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // 2025-01-01T00:00:00Z plus `seconds`.
 inline core::TimePoint At(int64_t seconds) {

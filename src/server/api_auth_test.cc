@@ -1,0 +1,614 @@
+// Who may call each route of the API over real HTTP and a real SQLite store: every route against
+// every kind of caller, what each caller sees, and the OpenAPI document and the route table against
+// the router. The server runs in process on a free port with a ManualClock (api_testing.h).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "billing/meter.h"
+#include "catalog/catalog_file.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "net/base64.h"
+#include "server/api.h"
+#include "server/api_testing.h"
+#include "server/server.h"
+
+namespace suanli::server {
+namespace {
+
+using core::FormatTime;
+using core::ParseTime;
+
+namespace json = boost::json;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
+using testing::Int;
+using testing::IsApiError;
+using testing::Str;
+
+// --- Authorization ------------------------------------------------------------------------------
+
+enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kUserA, kAdmin };
+constexpr Caller kCallers[] = {Caller::kNone,  Caller::kBogus, Caller::kJoin, Caller::kNode,
+                               Caller::kUserB, Caller::kUserA, Caller::kAdmin};
+
+std::string_view CallerName(Caller caller) {
+  switch (caller) {
+    case Caller::kNone:
+      return "no token";
+    case Caller::kBogus:
+      return "bad token";
+    case Caller::kJoin:
+      return "join token";
+    case Caller::kNode:
+      return "node token";
+    case Caller::kUserB:
+      return "user B";
+    case Caller::kUserA:
+      return "user A";
+    case Caller::kAdmin:
+      return "admin";
+  }
+  return "?";
+}
+
+enum class Expect { kPass, kUnauthenticated, kForbidden, kNotFound };
+
+// What one route's request looks like: the target with its {…} filled in, a body, and for B's
+// requests on A's things, a path A reads before and after to show nothing changed.
+struct Request {
+  std::string target;
+  std::string body;
+  std::string probe;
+};
+
+struct RouteCase {
+  std::function<Request()> make;  // called before each caller's request
+  std::optional<Expect> user_b;   // B's outcome where it differs from A's (A's things)
+};
+
+class ApiAuthTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer());
+    a_ = CreateUser("alice", kPlentyOfCredits);
+    b_ = CreateUser("bob", kPlentyOfCredits);
+    join_ = CreateJoinToken();
+    node_ = RegisterNode("n1");
+    a_pod_ = CreatePod(a_.token);
+    ASSERT_FALSE(a_.token.empty() || b_.token.empty() || node_.token.empty() || a_pod_.empty());
+    const ApiReply pod = api().Get("/v1/pods/" + a_pod_, a_.token);
+    ASSERT_EQ(Str(pod.json, "node_id"), node_.id) << "A's pod is bound to n1: " << pod.Describe();
+    const ApiReply tpl = api().PostJson(
+        "/v1/templates", a_.token, json::object{{"name", "mine"}, {"image", "busybox:latest"}});
+    ASSERT_EQ(tpl.status, 201) << tpl.Describe();
+    a_template_ = Str(tpl.json, "id");
+  }
+
+  std::string TokenOf(Caller caller) const {
+    switch (caller) {
+      case Caller::kNone:
+        return "";
+      case Caller::kBogus:
+        return "sl_bogus";
+      case Caller::kJoin:
+        return join_;
+      case Caller::kNode:
+        return node_.token;
+      case Caller::kUserB:
+        return b_.token;
+      case Caller::kUserA:
+        return a_.token;
+      case Caller::kAdmin:
+        return admin_;
+    }
+    return "";
+  }
+
+  static Expect Expected(Access access, Caller caller, const RouteCase& route) {
+    const bool anonymous =
+        caller == Caller::kNone || caller == Caller::kBogus || caller == Caller::kJoin;
+    switch (access) {
+      case Access::kPublic:
+        return Expect::kPass;
+      case Access::kJoin:
+        return caller == Caller::kJoin ? Expect::kPass : Expect::kUnauthenticated;
+      case Access::kUser:
+      case Access::kUserOrPodLink:  // these requests carry no link
+        if (anonymous) return Expect::kUnauthenticated;
+        if (caller == Caller::kNode) return Expect::kForbidden;
+        if (caller == Caller::kUserB && route.user_b) return *route.user_b;
+        return Expect::kPass;
+      case Access::kAdmin:
+        if (anonymous) return Expect::kUnauthenticated;
+        return caller == Caller::kAdmin ? Expect::kPass : Expect::kForbidden;
+      case Access::kNode:
+        if (anonymous) return Expect::kUnauthenticated;
+        return caller == Caller::kNode ? Expect::kPass : Expect::kForbidden;
+    }
+    return Expect::kPass;
+  }
+
+  // A fresh SSH key of A's: removes A's keys, then adds the one test key.
+  std::string FreshSshKeyOfA() {
+    const ApiReply keys = api().Get("/v1/ssh-keys", a_.token);
+    for (const json::value& key : Array(keys.json, "ssh_keys")) {
+      EXPECT_TRUE(api().Send("DELETE", "/v1/ssh-keys/" + Str(key, "id"), a_.token).ok());
+    }
+    const ApiReply added = api().PostJson(
+        "/v1/ssh-keys", a_.token, json::object{{"name", "laptop"}, {"public_key", kSshKey}});
+    EXPECT_EQ(added.status, 201) << added.Describe();
+    return Str(added.json, "id");
+  }
+
+  std::map<std::string, RouteCase> Cases() {
+    const auto fixed = [](std::string target, std::string body = "{}") {
+      return [target, body] { return Request{target, body, ""}; };
+    };
+    const auto fresh_pod = [this](std::string_view suffix) {
+      const std::string tail(suffix);
+      return [this, tail] {
+        const std::string id = CreatePod(a_.token);
+        return Request{"/v1/pods/" + id + tail, "{}", "/v1/pods/" + id};
+      };
+    };
+    const auto fresh_node = [this](std::string_view suffix) {
+      const std::string tail(suffix);
+      return [this, tail] {
+        const Account node = RegisterNode("spare-" + std::to_string(++counter_));
+        return Request{"/v1/nodes/" + node.id + tail, "{}", ""};
+      };
+    };
+    std::map<std::string, RouteCase> cases;
+    cases["GET /healthz"] = {fixed("/healthz"), {}};
+    cases["GET /metrics"] = {fixed("/metrics"), {}};
+    cases["GET /v1/openapi.json"] = {fixed("/v1/openapi.json"), {}};
+    cases["GET /v1/gpus"] = {fixed("/v1/gpus"), {}};
+    cases["GET /v1/availability"] = {fixed("/v1/availability"), {}};
+    cases["GET /v1/models"] = {fixed("/v1/models"), {}};
+    cases["POST /v1/advise"] = {
+        fixed("/v1/advise", R"({"workload":{"model":"llama-3-8b","task":"serve"}})"), {}};
+    cases["POST /v1/users"] = {
+        [this] {
+          return Request{"/v1/users", R"({"name":"u)" + std::to_string(++counter_) + R"("})", ""};
+        },
+        {}};
+    cases["GET /v1/users"] = {fixed("/v1/users"), {}};
+    // Another person's account is an admin's business: B is refused, not misled.
+    cases["GET /v1/users/{id}"] = {[this] {
+                                     return Request{"/v1/users/" + a_.id, "", ""};
+                                   },
+                                   Expect::kForbidden};
+    cases["POST /v1/users/{id}/credits"] = {
+        [this] {
+          return Request{"/v1/users/" + a_.id + "/credits", R"({"amount_micros":1})", ""};
+        },
+        {}};
+    cases["PATCH /v1/users/me"] = {fixed("/v1/users/me", R"({"spend_cap_per_hour_micros":0})"), {}};
+    cases["GET /v1/tokens"] = {fixed("/v1/tokens"), {}};
+    cases["POST /v1/tokens"] = {fixed("/v1/tokens", R"({"name":"ci"})"), {}};
+    cases["DELETE /v1/tokens/{id}"] = {
+        [this] {
+          const ApiReply created = api().Post("/v1/tokens", a_.token, R"({"name":"spare"})");
+          EXPECT_EQ(created.status, 201) << created.Describe();
+          const json::value token = created.object().at("token");
+          return Request{"/v1/tokens/" + Str(token, "id"), "", "/v1/tokens"};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/ssh-keys"] = {fixed("/v1/ssh-keys"), {}};
+    cases["POST /v1/ssh-keys"] = {
+        [this] {
+          return Request{"/v1/ssh-keys",
+                         json::serialize(json::object{{"name", "k" + std::to_string(++counter_)},
+                                                      {"public_key", kSshKey}}),
+                         ""};
+        },
+        {}};
+    cases["DELETE /v1/ssh-keys/{id}"] = {
+        [this] {
+          return Request{"/v1/ssh-keys/" + FreshSshKeyOfA(), "", "/v1/ssh-keys"};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/templates"] = {fixed("/v1/templates"), {}};
+    cases["POST /v1/templates"] = {fixed("/v1/templates", R"({"name":"t","image":"busybox"})"), {}};
+    cases["GET /v1/templates/{id}"] = {
+        [this] {
+          return Request{"/v1/templates/" + a_template_, "", "/v1/templates/" + a_template_};
+        },
+        Expect::kNotFound};
+    cases["DELETE /v1/templates/{id}"] = {
+        [this] {
+          const ApiReply created =
+              api().Post("/v1/templates", a_.token, R"({"name":"doomed","image":"busybox"})");
+          EXPECT_EQ(created.status, 201) << created.Describe();
+          const std::string id = Str(created.json, "id");
+          return Request{"/v1/templates/" + id, "", "/v1/templates/" + id};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/pods"] = {fixed("/v1/pods"), {}};
+    cases["POST /v1/pods"] = {
+        fixed("/v1/pods", R"({"template":"pytorch","gpu_type":"4090","volume_gb":0})"), {}};
+    cases["GET /v1/pods/{id}"] = {[this] {
+                                    return Request{"/v1/pods/" + a_pod_, "", "/v1/pods/" + a_pod_};
+                                  },
+                                  Expect::kNotFound};
+    cases["POST /v1/pods/{id}/stop"] = {fresh_pod("/stop"), Expect::kNotFound};
+    cases["POST /v1/pods/{id}/start"] = {fresh_pod("/start"), Expect::kNotFound};
+    cases["POST /v1/pods/{id}/restart"] = {fresh_pod("/restart"), Expect::kNotFound};
+    cases["DELETE /v1/pods/{id}"] = {fresh_pod(""), Expect::kNotFound};
+    cases["GET /v1/pods/{id}/transitions"] = {[this] {
+                                                return Request{
+                                                    "/v1/pods/" + a_pod_ + "/transitions", "",
+                                                    "/v1/pods/" + a_pod_ + "/transitions"};
+                                              },
+                                              Expect::kNotFound};
+    // Fresh pods wait for a GPU (A's first pod holds n1's only one): nothing to relay, a 409.
+    cases["GET /v1/pods/{id}/logs"] = {fresh_pod("/logs"), Expect::kNotFound};
+    for (std::string_view method : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"}) {
+      cases[std::string(method) + " /v1/pods/{id}/proxy/{port}/{path...}"] = {
+          fresh_pod("/proxy/8888/lab?x=1"), Expect::kNotFound};
+    }
+    cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
+    cases["GET /v1/billing/ledger"] = {fixed("/v1/billing/ledger"), {}};
+    cases["GET /v1/billing/usage"] = {fixed("/v1/billing/usage"), {}};
+    cases["GET /v1/join-tokens"] = {fixed("/v1/join-tokens"), {}};
+    cases["POST /v1/join-tokens"] = {fixed("/v1/join-tokens", R"({"note":"rack 2"})"), {}};
+    cases["DELETE /v1/join-tokens/{id}"] = {
+        [this] {
+          const ApiReply created = api().Post("/v1/join-tokens", admin_, "{}");
+          EXPECT_EQ(created.status, 201);
+          const json::value token = created.object().at("join_token");
+          return Request{"/v1/join-tokens/" + Str(token, "id"), "", ""};
+        },
+        {}};
+    cases["GET /v1/nodes"] = {fixed("/v1/nodes"), {}};
+    cases["GET /v1/nodes/{id}"] = {fresh_node(""), {}};
+    cases["POST /v1/nodes/{id}/cordon"] = {fresh_node("/cordon"), {}};
+    cases["POST /v1/nodes/{id}/uncordon"] = {fresh_node("/uncordon"), {}};
+    cases["POST /v1/nodes/{id}/drain"] = {fresh_node("/drain"), {}};
+    cases["DELETE /v1/nodes/{id}"] = {fresh_node(""), {}};
+    cases["PUT /v1/prices/{gpu}"] = {fixed("/v1/prices/T4", R"({"price_per_hour_micros":123})"),
+                                     {}};
+    cases["POST /v1/agent/register"] = {
+        [this] {
+          return Request{"/v1/agent/register",
+                         json::serialize(NodeBody("joined-" + std::to_string(++counter_))), ""};
+        },
+        {}};
+    cases["POST /v1/agent/heartbeat"] = {
+        [] {
+          json::object body = NodeBody("n1");
+          body.erase("name");  // a heartbeat does not rename the node
+          return Request{"/v1/agent/heartbeat", json::serialize(body), ""};
+        },
+        {}};
+    cases["GET /v1/agent/pods"] = {fixed("/v1/agent/pods?after=-1"), {}};
+    cases["POST /v1/agent/pods/{id}/status"] = {
+        [this] {
+          return Request{"/v1/agent/pods/" + a_pod_ + "/status",
+                         json::serialize(json::object{
+                             {"seq", ++report_seq_}, {"state", "starting"}, {"at", Now()}}),
+                         ""};
+        },
+        {}};
+    cases["GET /v1/agent/requests"] = {fixed("/v1/agent/requests?wait_s=0"), {}};
+    cases["POST /v1/agent/requests/{id}"] = {
+        fixed("/v1/agent/requests/rly_unknown", R"({"status":200})"), {}};
+    return cases;
+  }
+
+  Account a_, b_, node_;
+  std::string join_, a_pod_, a_template_;
+  int counter_ = 0;
+  int64_t report_seq_ = 0;
+};
+
+TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFromAnother) {
+  std::map<std::string, RouteCase> cases = Cases();
+  std::set<std::string> covered;
+  for (const RouteInfo& route : Api::Routes()) {
+    const std::string key = std::string(route.method) + " " + std::string(route.pattern);
+    const auto found = cases.find(key);
+    if (found == cases.end()) {
+      ADD_FAILURE() << "no authorization case for " << key << "; add one to Cases()";
+      continue;
+    }
+    covered.insert(key);
+    for (Caller caller : kCallers) {
+      SCOPED_TRACE(key + " as " + std::string(CallerName(caller)));
+      const Request request = found->second.make();
+      const Expect expect = Expected(route.access, caller, found->second);
+      const std::string probe_before =
+          request.probe.empty() ? "" : api().Get(request.probe, a_.token).text;
+      const bool has_body =
+          route.method == "POST" || route.method == "PUT" || route.method == "PATCH";
+      const ApiReply reply = api().Send(route.method, request.target, TokenOf(caller),
+                                        has_body ? std::string_view(request.body) : "");
+      ASSERT_NE(reply.status, 0) << reply.Describe();
+      // The answer to a HEAD has no body: only its status can be checked.
+      const auto is_error = [&reply, &route](int status, std::string_view code) {
+        return route.method == "HEAD" ? ::testing::AssertionResult(reply.status == status)
+                                      : IsApiError(reply, status, code);
+      };
+      switch (expect) {
+        case Expect::kUnauthenticated:
+          EXPECT_TRUE(is_error(401, "UNAUTHENTICATED"));
+          break;
+        case Expect::kForbidden:
+          EXPECT_TRUE(is_error(403, "PERMISSION_DENIED"));
+          break;
+        case Expect::kNotFound:
+          EXPECT_TRUE(is_error(404, "NOT_FOUND"));
+          break;
+        case Expect::kPass:
+          EXPECT_NE(reply.status, 401) << reply.Describe();
+          EXPECT_NE(reply.status, 403) << reply.Describe();
+          EXPECT_FALSE(reply.router_refused()) << reply.Describe();
+          EXPECT_LT(reply.status, 500) << reply.Describe();
+          break;
+      }
+      if (caller == Caller::kUserB && !request.probe.empty()) {
+        const ApiReply after = api().Get(request.probe, a_.token);
+        EXPECT_EQ(after.status, 200) << "A's thing is still there: " << after.Describe();
+        EXPECT_EQ(after.text, probe_before) << "B's request changed A's thing";
+      }
+    }
+  }
+  for (const auto& entry : cases) {
+    EXPECT_TRUE(covered.contains(entry.first)) << entry.first << " is no longer a route";
+  }
+}
+
+TEST_F(ApiAuthTest, EachCallerSeesOnlyTheirOwnPodsTokensKeysAndLedger) {
+  const std::string b_pod = CreatePod(b_.token);
+  const auto ids = [](const ApiReply& reply, std::string_view key) {
+    std::set<std::string> out;
+    for (const json::value& item : Array(reply.json, key)) out.insert(Str(item, "id"));
+    return out;
+  };
+  EXPECT_EQ(ids(api().Get("/v1/pods", a_.token), "pods"), std::set<std::string>{a_pod_});
+  EXPECT_EQ(ids(api().Get("/v1/pods", b_.token), "pods"), std::set<std::string>{b_pod});
+  EXPECT_EQ(ids(api().Get("/v1/pods", admin_), "pods"), (std::set<std::string>{a_pod_, b_pod}));
+  const ApiReply tokens = api().Get("/v1/tokens", b_.token);
+  ASSERT_FALSE(Array(tokens.json, "tokens").empty()) << tokens.Describe();
+  for (const json::value& token : Array(tokens.json, "tokens")) {
+    EXPECT_EQ(Str(token, "user_id"), b_.id);
+  }
+  const ApiReply ledger = api().Get("/v1/billing/ledger", b_.token);
+  ASSERT_FALSE(Array(ledger.json, "entries").empty()) << ledger.Describe();
+  for (const json::value& entry : Array(ledger.json, "entries")) {
+    EXPECT_EQ(Str(entry, "user_id"), b_.id);
+  }
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/ledger?user=" + a_.id, b_.token), 403));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?user=" + a_.id, b_.token), 403));
+  EXPECT_EQ(api().Get("/v1/billing/ledger?user=" + a_.id, admin_).status, 200);
+  // B's templates list does not show A's private template.
+  EXPECT_FALSE(ids(api().Get("/v1/templates", b_.token), "templates").contains(a_template_));
+  EXPECT_TRUE(ids(api().Get("/v1/templates", a_.token), "templates").contains(a_template_));
+}
+
+TEST_F(ApiAuthTest, OnlyTheOwnerAndItsNodeSeeTheJupyterTokenAndEveryoneTheNodeAddress) {
+  const std::string token = Str(api().Get("/v1/pods/" + a_pod_, a_.token).json, "jupyter_token");
+  EXPECT_EQ(token.size(), 48u);
+  EXPECT_EQ(token.find_first_not_of("0123456789abcdef"), std::string::npos) << token;
+  const auto list_entry = [&](std::string_view caller) {
+    const ApiReply list = api().Get("/v1/pods", caller);
+    for (const json::value& pod : Array(list.json, "pods")) {
+      if (Str(pod, "id") == a_pod_) return pod;
+    }
+    ADD_FAILURE() << "no " << a_pod_ << " in the list";
+    return json::value();
+  };
+  EXPECT_EQ(Str(list_entry(a_.token), "jupyter_token"), token);
+  for (const json::value& view :
+       {api().Get("/v1/pods/" + a_pod_, admin_).json, list_entry(admin_)}) {
+    EXPECT_FALSE(view.as_object().contains("jupyter_token")) << view;
+    // No --public-address: the address the agent's requests came from.
+    EXPECT_EQ(Str(view, "node_address"), "127.0.0.1") << view;
+  }
+  EXPECT_EQ(Str(list_entry(a_.token), "node_address"), "127.0.0.1");
+  const ApiReply desired = api().Get("/v1/agent/pods?after=-1", node_.token);
+  ASSERT_EQ(Array(desired.json, "pods").size(), 1u) << desired.Describe();
+  EXPECT_EQ(Str(Array(desired.json, "pods").front(), "jupyter_token"), token);
+
+  // An agent's --public-address wins, and a bad one is refused.
+  json::object body = NodeBody("n1");
+  body.erase("name");
+  body["address"] = "gpu-7.example.org";
+  EXPECT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, body).status, 200);
+  EXPECT_EQ(Str(api().Get("/v1/pods/" + a_pod_, a_.token).json, "node_address"),
+            "gpu-7.example.org");
+  body["address"] = "evil; rm -rf /";
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/agent/heartbeat", node_.token, body), 400,
+                         "INVALID_ARGUMENT"));
+}
+
+TEST_F(ApiAuthTest, GpuHealthFromTheHeartbeatIsShownToAdminsAndBadReadingsAreRefused) {
+  json::object body = NodeBody("n1");
+  body.erase("name");
+  body["gpu_health"] = json::array{json::object{{"index", 0},
+                                                {"utilization_percent", 87},
+                                                {"memory_used_gb", 20.25},
+                                                {"temperature_c", 71},
+                                                {"power_w", 402.5},
+                                                {"xid_errors", 1},
+                                                {"last_xid", 79}}};
+  ASSERT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, body).status, 200);
+  const ApiReply node = api().Get("/v1/nodes/" + node_.id, admin_);
+  ASSERT_EQ(Array(node.json, "gpu_health").size(), 1u) << node.Describe();
+  const json::value& reading = Array(node.json, "gpu_health").front();
+  EXPECT_EQ(Int(reading, "utilization_percent"), 87);
+  EXPECT_EQ(Int(reading, "last_xid"), 79);
+  EXPECT_EQ(reading.as_object().at("memory_used_gb").as_double(), 20.25);
+
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json::value>>{
+           {"temperature_c", -5}, {"utilization_percent", 101}, {"power_w", "hot"}}) {
+    json::object bad = body;
+    bad["gpu_health"].as_array()[0].as_object()[field] = value;
+    const ApiReply refused = api().PostJson("/v1/agent/heartbeat", node_.token, bad);
+    EXPECT_TRUE(IsApiError(refused, 400, "INVALID_ARGUMENT")) << field;
+    EXPECT_NE(refused.text.find("gpu_health: " + field), std::string::npos) << refused.text;
+  }
+  // The last good reading stays.
+  EXPECT_EQ(Int(Array(api().Get("/v1/nodes/" + node_.id, admin_).json, "gpu_health").front(),
+                "temperature_c"),
+            71);
+}
+
+// --- OpenAPI ------------------------------------------------------------------------------------
+
+using ApiOpenApiTest = ApiServerTest;
+
+TEST_F(ApiOpenApiTest, DocumentListsEveryRouteAndEveryDocumentedOperationIsRouted) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const ApiReply reply = api().Get("/v1/openapi.json");
+  ASSERT_EQ(reply.status, 200) << reply.Describe();
+  ASSERT_TRUE(reply.json.is_object()) << "not JSON: " << reply.text.substr(0, 200);
+  EXPECT_TRUE(Str(reply.json, "openapi").starts_with("3.")) << reply.text.substr(0, 200);
+  ASSERT_TRUE(reply.object().contains("paths") && reply.object().at("paths").is_object());
+  const json::object& paths = reply.object().at("paths").as_object();
+
+  for (const RouteInfo& route : Api::Routes()) {
+    std::string method(route.method);
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    // A rest-of-path segment "{path...}" is documented as "{path}".
+    std::string documented(route.pattern);
+    if (const size_t dots = documented.find("...}"); dots != std::string::npos) {
+      documented.erase(dots, 3);
+    }
+    const json::value* path = paths.if_contains(documented);
+    ASSERT_NE(path, nullptr) << route.pattern << " is not in the document";
+    EXPECT_TRUE(path->is_object() && path->as_object().contains(method))
+        << route.method << " " << route.pattern << " is not in the document";
+  }
+
+  size_t operations = 0;
+  for (const auto& path : paths) {
+    ASSERT_TRUE(path.value().is_object());
+    for (const auto& operation : path.value().as_object()) {
+      ++operations;
+      std::string method(operation.key());
+      for (char& c : method) c = static_cast<char>(std::toupper(c));
+      std::string target;
+      bool in_param = false;
+      for (char c : std::string_view(path.key())) {
+        if (c == '{') {
+          in_param = true;
+          target += "x";
+        } else if (c == '}') {
+          in_param = false;
+        } else if (!in_param) {
+          target += c;
+        }
+      }
+      const ApiReply routed = api().Send(method, target, "", "");
+      EXPECT_NE(routed.status, 0) << routed.Describe();
+      EXPECT_FALSE(routed.router_refused())
+          << method << " " << path.key() << " is documented but not routed: " << routed.Describe();
+    }
+  }
+  EXPECT_EQ(operations, Api::Routes().size());
+}
+
+// Who may call what, written out once more by hand: a route whose access is loosened (or a new
+// route that nobody placed) fails here, not in production.
+TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
+  using enum Access;
+  const std::map<std::string, Access> expected = {
+      {"GET /healthz", kPublic},
+      {"GET /metrics", kPublic},
+      {"GET /v1/openapi.json", kPublic},
+      {"GET /v1/gpus", kPublic},
+      {"GET /v1/availability", kUser},
+      {"POST /v1/advise", kUser},
+      {"GET /v1/models", kPublic},
+      {"POST /v1/users", kAdmin},
+      {"GET /v1/users", kAdmin},
+      {"GET /v1/users/{id}", kUser},
+      {"POST /v1/users/{id}/credits", kAdmin},
+      {"PATCH /v1/users/me", kUser},
+      {"GET /v1/tokens", kUser},
+      {"POST /v1/tokens", kUser},
+      {"DELETE /v1/tokens/{id}", kUser},
+      {"GET /v1/ssh-keys", kUser},
+      {"POST /v1/ssh-keys", kUser},
+      {"DELETE /v1/ssh-keys/{id}", kUser},
+      {"GET /v1/templates", kUser},
+      {"POST /v1/templates", kUser},
+      {"GET /v1/templates/{id}", kUser},
+      {"DELETE /v1/templates/{id}", kUser},
+      {"GET /v1/pods", kUser},
+      {"POST /v1/pods", kUser},
+      {"GET /v1/pods/{id}", kUser},
+      {"POST /v1/pods/{id}/stop", kUser},
+      {"POST /v1/pods/{id}/start", kUser},
+      {"POST /v1/pods/{id}/restart", kUser},
+      {"DELETE /v1/pods/{id}", kUser},
+      {"GET /v1/pods/{id}/transitions", kUser},
+      {"GET /v1/billing/balance", kUser},
+      {"GET /v1/billing/ledger", kUser},
+      {"GET /v1/billing/usage", kUser},
+      {"GET /v1/join-tokens", kAdmin},
+      {"POST /v1/join-tokens", kAdmin},
+      {"DELETE /v1/join-tokens/{id}", kAdmin},
+      {"GET /v1/nodes", kAdmin},
+      {"GET /v1/nodes/{id}", kAdmin},
+      {"POST /v1/nodes/{id}/cordon", kAdmin},
+      {"POST /v1/nodes/{id}/uncordon", kAdmin},
+      {"POST /v1/nodes/{id}/drain", kAdmin},
+      {"DELETE /v1/nodes/{id}", kAdmin},
+      {"PUT /v1/prices/{gpu}", kAdmin},
+      {"POST /v1/agent/register", kJoin},
+      {"POST /v1/agent/heartbeat", kNode},
+      {"GET /v1/agent/pods", kNode},
+      {"POST /v1/agent/pods/{id}/status", kNode},
+      {"GET /v1/pods/{id}/logs", kUser},
+      {"GET /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"POST /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"PUT /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"PATCH /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"DELETE /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"HEAD /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
+      {"GET /v1/agent/requests", kNode},
+      {"POST /v1/agent/requests/{id}", kNode},
+  };
+  size_t seen = 0;
+  for (const RouteInfo& route : Api::Routes()) {
+    const std::string key = std::string(route.method) + " " + std::string(route.pattern);
+    const auto it = expected.find(key);
+    if (it == expected.end()) {
+      ADD_FAILURE() << key << " is not in this list; add it with the access it should have";
+      continue;
+    }
+    ++seen;
+    EXPECT_EQ(static_cast<int>(route.access), static_cast<int>(it->second)) << key;
+  }
+  EXPECT_EQ(seen, expected.size()) << "a route in this list is gone from the table";
+}
+
+TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
+  std::set<std::string> seen;
+  for (const RouteInfo& route : Api::Routes()) {
+    EXPECT_TRUE(seen.insert(std::string(route.method) + " " + std::string(route.pattern)).second)
+        << route.method << " " << route.pattern;
+    EXPECT_FALSE(route.summary.empty()) << route.pattern;
+  }
+}
+
+}  // namespace
+}  // namespace suanli::server

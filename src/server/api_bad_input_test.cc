@@ -1,0 +1,243 @@
+// Bad input over real HTTP: every refused request gets the right status and code and leaves the
+// world byte for byte as it was (the clock stands still; ApiBadInputTest in api_testing.h).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "billing/meter.h"
+#include "catalog/catalog_file.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "net/base64.h"
+#include "server/api.h"
+#include "server/api_testing.h"
+#include "server/server.h"
+
+namespace suanli::server {
+namespace {
+
+using core::FormatTime;
+using core::ParseTime;
+
+namespace json = boost::json;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
+using testing::Int;
+using testing::IsApiError;
+using testing::Str;
+
+// --- Bad input ----------------------------------------------------------------------------------
+
+TEST_F(ApiBadInputTest, MalformedJsonIsInvalidArgument) {
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"template": "pytorch",)"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(CreatePodWith("not json at all"), 400, "INVALID_ARGUMENT"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ABodyThatIsNotAnObjectIsInvalidArgument) {
+  const ApiReply reply = CreatePodWith(R"([{"template":"pytorch"}])");
+  EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"("pytorch")"), 400, "INVALID_ARGUMENT"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownFieldIsNamed) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorch","gpu":"4090"})");
+  ASSERT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  EXPECT_NE(reply.error_message().find("'gpu'"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, WrongTypesAreNamed) {
+  for (std::string_view body :
+       {R"({"template":"pytorch","gpu_type":"4090","gpu_count":"two"})",
+        R"({"template":"pytorch","gpu_type":"4090","gpu_count":1.5})",
+        R"({"template":"pytorch","gpu_type":4090})",
+        R"({"template":"pytorch","gpu_type":"4090","env":["A=1"]})",
+        R"({"template":"pytorch","gpu_type":"4090","interruptible":"yes"})"}) {
+    SCOPED_TRACE(body);
+    const ApiReply reply = CreatePodWith(body);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  }
+  const ApiReply reply =
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","gpu_count":"two"})");
+  EXPECT_NE(reply.error_message().find("gpu_count"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, NegativeZeroAndAbsurdSizesAreRefused) {
+  for (std::string_view extra :
+       {R"("gpu_count":-1)", R"("gpu_count":0)", R"("gpu_count":1000)", R"("volume_gb":-5)",
+        R"("memory_gb":1000000000)", R"("vcpu":0)", R"("container_disk_gb":-1)",
+        R"("gpu_count":99999999999999999999)"}) {
+    SCOPED_TRACE(extra);
+    const ApiReply reply =
+        CreatePodWith(R"({"template":"pytorch","gpu_type":"4090",)" + std::string(extra) + "}");
+    ASSERT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+    const std::string field(extra.substr(1, extra.find('"', 1) - 1));
+    EXPECT_NE(reply.error_message().find(field), std::string::npos) << reply.text;
+  }
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownGpuIsNotFoundWithSuggestions) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorch","gpu_type":"RTX 9999"})");
+  ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));
+  const std::string& message = reply.error_message();
+  EXPECT_TRUE(message.find("did you mean") != std::string::npos ||
+              message.find("suanli gpus") != std::string::npos)
+      << message;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnUnknownTemplateIsNotFound) {
+  const ApiReply reply = CreatePodWith(R"({"template":"pytorhc","gpu_type":"4090"})");
+  ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));
+  EXPECT_NE(reply.error_message().find("pytorch"), std::string::npos)
+      << "suggests the close name: " << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ABodyOverTheLimitIsPayloadTooLarge) {
+  std::string body = R"({"template":"pytorch","gpu_type":"4090","env":{"PAD":")";
+  body += std::string(10 * 1024, 'x');
+  body += R"("}})";
+  const ApiReply reply = CreatePodWith(body);
+  EXPECT_TRUE(IsApiError(reply, 413));
+  // The server still answers on a new connection.
+  EXPECT_EQ(api().Get("/healthz").status, 200);
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, TooLittleBalanceIsResourceExhausted) {
+  const ApiReply reply = CreatePodWith(R"({"image":"busybox","gpu_type":"H100 SXM"})", poor_.token);
+  EXPECT_TRUE(IsApiError(reply, core::HttpStatusFor(core::StatusCode::kResourceExhausted),
+                         "RESOURCE_EXHAUSTED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnActionNotAllowedInTheStateIsAConflictWithTheReason) {
+  for (const std::string& pod : {running_, pending_}) {
+    const ApiReply reply = api().Post("/v1/pods/" + pod + "/start", a_.token);
+    EXPECT_TRUE(IsApiError(reply, 409, "FAILED_PRECONDITION")) << pod;
+  }
+  const ApiReply restart = api().Post("/v1/pods/" + pending_ + "/restart", a_.token);
+  EXPECT_TRUE(IsApiError(restart, 409, "FAILED_PRECONDITION"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, TerminatingAVolumeWithoutForceIsAConflict) {
+  const ApiReply reply = api().Send("DELETE", "/v1/pods/" + pending_, a_.token);
+  ASSERT_TRUE(IsApiError(reply, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(reply.error_message().find("force"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ForgedAndRevokedTokensAreUnauthenticated) {
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", "sl_0123456789abcdef"), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", a_.token + "x"), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Send("GET", "/v1/pods", " "), 401, "UNAUTHENTICATED"));
+  const ApiReply created = api().Post("/v1/tokens", a_.token, R"({"name":"short-lived"})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string secret = Str(created.json, "secret");
+  const std::string id = Str(created.object().at("token"), "id");
+  ASSERT_EQ(api().Get("/v1/pods", secret).status, 200);
+  ASSERT_EQ(api().Send("DELETE", "/v1/tokens/" + id, a_.token).status, 200);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods", secret), 401, "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"template":"pytorch","gpu_type":"4090"})", secret), 401,
+                         "UNAUTHENTICATED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AnAgentCannotReportAPodOfAnotherNode) {
+  EXPECT_TRUE(
+      IsApiError(Report(other_node_.token, running_, 99, "stopped"), 403, "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(Report(other_node_.token, "pod_doesnotexist", 1, "running"), 403,
+                         "PERMISSION_DENIED"));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, ARemovedNodesTokenIsUnauthenticated) {
+  ASSERT_EQ(api().Send("DELETE", "/v1/nodes/" + other_node_.id, admin_).status, 200);
+  json::object heartbeat = NodeBody("n2");
+  heartbeat.erase("name");
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/agent/heartbeat", other_node_.token, heartbeat), 401,
+                         "UNAUTHENTICATED"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods", other_node_.token), 401, "UNAUTHENTICATED"));
+  // The node that holds a pod cannot be removed until it is drained.
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/nodes/" + node_.id, admin_), 409,
+                         "FAILED_PRECONDITION"));
+  EXPECT_EQ(api().PostJson("/v1/agent/heartbeat", node_.token, heartbeat).status, 200);
+}
+
+TEST_F(ApiBadInputTest, AnAgentReportWithABadStateOrTimeIsInvalidArgument) {
+  const std::string target = "/v1/agent/pods/" + running_ + "/status";
+  for (const json::object& body :
+       {json::object{{"seq", 5}, {"state", "sleeping"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "pending"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", "yesterday"}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", "2026-13-45T99:00:00Z"}},
+        json::object{{"seq", 0}, {"state", "stopped"}, {"at", Now()}},
+        json::object{{"seq", "5"}, {"state", "stopped"}, {"at", Now()}},
+        json::object{{"state", "stopped"}, {"at", Now()}},
+        json::object{{"seq", 5}, {"state", "stopped"}, {"at", Now()}, {"colour", "red"}},
+        json::object{{"seq", 5},
+                     {"state", "running"},
+                     {"at", Now()},
+                     {"port_mappings", json::array{json::object{{"container_port", 0}}}}},
+        json::object{{"seq", 5}, {"state", "running"}, {"at", Now()}, {"port_mappings", 8080}},
+        json::object{
+            {"seq", 5}, {"state", "running"}, {"at", Now()}, {"port_mappings", json::array{8080}}},
+        json::object{{"seq", 5},
+                     {"state", "running"},
+                     {"at", Now()},
+                     {"port_mappings", json::array{json::object{{"container_port", 80},
+                                                                {"protocol", "tcp"},
+                                                                {"host_port", 4000},
+                                                                {"colour", "red"}}}}},
+        json::object{{"seq", 5}, {"state", "starting"}, {"at", Now()}, {"pull", 50}},
+        json::object{{"seq", 5},
+                     {"state", "starting"},
+                     {"at", Now()},
+                     {"pull", json::object{{"current_bytes", -1}, {"total_bytes", 10}}}}}) {
+    SCOPED_TRACE(json::serialize(body));
+    EXPECT_TRUE(IsApiError(api().PostJson(target, node_.token, json::value(body)), 400,
+                           "INVALID_ARGUMENT"));
+  }
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AWrongMethodIsNotAllowedAndAnUnknownPathIsNotFound) {
+  EXPECT_TRUE(IsApiError(api().Send("PUT", "/v1/pods", a_.token, "{}"), 405));
+  EXPECT_TRUE(IsApiError(api().Send("PATCH", "/v1/pods/" + running_, a_.token, "{}"), 405));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/gpus"), 405));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/nope", a_.token), 404, "NOT_FOUND"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + running_ + "/nope", a_.token), 404));
+  EXPECT_TRUE(IsApiError(api().Get("/v2/pods", a_.token), 404));
+  ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, BadQueryValuesAreInvalidArgument) {
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?by=week", a_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?format=xml", a_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?after=abc", node_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?wait_s=100000", node_.token), 400));
+  ExpectNothingChanged();
+}
+
+}  // namespace
+}  // namespace suanli::server

@@ -1,0 +1,218 @@
+// The web console, the advisor and the catalog over real HTTP: what is served without a token, the
+// advisor at this cloud's prices, and catalog reads racing price changes and creates.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <boost/json/serialize.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "billing/meter.h"
+#include "catalog/catalog_file.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "net/base64.h"
+#include "server/api.h"
+#include "server/api_testing.h"
+#include "server/server.h"
+
+namespace suanli::server {
+namespace {
+
+using core::FormatTime;
+using core::ParseTime;
+
+namespace json = boost::json;
+using testing::ApiClient;
+using testing::ApiReply;
+using testing::Array;
+using testing::Int;
+using testing::IsApiError;
+using testing::Str;
+
+TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsOwnFiles) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  auto client = net::HttpClient::Create("http://127.0.0.1:" + std::to_string(server_->port()));
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const auto get = [&](std::string_view path) {
+    core::Result<net::HttpResponse> response = (*client)->Send("GET", path);
+    EXPECT_TRUE(response.ok()) << path << ": " << response.status().ToString();
+    net::HttpResponse none;
+    none.status = 0;
+    return response.ok() ? *response : none;
+  };
+  const auto header = [](const net::HttpResponse& response, std::string_view name) {
+    for (const auto& [key, value] : response.headers) {
+      if (key == name) return value;
+    }
+    return std::string();
+  };
+  const net::HttpResponse page = get("/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find(R"(<script type="module" src="/console/app.js">)"), std::string::npos);
+  const std::string policy = header(page, "content-security-policy");
+  EXPECT_NE(policy.find("default-src 'self'"), std::string::npos) << policy;
+  EXPECT_NE(policy.find("frame-ancestors 'none'"), std::string::npos) << policy;
+  EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos) << policy;
+  EXPECT_EQ(header(page, "x-content-type-options"), "nosniff");
+
+  const net::HttpResponse script = get("/console/app.js");
+  EXPECT_EQ(script.status, 200);
+  EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
+  // The console never parses the server's text as HTML.
+  EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
+  EXPECT_EQ(get("/console/style.css").content_type, "text/css; charset=utf-8");
+  // The chart library (200 KiB, compiled in as bytes) arrives whole.
+  std::ifstream chart_file(SUANLI_CHART_LIBRARY, std::ios::binary);
+  const std::string chart_library{std::istreambuf_iterator<char>(chart_file), {}};
+  ASSERT_FALSE(chart_library.empty()) << SUANLI_CHART_LIBRARY;
+  const net::HttpResponse chart = get("/console/chart.umd.min.js");
+  EXPECT_EQ(chart.content_type, "text/javascript; charset=utf-8");
+  EXPECT_TRUE(chart.body == chart_library)
+      << chart.body.size() << " bytes, not " << chart_library.size();
+  EXPECT_NE(page.body.find(R"(<script defer src="/console/chart.umd.min.js">)"), std::string::npos);
+  EXPECT_EQ(get("/console/nothing.js").status, 404);
+  EXPECT_EQ(get("/index.html").body, page.body);
+}
+
+TEST_F(ApiServerTest, TheAdvisorAnswersAtThisCloudsPricesAndRefusesABadWorkload) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const ApiReply models = api().Get("/v1/models", "");
+  ASSERT_EQ(models.status, 200) << models.Describe();
+  EXPECT_GE(Array(models.json, "models").size(), 20u);
+  EXPECT_NE(models.text.find(R"("name":"llama-3-8b")"), std::string::npos);
+  const json::object workload{{"model", "llama-3-8b"}, {"task", "lora"}, {"tokens", 5e7}};
+  ApiReply advice =
+      api().PostJson("/v1/advise", renter.token, json::object{{"workload", workload}});
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::array& estimates = Array(advice.json, "estimates");
+  ASSERT_GE(estimates.size(), 30u) << "every catalog type is estimated";
+  EXPECT_FALSE(Str(advice.object().at("recommendation"), "reason").empty()) << advice.text;
+  const auto estimate_of = [](const ApiReply& reply, std::string_view gpu) {
+    for (const json::value& estimate : Array(reply.json, "estimates")) {
+      if (Str(estimate, "gpu") == gpu) return estimate;
+    }
+    ADD_FAILURE() << "no estimate for " << gpu;
+    return json::value();
+  };
+  const std::string before = json::serialize(estimate_of(advice, "RTX 4090"));
+
+  // An admin's price is the one the advisor costs with.
+  ASSERT_EQ(
+      api().Send("PUT", "/v1/prices/4090", admin_, R"({"price_per_hour_micros":3000000})").status,
+      200);
+  advice = api().PostJson("/v1/advise", renter.token, json::object{{"workload", workload}});
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::value repriced = estimate_of(advice, "RTX 4090");
+  EXPECT_NE(json::serialize(repriced), before);
+  // $3.00 per GPU, for as many GPUs as the workload needs.
+  EXPECT_EQ(repriced.as_object().at("rent_usd_per_hour").to_number<double>(),
+            3.0 * static_cast<double>(Int(repriced, "count")))
+      << repriced;
+
+  for (const std::string body :
+       {R"({})", R"({"workload":{"model":"llama-9000","task":"lora"}})",
+        R"({"workload":{"model":"llama-3-8b","task":"juggle"}})",
+        R"({"workload":{"model":"llama-3-8b","task":"lora","tokens":-1}})"}) {
+    EXPECT_TRUE(
+        IsApiError(api().Send("POST", "/v1/advise", renter.token, body), 400, "INVALID_ARGUMENT"))
+        << body;
+  }
+}
+
+TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const std::string config =
+      R"({"model_type": "llama", "_name_or_path": "my-org/tiny-llama", "hidden_size": 2048,
+          "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
+          "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048})";
+  const ApiReply advice =
+      api().Send("POST", "/v1/advise", renter.token,
+                 R"({"workload":{"hf_config":)" + config + R"(,"task":"infer"}})");
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  const json::value& workload = advice.object().at("workload");
+  EXPECT_EQ(Str(workload, "model"), "my-org/tiny-llama");
+  EXPECT_NEAR(workload.as_object().at("params").to_number<double>(), 1.1e9, 0.05e9);
+
+  const std::map<std::string, std::string> refused = {
+      {R"({"workload":{"model":"gpt2","hf_config":)" + config + R"(,"task":"infer"}})",
+       "exactly one of model"},
+      {R"({"workload":{"task":"infer"}})", "exactly one of model"},
+      {R"({"workload":{"hf_config":"config.json","task":"infer"}})", "hf_config: must be"},
+      {R"({"workload":{"hf_config":{"model_type":"abacus"},"task":"infer"}})", "abacus"},
+  };
+  for (const auto& [body, reason] : refused) {
+    const ApiReply reply = api().Send("POST", "/v1/advise", renter.token, body);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT")) << body;
+    EXPECT_NE(reply.text.find(reason), std::string::npos) << reply.text;
+  }
+}
+
+// --- Concurrency --------------------------------------------------------------------------------
+
+// The public catalog is read on every HTTP thread while an admin changes prices and a renter
+// creates pods: prices live in the control plane's guarded state, so this must neither crash nor
+// refuse anything.
+TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(size_t{1} << 20, /*threads=*/4));
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const std::string url = "http://127.0.0.1:" + std::to_string(server_->port());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  const auto fail = [&failures](const std::string& what) {
+    if (failures++ == 0) ADD_FAILURE() << what.substr(0, 300);
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, url] {
+      ApiClient reader(url);
+      while (!stop) {
+        const ApiReply gpus = reader.Get("/v1/gpus");
+        if (gpus.status != 200 || Array(gpus.json, "gpus").size() < 10) fail(gpus.Describe());
+      }
+    });
+  }
+  threads.emplace_back([&, url] {
+    ApiClient renter_client(url);
+    while (!stop) {
+      const ApiReply pod = renter_client.Post(
+          "/v1/pods", renter.token, R"({"image":"busybox","gpu_type":"L4","volume_gb":0})");
+      if (pod.status != 201) fail(pod.Describe());
+    }
+  });
+  ApiClient admin(url);
+  constexpr int kRounds = 100;
+  for (int i = 1; i <= kRounds; ++i) {
+    for (std::string_view gpu : {"T4", "L4", "A10", "RTX 3090", "H100 SXM"}) {
+      const ApiReply set =
+          admin.Send("PUT", "/v1/prices/" + net::PercentEncode(gpu), admin_,
+                     R"({"price_per_hour_micros":)" + std::to_string(i * 1000) + "}");
+      if (set.status != 200) fail(std::string(gpu) + ": " + set.Describe());
+    }
+  }
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);
+  const ApiReply gpus = api().Get("/v1/gpus");
+  for (const json::value& gpu : Array(gpus.json, "gpus")) {
+    if (Str(gpu, "name") == "T4") {
+      EXPECT_EQ(Int(gpu, "price_per_hour_micros"), kRounds * 1000);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace suanli::server
