@@ -236,6 +236,8 @@ TEST_F(ApiBadInputTest, BadQueryValuesAreInvalidArgument) {
   EXPECT_TRUE(IsApiError(api().Get("/v1/billing/usage?format=xml", a_.token), 400));
   EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?after=abc", node_.token), 400));
   EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?wait_s=100000", node_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?wait_s=-1", node_.token), 400));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/agent/pods?after=-2", node_.token), 400));
   ExpectNothingChanged();
 }
 
