@@ -91,7 +91,7 @@ std::vector<PackingNode> ReadNodes(const std::string& path, Models& models) {
   std::vector<PackingNode> nodes;
   for (Csv csv(path); csv.Next();) {
     PackingNode node;
-    node.cpu_milli = csv.Integer("cpu_milli");
+    node.cpu_milli_capacity = node.cpu_milli = csv.Integer("cpu_milli");
     node.memory_mib = csv.Integer("memory_mib");
     const int64_t gpus = csv.Integer("gpu");
     node.gpu_milli.assign(static_cast<size_t>(gpus), kMilliGpu);

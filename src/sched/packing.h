@@ -14,9 +14,11 @@
 //   kFgd      fragmentation gradient descent (Weng et al., "Beware of Fragmentation", ATC '23):
 //             the placement that adds the least expected fragmentation to its node, measured
 //             against the workload, the mix of pods the cluster serves. Ties go to a random one.
-//   kSuanli   FGD's measure plus a small weight of best fit's, and ties (frequent: whole nodes in
-//             the same state) broken by best fit instead of at random: among placements that
-//             fragment about equally, the one that packs tighter.
+//   kSuanli   FGD's measure plus small weights of best fit's score and of the node's imbalance
+//             (how far its free CPU share is from its free GPU share), and ties (frequent: whole
+//             nodes in the same state) broken by best fit instead of at random: among placements
+//             that fragment about equally, the one that packs tighter and keeps cores beside its
+//             GPUs.
 //
 // The fragmentation of a node for one kind of pod is the free GPU capacity that pod could not use
 // there: all of it when the pod does not fit on the node at all (its CPU, memory or GPU model),
@@ -57,7 +59,8 @@ struct Demand {
 // A node and what is free on it.
 struct PackingNode {
   int model = -1;  // bit index of its GPU model; -1: no GPUs
-  int64_t cpu_milli = 0;
+  int64_t cpu_milli_capacity = 0;
+  int64_t cpu_milli = 0;  // free
   int64_t memory_mib = 0;
   std::vector<int> gpu_milli;  // free capacity of each device
 

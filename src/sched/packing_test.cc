@@ -10,7 +10,7 @@ namespace {
 PackingNode Node(int model, int gpus, int64_t cpu_milli = 64000, int64_t memory_mib = 262144) {
   PackingNode node;
   node.model = gpus == 0 ? -1 : model;
-  node.cpu_milli = cpu_milli;
+  node.cpu_milli_capacity = node.cpu_milli = cpu_milli;
   node.memory_mib = memory_mib;
   node.gpu_milli.assign(static_cast<size_t>(gpus), kMilliGpu);
   return node;
@@ -109,6 +109,21 @@ TEST(PackingTest, SuanliBreaksFgdsTiesByBestFit) {
     EXPECT_EQ(placement->node, 1u);
     EXPECT_TRUE(placement->gpus.empty());
   }
+}
+
+TEST(PackingTest, SuanliKeepsCoresBesideFreeGpus) {
+  // A CPU-only pod: best fit packs it beside the half-used GPU node's last free GPU, which would
+  // leave that GPU 8 of 64 cores; suanli sends it to the CPU-only node.
+  const std::vector<PackingNode> empty = {Node(0, 2, 64000), Node(0, 0, 192000)};
+  std::vector<PackingNode> nodes = empty;
+  nodes[0].cpu_milli = 16000;
+  nodes[0].gpu_milli = {0, 1000};
+  const Demand cpu_only{8000, 1024, 0, 0, kAnyModel};
+  const Workload workload = Workload::Of({Whole(1)});
+  Packer best_fit(Policy::kBestFit, workload, empty, 1);
+  Packer suanli(Policy::kSuanli, workload, empty, 1);
+  EXPECT_EQ(best_fit.Place(nodes, cpu_only)->node, 0u);
+  EXPECT_EQ(suanli.Place(nodes, cpu_only)->node, 1u);
 }
 
 TEST(PackingTest, NoPolicyEverGivesMoreThanANodeHas) {
