@@ -152,8 +152,8 @@ Run Replay(const std::vector<PackingNode>& cluster, const std::vector<Demand>& t
     demand += arrivals.back().GpuMilliTotal();
   }
 
-  std::vector<PackingNode> nodes = cluster;
   Packer packer(policy, workload, cluster, seed);
+  const std::vector<PackingNode>& nodes = packer.nodes();
   Run run;
   int64_t arrived = 0;
   int64_t allocated = 0;
@@ -162,8 +162,7 @@ Run Replay(const std::vector<PackingNode>& cluster, const std::vector<Demand>& t
   const auto start = std::chrono::steady_clock::now();
   for (const Demand& pod : arrivals) {
     arrived += pod.GpuMilliTotal();
-    if (std::optional<Placement> placement = packer.Place(nodes, pod)) {
-      Take(nodes[placement->node], pod, placement->gpus);
+    if (packer.Place(pod)) {
       allocated += pod.GpuMilliTotal();
       ++run.placed;
     } else {

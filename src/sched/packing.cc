@@ -122,12 +122,26 @@ int64_t StrandedFor(const PackingNode& node, const Demand& kind) {
   return stranded;
 }
 
-Packer::Packer(Policy policy, Workload workload, const std::vector<PackingNode>& cluster,
-               uint64_t seed)
-    : policy_(policy), workload_(std::move(workload)), random_(seed) {
-  for (const PackingNode& node : cluster) {
-    largest_cpu_ = std::max(largest_cpu_, node.cpu_milli);
-    largest_gpu_milli_ = std::max(largest_gpu_milli_, node.GpuMilliFree());
+size_t DemandHash::operator()(const Demand& demand) const {
+  size_t hash = std::hash<int64_t>()(demand.cpu_milli);
+  for (uint64_t part :
+       {static_cast<uint64_t>(demand.memory_mib), static_cast<uint64_t>(demand.gpu_count),
+        static_cast<uint64_t>(demand.gpu_milli), demand.models}) {
+    hash = hash * 1000003 ^ std::hash<uint64_t>()(part);
+  }
+  return hash;
+}
+
+Packer::Packer(Policy policy, Workload workload, std::vector<PackingNode> nodes, uint64_t seed)
+    : policy_(policy),
+      workload_(std::move(workload)),
+      random_(seed),
+      nodes_(std::move(nodes)),
+      version_(nodes_.size(), 1) {
+  for (const PackingNode& node : nodes_) {
+    largest_cpu_ = std::max(largest_cpu_, std::max(node.cpu_milli_capacity, node.cpu_milli));
+    largest_gpu_milli_ =
+        std::max(largest_gpu_milli_, static_cast<int64_t>(kMilliGpu * node.gpu_milli.size()));
   }
 }
 
@@ -152,80 +166,125 @@ double Packer::BestFitScore(const PackingNode& after) const {
          0.5 * static_cast<double>(after.GpuMilliFree()) / static_cast<double>(largest_gpu_milli_);
 }
 
-void Packer::Consider(const std::vector<PackingNode>& nodes, size_t index, const Demand& pod,
-                      std::vector<int> gpus, Candidate* best, int* ties) {
-  const PackingNode& node = nodes[index];
+Packer::Choice Packer::Score(const PackingNode& node, const Demand& pod, std::vector<int> gpus) {
   PackingNode after = node;
   Take(after, pod, gpus);
-  Candidate candidate{index, std::move(gpus), 0, 0};
+  Choice choice{std::move(gpus), 0, 0};
   switch (policy_) {
     case Policy::kRandom:
-      candidate.score = 0;
       break;
     case Policy::kBestFit:
-      candidate.score = BestFitScore(after);
+      choice.score = BestFitScore(after);
       // A share: the fullest device it fits on.
-      if (pod.IsShare()) candidate.tie = after.gpu_milli[static_cast<size_t>(candidate.gpus[0])];
+      if (pod.IsShare()) choice.tie = after.gpu_milli[static_cast<size_t>(choice.gpus[0])];
       break;
     case Policy::kFgd:
-      candidate.score = Fragmentation(after) - Fragmentation(node);
+      choice.score = Fragmentation(after) - Fragmentation(node);
       break;
     case Policy::kSuanli:
       // FGD's measure, plus small weights of best fit's score and of the node's imbalance: among
       // placements that fragment about equally, the one that packs and keeps CPU for its GPUs.
       // The weights were chosen on the five headline traces (docs/benchmarks.md).
-      candidate.tie = BestFitScore(after);
-      candidate.score = Fragmentation(after) - Fragmentation(node) +
-                        kBestFitWeight * candidate.tie + kImbalanceWeight * Imbalance(after);
+      choice.tie = BestFitScore(after);
+      choice.score = Fragmentation(after) - Fragmentation(node) + kBestFitWeight * choice.tie +
+                     kImbalanceWeight * Imbalance(after);
       break;
   }
-  // Scores within a millionth of a milli-GPU are equal: sums of shares differ only by rounding.
-  constexpr double kEpsilon = 1e-6;
-  const bool better =
-      best->node == SIZE_MAX || candidate.score < best->score - kEpsilon ||
-      (candidate.score <= best->score + kEpsilon && candidate.tie < best->tie - kEpsilon);
-  const bool equal =
-      !better && candidate.score <= best->score + kEpsilon && candidate.tie <= best->tie + kEpsilon;
-  if (better) {
-    *best = std::move(candidate);
-    *ties = 1;
-  } else if (equal && (policy_ == Policy::kRandom || policy_ == Policy::kFgd)) {
-    // Reservoir sampling: each of the equal candidates is kept with the same chance.
-    ++*ties;
-    if (std::uniform_int_distribution<int>(1, *ties)(random_) == 1) *best = std::move(candidate);
-  }
+  return choice;
 }
 
-std::optional<Placement> Packer::Place(const std::vector<PackingNode>& nodes, const Demand& pod) {
-  Candidate best{SIZE_MAX, {}, 0, 0};
-  int ties = 0;
-  for (size_t index = 0; index < nodes.size(); ++index) {
-    const PackingNode& node = nodes[index];
-    if (!Fits(node, pod)) continue;
-    if (pod.gpu_count == 0) {
-      Consider(nodes, index, pod, {}, &best, &ties);
-    } else if (pod.IsShare()) {
-      // One candidate per distinct free capacity: devices with the same free are the same choice.
-      std::vector<int> seen;
-      for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
-        const int free = node.gpu_milli[gpu];
-        if (free < pod.gpu_milli || std::find(seen.begin(), seen.end(), free) != seen.end()) {
-          continue;
-        }
-        seen.push_back(free);
-        Consider(nodes, index, pod, {static_cast<int>(gpu)}, &best, &ties);
-      }
-    } else {
-      std::vector<int> gpus;
-      for (size_t gpu = 0;
-           gpu < node.gpu_milli.size() && gpus.size() < static_cast<size_t>(pod.gpu_count); ++gpu) {
-        if (node.gpu_milli[gpu] >= pod.gpu_milli) gpus.push_back(static_cast<int>(gpu));
-      }
-      Consider(nodes, index, pod, std::move(gpus), &best, &ties);
+std::optional<Packer::Choice> Packer::BestOn(const PackingNode& node, const Demand& pod) {
+  if (!Fits(node, pod)) return std::nullopt;
+  if (pod.gpu_count == 0) return Score(node, pod, {});
+  if (!pod.IsShare()) {
+    std::vector<int> gpus;
+    for (size_t gpu = 0;
+         gpu < node.gpu_milli.size() && gpus.size() < static_cast<size_t>(pod.gpu_count); ++gpu) {
+      if (node.gpu_milli[gpu] >= pod.gpu_milli) gpus.push_back(static_cast<int>(gpu));
+    }
+    return Score(node, pod, std::move(gpus));
+  }
+  // One choice per distinct free capacity: devices with the same free are the same choice.
+  std::optional<Choice> best;
+  std::vector<int> seen;
+  for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
+    const int free = node.gpu_milli[gpu];
+    if (free < pod.gpu_milli || std::find(seen.begin(), seen.end(), free) != seen.end()) continue;
+    seen.push_back(free);
+    Choice choice = Score(node, pod, {static_cast<int>(gpu)});
+    if (!best || choice.Before(*best)) best = std::move(choice);
+  }
+  return best;
+}
+
+std::optional<Placement> Packer::Place(const Demand& pod) {
+  std::optional<Placement> placement =
+      policy_ == Policy::kRandom || policy_ == Policy::kFgd ? PlaceByScan(pod) : PlaceByIndex(pod);
+  if (placement) {
+    Take(nodes_[placement->node], pod, placement->gpus);
+    changed_.push_back(placement->node);
+    ++version_[placement->node];
+    // Bounded memory over a long life: past these sizes the kinds start over (each rescans once).
+    if (changed_.size() > 64 * nodes_.size() + 4096 || index_.size() > 4096) {
+      index_.clear();
+      changed_.clear();
     }
   }
-  if (best.node == SIZE_MAX) return std::nullopt;
-  return Placement{best.node, std::move(best.gpus)};
+  return placement;
+}
+
+std::optional<Placement> Packer::PlaceByScan(const Demand& pod) {
+  std::optional<Placement> best;
+  std::optional<Choice> best_choice;
+  int ties = 0;
+  for (size_t index = 0; index < nodes_.size(); ++index) {
+    std::optional<Choice> choice = BestOn(nodes_[index], pod);
+    if (!choice) continue;
+    if (!best_choice || choice->Before(*best_choice)) {
+      ties = 1;
+    } else if (choice->Ties(*best_choice)) {
+      // Reservoir sampling: each of the equal choices is kept with the same chance.
+      if (std::uniform_int_distribution<int>(1, ++ties)(random_) != 1) continue;
+    } else {
+      continue;
+    }
+    best = Placement{index, choice->gpus};
+    best_choice = std::move(choice);
+  }
+  return best;
+}
+
+// Each kind of pod keeps every node's best choice for it in order, and rescores only the nodes
+// that changed since it last placed (the log in changed_): a placement changes one node, so a
+// round costs a few rescorings however many nodes there are.
+std::optional<Placement> Packer::PlaceByIndex(const Demand& pod) {
+  auto [it, added] = index_.try_emplace(pod);
+  KindIndex& kind = it->second;
+  if (added) {
+    kind.scored_version.assign(nodes_.size(), 0);
+    kind.choices.resize(nodes_.size());
+    for (size_t index = 0; index < nodes_.size(); ++index) Rescore(kind, pod, index);
+    kind.log_position = changed_.size();
+  } else {
+    for (; kind.log_position < changed_.size(); ++kind.log_position) {
+      const size_t index = changed_[kind.log_position];
+      if (kind.scored_version[index] != version_[index]) Rescore(kind, pod, index);
+    }
+  }
+  if (kind.order.empty()) return std::nullopt;
+  const size_t node = std::get<2>(*kind.order.begin());
+  return Placement{node, kind.choices[node]->gpus};
+}
+
+void Packer::Rescore(KindIndex& kind, const Demand& pod, size_t index) {
+  if (const std::optional<Choice>& old = kind.choices[index]) {
+    kind.order.erase({old->score, old->tie, index});
+  }
+  kind.choices[index] = BestOn(nodes_[index], pod);
+  if (const std::optional<Choice>& now = kind.choices[index]) {
+    kind.order.emplace(now->score, now->tie, index);
+  }
+  kind.scored_version[index] = version_[index];
 }
 
 }  // namespace suanli::sched

@@ -25,14 +25,18 @@
 // else the GPUs with less free than the pod asks of each (a 0.3 remnant for a 0.5 share; any partly
 // used GPU for a whole-GPU pod). A node's fragmentation is that, averaged over the workload.
 //
-// Pure and single-threaded; a Packer keeps a cache of fragmentation by node state.
+// Pure and single-threaded. A Packer holds the nodes, a cache of fragmentation by node state and,
+// for the deterministic policies, each kind of pod's choices in order, rescoring only the nodes
+// that changed since that kind last placed (bench/sched_bench, docs/benchmarks.md).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -98,35 +102,60 @@ void Take(PackingNode& node, const Demand& pod, const std::vector<int>& gpus);
 // Free GPU capacity on `node` that pods of `kind` could not use (see the file comment).
 int64_t StrandedFor(const PackingNode& node, const Demand& kind);
 
+struct DemandHash {
+  size_t operator()(const Demand& demand) const;
+};
+
+// Places pods one at a time on the nodes it holds.
 class Packer {
  public:
-  // `cluster`: the nodes with nothing placed, which set best fit's scale (the largest node's CPU
-  // and GPUs). `seed` drives the random choices (kRandom, and kFgd's ties).
-  Packer(Policy policy, Workload workload, const std::vector<PackingNode>& cluster, uint64_t seed);
+  // `nodes` as they are now; the largest node's CPU and GPUs set best fit's scale. `seed` drives
+  // the random choices (kRandom, and kFgd's ties).
+  Packer(Policy policy, Workload workload, std::vector<PackingNode> nodes, uint64_t seed);
 
-  // Where `pod` goes among `nodes`, or nullopt when it fits nowhere. Does not change `nodes`.
-  std::optional<Placement> Place(const std::vector<PackingNode>& nodes, const Demand& pod);
+  // Where `pod` goes, taking what it asks from that node; nullopt when it fits nowhere.
+  std::optional<Placement> Place(const Demand& pod);
+
+  const std::vector<PackingNode>& nodes() const { return nodes_; }
 
   // The node's expected fragmentation under the workload, in milli-GPUs.
   double Fragmentation(const PackingNode& node);
 
  private:
-  struct Candidate {
-    size_t node = 0;
+  // A pod's best placement on one node: lower score first, then lower tie.
+  struct Choice {
     std::vector<int> gpus;
-    double score = 0;  // lower is better
-    double tie = 0;    // lower is better among equal scores
+    double score = 0;
+    double tie = 0;
+    bool Before(const Choice& other) const {
+      return score < other.score || (score == other.score && tie < other.tie);
+    }
+    bool Ties(const Choice& other) const { return score == other.score && tie == other.tie; }
   };
-  void Consider(const std::vector<PackingNode>& nodes, size_t index, const Demand& pod,
-                std::vector<int> gpus, Candidate* best, int* ties);
+  struct KindIndex {
+    std::vector<uint64_t> scored_version;        // per node: its version when last scored
+    std::vector<std::optional<Choice>> choices;  // per node: the best choice, if the pod fits
+    std::set<std::tuple<double, double, size_t>> order;  // (score, tie, node) of the fits
+    size_t log_position = 0;                             // in changed_: rescored up to here
+  };
+
+  Choice Score(const PackingNode& node, const Demand& pod, std::vector<int> gpus);
+  std::optional<Choice> BestOn(const PackingNode& node, const Demand& pod);
+  std::optional<Placement> PlaceByScan(const Demand& pod);
+  std::optional<Placement> PlaceByIndex(const Demand& pod);
+  void Rescore(KindIndex& kind, const Demand& pod, size_t index);
   double BestFitScore(const PackingNode& after) const;
 
   Policy policy_;
   Workload workload_;
   std::mt19937_64 random_;
+  std::vector<PackingNode> nodes_;
+  std::vector<uint64_t> version_;  // per node: bumped by each placement on it
+  std::vector<size_t> changed_;    // the node of each placement, in order
   int64_t largest_cpu_ = 1;
   int64_t largest_gpu_milli_ = 1;
   std::unordered_map<std::string, double> fragmentation_by_state_;
+  std::unordered_map<Demand, KindIndex, DemandHash> index_;  // kBestFit and kSuanli
 };
 
 }  // namespace suanli::sched

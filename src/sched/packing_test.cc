@@ -74,11 +74,11 @@ TEST(PackingTest, BestFitTakesTheFullestNodeAndTheFullestDevice) {
   std::vector<PackingNode> nodes = {Node(0, 8), Node(0, 4), Node(0, 4)};
   nodes[2].gpu_milli = {1000, 600, 1000, 400};
   Packer packer(Policy::kBestFit, Workload::Of({Share(300)}), nodes, 1);
-  std::optional<Placement> share = packer.Place(nodes, Share(300));
+  std::optional<Placement> share = packer.Place(Share(300));
   ASSERT_TRUE(share);
   EXPECT_EQ(share->node, 2u);
   EXPECT_EQ(share->gpus, std::vector<int>{3});  // 0.4 free: the fullest device with room
-  std::optional<Placement> whole = packer.Place(nodes, Whole(2));
+  std::optional<Placement> whole = packer.Place(Whole(2));
   ASSERT_TRUE(whole);
   EXPECT_EQ(whole->node, 2u);  // the least left over, on the devices nobody uses
   EXPECT_EQ(whole->gpus, (std::vector<int>{0, 2}));
@@ -93,7 +93,7 @@ TEST(PackingTest, FragmentationAwarePoliciesKeepWholeDevicesForWholeGpuPods) {
   for (Policy policy : {Policy::kFgd, Policy::kSuanli}) {
     Packer packer(policy, workload, nodes, 7);
     EXPECT_GT(packer.Fragmentation(nodes[1]), packer.Fragmentation(nodes[0]));
-    std::optional<Placement> placement = packer.Place(nodes, Share(500));
+    std::optional<Placement> placement = packer.Place(Share(500));
     ASSERT_TRUE(placement) << PolicyName(policy);
     EXPECT_EQ(placement->node, 1u) << PolicyName(policy);
   }
@@ -104,7 +104,7 @@ TEST(PackingTest, SuanliBreaksFgdsTiesByBestFit) {
   std::vector<PackingNode> nodes = {Node(0, 0, 96000), Node(0, 0, 32000)};
   Packer packer(Policy::kSuanli, Workload::Of({Whole(1)}), nodes, 3);
   for (int round = 0; round < 5; ++round) {
-    std::optional<Placement> placement = packer.Place(nodes, Demand{4000, 1024, 0, 0, kAnyModel});
+    std::optional<Placement> placement = packer.Place(Demand{4000, 1024, 0, 0, kAnyModel});
     ASSERT_TRUE(placement);
     EXPECT_EQ(placement->node, 1u);
     EXPECT_TRUE(placement->gpus.empty());
@@ -114,16 +114,15 @@ TEST(PackingTest, SuanliBreaksFgdsTiesByBestFit) {
 TEST(PackingTest, SuanliKeepsCoresBesideFreeGpus) {
   // A CPU-only pod: best fit packs it beside the half-used GPU node's last free GPU, which would
   // leave that GPU 8 of 64 cores; suanli sends it to the CPU-only node.
-  const std::vector<PackingNode> empty = {Node(0, 2, 64000), Node(0, 0, 192000)};
-  std::vector<PackingNode> nodes = empty;
+  std::vector<PackingNode> nodes = {Node(0, 2, 64000), Node(0, 0, 192000)};
   nodes[0].cpu_milli = 16000;
   nodes[0].gpu_milli = {0, 1000};
   const Demand cpu_only{8000, 1024, 0, 0, kAnyModel};
   const Workload workload = Workload::Of({Whole(1)});
-  Packer best_fit(Policy::kBestFit, workload, empty, 1);
-  Packer suanli(Policy::kSuanli, workload, empty, 1);
-  EXPECT_EQ(best_fit.Place(nodes, cpu_only)->node, 0u);
-  EXPECT_EQ(suanli.Place(nodes, cpu_only)->node, 1u);
+  Packer best_fit(Policy::kBestFit, workload, nodes, 1);
+  Packer suanli(Policy::kSuanli, workload, nodes, 1);
+  EXPECT_EQ(best_fit.Place(cpu_only)->node, 0u);
+  EXPECT_EQ(suanli.Place(cpu_only)->node, 1u);
 }
 
 TEST(PackingTest, NoPolicyEverGivesMoreThanANodeHas) {
@@ -137,19 +136,25 @@ TEST(PackingTest, NoPolicyEverGivesMoreThanANodeHas) {
                                : Demand{8000, 4096, 0, 0, kAnyModel});
   }
   for (Policy policy : {Policy::kRandom, Policy::kBestFit, Policy::kFgd, Policy::kSuanli}) {
-    std::vector<PackingNode> nodes = {Node(0, 8), Node(1, 4), Node(0, 2), Node(0, 0)};
-    Packer packer(policy, Workload::Of(pods), nodes, 5);
+    Packer packer(policy, Workload::Of(pods), {Node(0, 8), Node(1, 4), Node(0, 2), Node(0, 0)}, 5);
     int placed = 0;
     for (const Demand& pod : pods) {
-      std::optional<Placement> placement = packer.Place(nodes, pod);
-      if (!placement) continue;
-      ASSERT_TRUE(Fits(nodes[placement->node], pod));
+      const std::vector<PackingNode> before = packer.nodes();
+      std::optional<Placement> placement = packer.Place(pod);
+      if (!placement) {
+        // Nowhere means nowhere: no node had room.
+        for (const PackingNode& node : before) ASSERT_FALSE(Fits(node, pod));
+        continue;
+      }
+      ASSERT_TRUE(Fits(before[placement->node], pod));
       ASSERT_EQ(placement->gpus.size(), static_cast<size_t>(pod.gpu_count));
-      Take(nodes[placement->node], pod, placement->gpus);
+      PackingNode expected = before[placement->node];
+      Take(expected, pod, placement->gpus);
+      ASSERT_EQ(packer.nodes()[placement->node].gpu_milli, expected.gpu_milli);
       ++placed;
     }
     EXPECT_GT(placed, 0) << PolicyName(policy);
-    for (const PackingNode& node : nodes) {
+    for (const PackingNode& node : packer.nodes()) {
       EXPECT_GE(node.cpu_milli, 0);
       EXPECT_GE(node.memory_mib, 0);
       for (int free : node.gpu_milli) EXPECT_GE(free, 0) << PolicyName(policy);
