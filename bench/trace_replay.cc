@@ -125,6 +125,38 @@ std::vector<Demand> ReadPods(const std::string& path, Models& models) {
 
 double Gpus(int64_t milli) { return static_cast<double>(milli) / kMilliGpu; }
 
+// Where the free GPU capacity is left at the end, by what stops the pods from using it.
+void Explain(const std::vector<PackingNode>& nodes) {
+  int64_t partial = 0;
+  int64_t whole_without_cores = 0;
+  int64_t whole = 0;
+  std::map<int, int> remnants;  // free milli of a partly used device -> devices
+  for (const PackingNode& node : nodes) {
+    for (int free : node.gpu_milli) {
+      if (free == 0) continue;
+      if (free < kMilliGpu) {
+        partial += free;
+        ++remnants[free];
+      } else if (node.cpu_milli < 1000) {
+        whole_without_cores += free;
+      } else {
+        whole += free;
+      }
+    }
+  }
+  std::vector<std::pair<int, int>> common(remnants.begin(), remnants.end());
+  std::sort(common.begin(), common.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  common.resize(std::min<size_t>(common.size(), 5));
+  std::string most;
+  for (const auto& [free, devices] : common)
+    most += fmt::format(" {} x {:.2f}", devices, Gpus(free));
+  fmt::print(
+      "  free at the end: {:.0f} GPUs in partly used devices (most:{}), {:.0f} whole GPUs on nodes "
+      "without a free core, {:.0f} whole GPUs otherwise\n",
+      Gpus(partial), most, Gpus(whole_without_cores), Gpus(whole));
+}
+
 struct Run {
   double allocated_at_full = 0;    // share of GPU capacity when arrivals reach 100 %
   double allocated_at_end = 0;     // ... at the end (the arrival ratio, 130 % by default)
@@ -181,33 +213,7 @@ Run Replay(const std::vector<PackingNode>& cluster, const std::vector<Demand>& t
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (explain) {
-    // Where the free GPU capacity is left, by what stops the pods from using it.
-    int64_t partial = 0, whole_no_cpu = 0, whole_no_memory = 0, whole = 0;
-    std::map<int, int64_t> whole_by_model;
-    for (const PackingNode& node : nodes) {
-      for (int free : node.gpu_milli) {
-        if (free == 0) continue;
-        if (free < kMilliGpu) {
-          partial += free;
-        } else if (node.cpu_milli < 1000) {
-          whole_no_cpu += free;
-        } else if (node.memory_mib < 1024) {
-          whole_no_memory += free;
-        } else {
-          whole += free;
-          whole_by_model[node.model] += free;
-        }
-      }
-    }
-    fmt::print(
-        "  free at the end: {:.0f} GPUs in partly used devices, {:.0f} whole on nodes "
-        "without a free core, {:.0f} without 1 GiB, {:.0f} whole otherwise",
-        Gpus(partial), Gpus(whole_no_cpu), Gpus(whole_no_memory), Gpus(whole));
-    for (const auto& [model, milli] : whole_by_model)
-      fmt::print(" [model {}: {:.0f}]", model, Gpus(milli));
-    fmt::print("\n");
-  }
+  if (explain) Explain(nodes);
   run.allocated_at_end = static_cast<double>(allocated) / static_cast<double>(capacity);
   run.placements_per_second = static_cast<double>(arrivals.size()) / seconds;
   return run;
