@@ -85,11 +85,13 @@ rule clock-read-outside-core-clock \
 # Ids and secrets are random through core::Entropy (STYLE.md rule 6), whose production
 # implementation is OpenSSL's RAND_bytes in src/server/secrets.{h,cc}. Also allowed:
 # src/agent/ports.cc picks where its scan for a free host port starts (neither an id nor a secret,
-# and the agent has no Entropy: its one implementation is the server's OpenSSL one).
+# and the agent has no Entropy: its one implementation is the server's OpenSSL one), and
+# src/sched/packing.{h,cc}, whose seeded engine breaks the random policies' ties (the caller's seed
+# makes a trace replay repeatable; it never makes an id or a secret).
 rule randomness-outside-core-entropy \
   "randomness comes from core::Entropy (OpenSslEntropy in src/server/secrets.cc)" \
   'random_device|mt19937|minstd_rand|default_random_engine|(^|[^A-Za-z0-9_])s?rand\(|RAND_bytes|getrandom|/dev/u?random' \
-  '^src/(core/.*|server/secrets\.(h|cc)|agent/ports\.cc)$' "${src_files[@]}"
+  '^src/(core/.*|server/secrets\.(h|cc)|agent/ports\.cc|sched/packing\.(h|cc))$' "${src_files[@]}"
 
 # The agent and the CLI are built on the wire protocol, never on the server's or the store's
 # insides (docs/architecture.md). Allowed: store/sqlite.h, the SQLite RAII wrapper that the agent's
