@@ -9,11 +9,11 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <set>
 #include <tuple>
 #include <utility>
 
+#include "core/mutex.h"
 #include "net/http_client.h"
 
 namespace suanli::agent {
@@ -754,20 +754,20 @@ class DockerApiEngine final : public Engine {
 
   core::Result<bool> IsPodman() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (is_podman_) return *is_podman_;
     }
     core::Result<EngineVersion> version = Version();
     if (!version.ok()) return version.status();
     const bool podman = version->name.find("Podman") != std::string::npos;
-    std::lock_guard<std::mutex> lock(mutex_);
+    core::MutexLock lock(mutex_);
     is_podman_ = podman;
     return podman;
   }
 
   const std::string url_;
-  std::mutex mutex_;
-  std::optional<bool> is_podman_;  // guarded by mutex_; learnt on the first GPU create
+  core::Mutex mutex_;
+  std::optional<bool> is_podman_ GUARDED_BY(mutex_);  // learnt on the first GPU create
 };
 
 bool IsSocket(const std::string& path) {
