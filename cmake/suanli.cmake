@@ -1,6 +1,7 @@
 # Helpers shared by the module CMakeLists.
 
-# suanli_test(NAME SOURCES... LIBS lib...): one GoogleTest binary whose tests ctest lists one by one.
+# suanli_test(NAME SOURCES... LIBS lib...): one GoogleTest binary whose tests ctest lists one by one,
+# labelled with their folder (`ctest -L server`; the end-to-end tests in tests/ are `e2e`).
 function(suanli_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   if(NOT SUANLI_BUILD_TESTS)
@@ -8,8 +9,20 @@ function(suanli_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
+  suanli_test_label(label)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "SUANLI_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+                       PROPERTIES ENVIRONMENT "SUANLI_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                                  LABELS ${label})
+endfunction()
+
+# suanli_test_label(VAR): the ctest label of the tests defined in the current folder: the module's
+# name under src/ (core, server, store, agent, ...), or `e2e` for tests/.
+function(suanli_test_label var)
+  get_filename_component(folder "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  if(folder STREQUAL "tests")
+    set(folder e2e)
+  endif()
+  set(${var} ${folder} PARENT_SCOPE)
 endfunction()
 
 # suanli_embed(TARGET VAR FILE NAMESPACE): compiles FILE's text into TARGET as

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/agent_internal.h"
 #include "agent/container_spec.h"
 #include "agent/engine.h"
 #include "agent/gpus.h"
@@ -21,7 +22,6 @@
 #include "agent/tar.h"
 #include "core/check.h"
 #include "core/mutex.h"
-#include "core/stop_signal.h"
 #include "net/http_client.h"
 #include "wire/agent_protocol.h"
 
@@ -738,69 +738,15 @@ class AgentImpl final : public Agent {
 
 }  // namespace
 
-Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
-                                            const catalog::Catalog& catalog, core::Clock& clock,
-                                            std::ostream& log) {
-  AgentOptions options = given;
-  if (!options.server_url.starts_with("http://")) {
-    return core::InvalidArgumentError(
-        "--server must be the control plane's URL, like "
-        "http://10.0.0.2:7070 (got '" +
-        options.server_url + "')");
-  }
-  while (options.server_url.ends_with('/')) options.server_url.pop_back();
-  if (options.name.empty()) options.name = HostName();
-  if (options.engine_socket.empty()) options.engine_socket = FindEngineSocket();
-  if (options.engine_socket.empty()) {
-    return core::UnavailableError(
-        "no container engine socket found (tried $DOCKER_HOST, /var/run/docker.sock, "
-        "/run/podman/podman.sock); start Docker or Podman (sudo bash scripts/engine.sh), or give "
-        "--engine unix:///path/to.sock");
-  }
-  GpuAccess access = GpuAccess::kNone;
-  if (options.gpu_access == "cdi") {
-    access = GpuAccess::kCdi;
-  } else if (options.gpu_access == "nvidia") {
-    access = GpuAccess::kDeviceRequests;
-  } else if (options.gpu_access != "auto") {
-    return core::InvalidArgumentError("--gpu-access must be auto, cdi or nvidia (got '" +
-                                      options.gpu_access + "')");
-  }
-  std::unique_ptr<Nvml> nvml;
-  Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);
-  if (!gpus.ok()) return gpus.status();
-  Result<std::unique_ptr<Engine>> engine = Engine::Connect(options.engine_socket);
-  if (!engine.ok()) return engine.status();
-  if (options.gpu_access == "auto") {
-    Result<EngineVersion> version = (*engine)->Version();
-    access = version.ok() && version->name.find("Podman") != std::string::npos
-                 ? GpuAccess::kCdi
-                 : GpuAccess::kDeviceRequests;
-  }
-  Result<std::unique_ptr<StateDb>> state = StateDb::Open(options.state_dir);
-  if (!state.ok()) return state.status();
-  if (gpus->gpus.empty()) {
-    log << "agent: no GPUs on this host (" << (gpus->note.empty() ? gpus->source : gpus->note)
-        << "); pass --simulate-gpus \"4xRTX 4090\" to try suanli without one" << std::endl;
-  }
-  auto agent = std::make_unique<AgentImpl>(std::move(options), clock, log, std::move(state).value(),
-                                           std::move(engine).value(), std::move(gpus).value(),
-                                           std::move(nvml), access);
+std::unique_ptr<Agent> BeginAgent(AgentOptions options, core::Clock& clock, std::ostream& log,
+                                  std::unique_ptr<StateDb> state, std::unique_ptr<Engine> engine,
+                                  GpuInventory gpus, std::unique_ptr<Nvml> nvml,
+                                  GpuAccess gpu_access) {
+  auto agent =
+      std::make_unique<AgentImpl>(std::move(options), clock, log, std::move(state),
+                                  std::move(engine), std::move(gpus), std::move(nvml), gpu_access);
   agent->Begin();
-  return std::unique_ptr<Agent>(std::move(agent));
-}
-
-Status RunAgentUntilSignalled(const AgentOptions& options, const catalog::Catalog& catalog,
-                              std::ostream& log) {
-  core::BlockStopSignals();
-  core::SystemClock clock;
-  Result<std::unique_ptr<Agent>> agent = Agent::Start(options, catalog, clock, log);
-  if (!agent.ok()) return agent.status();
-  log << "suanli agent for " << options.server_url << " (state in " << options.state_dir.string()
-      << "); Ctrl-C stops the agent and leaves pods running" << std::endl;
-  const Status failure = core::WaitForStopSignal([&] { return (*agent)->failure(); });
-  (*agent)->Stop();
-  return failure;
+  return agent;
 }
 
 }  // namespace suanli::agent

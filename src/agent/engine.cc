@@ -4,22 +4,30 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <boost/json.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
-#include <set>
-#include <tuple>
 #include <utility>
 
+#include "agent/engine_json.h"
+#include "core/mutex.h"
 #include "net/http_client.h"
 
 namespace suanli::agent {
 namespace {
 
 namespace json = boost::json;
+using engine_json::BoolAt;
+using engine_json::CheckReference;
+using engine_json::CheckSpec;
+using engine_json::CompatCreateBody;
+using engine_json::IntAt;
+using engine_json::LibpodCreateBody;
+using engine_json::ObjectAt;
+using engine_json::ParseContainer;
+using engine_json::ParseJson;
+using engine_json::StringAt;
 
 // Podman 4.3 answers 1.41; Docker accepts older versions than its own, so this one prefix serves
 // both.
@@ -36,56 +44,8 @@ constexpr std::chrono::hours kFollowSilence{24};
 // Beyond the grace the engine itself waits, to kill and reap the container.
 constexpr std::chrono::seconds kStopSlack{30};
 
-// Capabilities dropped from Docker's default set, on top of no-new-privileges:
-// - NET_RAW: raw sockets let a pod spoof ARP and DNS to its neighbours on the bridge network
-//   (ping still works through ICMP datagram sockets).
-// - MKNOD: a pod gets its devices (GPUs included) from the engine, never by creating nodes.
-// - SETFCAP: with no-new-privileges file capabilities never take effect on exec, so writing them
-//   only adds attack surface (mapping root in a new user namespace needs it).
-// AUDIT_WRITE stays (Podman drops it by default anyway): sshd in RHEL-family images exits on a
-// failed audit write, and SSH into a pod is a headline feature.
-constexpr std::array<std::string_view, 3> kDroppedCapabilities = {"NET_RAW", "MKNOD", "SETFCAP"};
-
 constexpr std::string_view kStartHint =
     "start it (sudo systemctl start docker, or: sudo bash scripts/engine.sh)";
-
-// --- JSON reading that never throws: the engine's answers are outside input. ---
-
-const json::object* ObjectAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return nullptr;
-  const json::value* value = object->if_contains(key);
-  return value != nullptr ? value->if_object() : nullptr;
-}
-
-std::string StringAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return {};
-  const json::value* value = object->if_contains(key);
-  if (value == nullptr || !value->is_string()) return {};
-  return std::string(value->get_string());
-}
-
-int64_t IntAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return 0;
-  const json::value* value = object->if_contains(key);
-  if (value == nullptr) return 0;
-  if (value->is_int64()) return value->get_int64();
-  if (value->is_uint64()) return static_cast<int64_t>(value->get_uint64());
-  if (value->is_double()) return static_cast<int64_t>(value->get_double());
-  return 0;
-}
-
-bool BoolAt(const json::object* object, std::string_view key) {
-  if (object == nullptr) return false;
-  const json::value* value = object->if_contains(key);
-  return value != nullptr && value->is_bool() && value->get_bool();
-}
-
-std::optional<json::value> ParseJson(std::string_view text) {
-  boost::system::error_code ec;
-  json::value value = json::parse(text, ec);
-  if (ec) return std::nullopt;
-  return value;
-}
 
 // The engine's reason for an error answer: Docker and Podman both send {"message": "..."}.
 std::string EngineMessage(const net::HttpResponse& response) {
@@ -103,232 +63,6 @@ core::Status EngineError(const net::HttpResponse& response, std::string_view wha
   std::string message = std::string(what) + ": " + EngineMessage(response);
   if (response.status == 404) return core::NotFoundError(std::move(message));
   return core::InternalError(std::move(message));
-}
-
-// Names, ids and image references go into the URL path unescaped (as the docker CLI sends them),
-// so anything outside their alphabets is refused before it can change the request.
-core::Status CheckReference(std::string_view text, std::string_view what, bool image) {
-  auto allowed = [image](char c) {
-    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') {
-      return true;
-    }
-    return image && (c == '/' || c == ':' || c == '@');
-  };
-  if (text.empty() || text.size() > 512 || !std::all_of(text.begin(), text.end(), allowed)) {
-    return core::InvalidArgumentError("'" + std::string(text) + "' is not a valid " +
-                                      std::string(what));
-  }
-  return core::Status::Ok();
-}
-
-std::string CdiName(const std::string& gpu_id) {
-  // An id that is already a CDI name ("nvidia.com/gpu=all") is taken as it is.
-  if (gpu_id.find('=') != std::string::npos) return gpu_id;
-  return "nvidia.com/gpu=" + gpu_id;
-}
-
-std::string PortKey(const PublishedPort& port) {
-  return std::to_string(port.container_port) + "/" + port.protocol;
-}
-
-core::Status CheckSpec(const ContainerSpec& spec) {
-  SUANLI_RETURN_IF_ERROR(CheckReference(spec.name, "container name", /*image=*/false));
-  SUANLI_RETURN_IF_ERROR(CheckReference(spec.image, "image reference", /*image=*/true));
-  for (const auto& [key, value] : spec.env) {
-    if (key.empty() || key.find('=') != std::string::npos) {
-      return core::InvalidArgumentError("'" + key + "' is not a valid environment variable name");
-    }
-  }
-  for (const PublishedPort& port : spec.ports) {
-    if (port.container_port < 1 || port.container_port > 65535 || port.host_port < 0 ||
-        port.host_port > 65535 || (port.protocol != "tcp" && port.protocol != "udp")) {
-      return core::InvalidArgumentError("port " + std::to_string(port.container_port) + " -> " +
-                                        std::to_string(port.host_port) + "/" + port.protocol +
-                                        " is not a valid port mapping (1-65535, tcp or udp)");
-    }
-  }
-  if (!spec.volume_name.empty()) {
-    SUANLI_RETURN_IF_ERROR(CheckReference(spec.volume_name, "volume name", /*image=*/false));
-    if (spec.volume_mount_path.empty() || spec.volume_mount_path[0] != '/') {
-      return core::InvalidArgumentError("volume '" + spec.volume_name +
-                                        "' needs an absolute mount path, e.g. /workspace");
-    }
-  }
-  if (spec.nano_cpus < 0 || spec.memory_bytes < 0) {
-    return core::InvalidArgumentError("CPU and memory limits cannot be negative");
-  }
-  // A GPU pod that starts without its GPUs would bill for nothing, so no combination may drop
-  // them silently.
-  if (spec.gpu_access == GpuAccess::kNone && !spec.gpu_ids.empty()) {
-    return core::InvalidArgumentError("container '" + spec.name +
-                                      "' lists GPUs but no way to attach them (GpuAccess::kNone)");
-  }
-  if (spec.gpu_access != GpuAccess::kNone && spec.gpu_ids.empty()) {
-    return core::InvalidArgumentError("container '" + spec.name +
-                                      "' asks for GPU access with no GPU");
-  }
-  return core::Status::Ok();
-}
-
-json::array Strings(const std::vector<std::string>& values) {
-  json::array array;
-  for (const std::string& value : values) array.emplace_back(value);
-  return array;
-}
-
-json::array DroppedCapabilities() {
-  json::array array;
-  for (std::string_view cap : kDroppedCapabilities) array.emplace_back(cap);
-  return array;
-}
-
-json::object Labels(const std::map<std::string, std::string>& labels) {
-  json::object object;
-  for (const auto& [key, value] : labels) object[key] = value;
-  return object;
-}
-
-// The Docker Engine API's create body (Docker, and Podman without GPUs).
-std::string CompatCreateBody(const ContainerSpec& spec) {
-  json::object body;
-  body["Image"] = spec.image;
-  if (!spec.command.empty()) body["Cmd"] = Strings(spec.command);
-  json::array env;
-  for (const auto& [key, value] : spec.env) env.emplace_back(key + "=" + value);
-  body["Env"] = std::move(env);
-  body["Labels"] = Labels(spec.labels);
-  json::object exposed;
-  json::object bindings;
-  for (const PublishedPort& port : spec.ports) {
-    exposed[PortKey(port)] = json::object();
-    json::object binding{{"HostIp", spec.publish_address},
-                         {"HostPort", port.host_port == 0 ? "" : std::to_string(port.host_port)}};
-    json::value& list = bindings[PortKey(port)];
-    if (!list.is_array()) list = json::array();
-    list.get_array().emplace_back(std::move(binding));
-  }
-  body["ExposedPorts"] = std::move(exposed);
-
-  json::object host;
-  host["PortBindings"] = std::move(bindings);
-  if (spec.nano_cpus > 0) host["NanoCpus"] = spec.nano_cpus;
-  if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
-  if (!spec.volume_name.empty()) {
-    // A name (not a path) before the colon: the engine creates the named volume on first use.
-    host["Binds"] = json::array{spec.volume_name + ":" + spec.volume_mount_path};
-  }
-  // An init process as PID 1 forwards SIGTERM and reaps zombies: most images' main process does
-  // neither, so without it every stop waits out the whole grace period and ends in SIGKILL.
-  host["Init"] = true;
-  host["Privileged"] = false;
-  host["SecurityOpt"] = json::array{"no-new-privileges"};
-  host["CapDrop"] = DroppedCapabilities();
-  if (spec.gpu_access == GpuAccess::kDeviceRequests) {
-    host["DeviceRequests"] = json::array{json::object{{"Driver", "nvidia"},
-                                                      {"DeviceIDs", Strings(spec.gpu_ids)},
-                                                      {"Capabilities", json::array{{"gpu"}}}}};
-  } else if (spec.gpu_access == GpuAccess::kCdi) {
-    // Docker 25+ takes CDI names as a device request of the "cdi" driver (what `docker run
-    // --device nvidia.com/gpu=0` sends); an older Docker refuses the driver, it never ignores it.
-    std::vector<std::string> names;
-    for (const std::string& id : spec.gpu_ids) names.push_back(CdiName(id));
-    host["DeviceRequests"] =
-        json::array{json::object{{"Driver", "cdi"}, {"DeviceIDs", Strings(names)}}};
-  }
-  body["HostConfig"] = std::move(host);
-  return json::serialize(body);
-}
-
-// Podman's own create body, for CDI devices: its Docker-compatible API (4.3 here, 5.1 per
-// containers/podman#23560) ignores DeviceRequests, and turns HostConfig.Devices into
-// "NAME:PATH:PERMS", which it then looks up as one CDI name ("nvidia.com/gpu=0::rwm") or stats as
-// a path. Only the libpod API's {"devices": [{"path": "nvidia.com/gpu=0"}]} attaches them. Same
-// hardening and limits as CompatCreateBody.
-std::string LibpodCreateBody(const ContainerSpec& spec) {
-  json::object body;
-  body["name"] = spec.name;
-  body["image"] = spec.image;
-  if (!spec.command.empty()) body["command"] = Strings(spec.command);
-  json::object env;
-  for (const auto& [key, value] : spec.env) env[key] = value;
-  body["env"] = std::move(env);
-  body["labels"] = Labels(spec.labels);
-  json::array mappings;
-  for (const PublishedPort& port : spec.ports) {
-    mappings.emplace_back(json::object{{"container_port", port.container_port},
-                                       {"host_port", port.host_port},
-                                       {"host_ip", spec.publish_address},
-                                       {"protocol", port.protocol}});
-  }
-  body["portmappings"] = std::move(mappings);
-  json::object limits;
-  if (spec.nano_cpus > 0) {
-    // NanoCpus as the CFS quota per 100 ms period, which is how the engines apply it.
-    constexpr int64_t kPeriodMicros = 100'000;
-    limits["cpu"] = json::object{{"quota", spec.nano_cpus / 10'000}, {"period", kPeriodMicros}};
-  }
-  if (spec.memory_bytes > 0) limits["memory"] = json::object{{"limit", spec.memory_bytes}};
-  body["resource_limits"] = std::move(limits);
-  if (!spec.volume_name.empty()) {
-    body["volumes"] =
-        json::array{json::object{{"Name", spec.volume_name}, {"Dest", spec.volume_mount_path}}};
-  }
-  // Podman's own default is 10 s, which a forced Remove would wait out before killing; the
-  // compatible API's containers get 0, and Stop passes its grace explicitly anyway.
-  body["stop_timeout"] = 0;
-  body["init"] = true;  // as HostConfig.Init in the compatible body
-  body["privileged"] = false;
-  body["no_new_privileges"] = true;
-  body["cap_drop"] = DroppedCapabilities();
-  json::array devices;
-  for (const std::string& id : spec.gpu_ids)
-    devices.emplace_back(json::object{{"path", CdiName(id)}});
-  body["devices"] = std::move(devices);
-  return json::serialize(body);
-}
-
-core::Result<ContainerInfo> ParseContainer(const json::object& root) {
-  ContainerInfo info;
-  info.id = StringAt(&root, "Id");
-  if (info.id.empty())
-    return core::InternalError("the engine's inspect answer has no container Id");
-  info.name = StringAt(&root, "Name");
-  if (!info.name.empty() && info.name[0] == '/') info.name.erase(0, 1);
-  const json::object* config = ObjectAt(&root, "Config");
-  info.image = StringAt(config, "Image");
-  if (const json::object* labels = ObjectAt(config, "Labels")) {
-    for (const auto& [key, value] : *labels) {
-      if (value.is_string()) info.labels[std::string(key)] = std::string(value.get_string());
-    }
-  }
-  const json::object* state = ObjectAt(&root, "State");
-  info.status = StringAt(state, "Status");
-  info.running = BoolAt(state, "Running");
-  info.exit_code = static_cast<int>(IntAt(state, "ExitCode"));
-  info.error = StringAt(state, "Error");
-  info.started_at = ParseEngineTime(StringAt(state, "StartedAt"));
-  info.finished_at = ParseEngineTime(StringAt(state, "FinishedAt"));
-
-  // {"8080/tcp": [{"HostIp": "0.0.0.0", "HostPort": "31234"}, {"HostIp": "::", ...}]}: Docker
-  // lists an IPv4 and an IPv6 binding of one port, hence the set.
-  std::set<std::tuple<int, int, std::string>> seen;
-  if (const json::object* ports = ObjectAt(ObjectAt(&root, "NetworkSettings"), "Ports")) {
-    for (const auto& [key, bindings] : *ports) {
-      std::string_view text = key;
-      size_t slash = text.find('/');
-      int container_port = std::atoi(std::string(text.substr(0, slash)).c_str());
-      std::string protocol =
-          slash == std::string_view::npos ? "tcp" : std::string(text.substr(slash + 1));
-      if (!bindings.is_array()) continue;  // null: exposed, not published
-      for (const json::value& binding : bindings.get_array()) {
-        if (!binding.is_object()) continue;
-        int host_port = std::atoi(StringAt(&binding.get_object(), "HostPort").c_str());
-        if (host_port <= 0 || !seen.emplace(container_port, host_port, protocol).second) continue;
-        info.ports.push_back({container_port, host_port, protocol});
-      }
-    }
-  }
-  return info;
 }
 
 std::string SinceParameter(core::TimePoint since) {
@@ -754,20 +488,20 @@ class DockerApiEngine final : public Engine {
 
   core::Result<bool> IsPodman() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (is_podman_) return *is_podman_;
     }
     core::Result<EngineVersion> version = Version();
     if (!version.ok()) return version.status();
     const bool podman = version->name.find("Podman") != std::string::npos;
-    std::lock_guard<std::mutex> lock(mutex_);
+    core::MutexLock lock(mutex_);
     is_podman_ = podman;
     return podman;
   }
 
   const std::string url_;
-  std::mutex mutex_;
-  std::optional<bool> is_podman_;  // guarded by mutex_; learnt on the first GPU create
+  core::Mutex mutex_;
+  std::optional<bool> is_podman_ GUARDED_BY(mutex_);  // learnt on the first GPU create
 };
 
 bool IsSocket(const std::string& path) {

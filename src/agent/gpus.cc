@@ -273,7 +273,7 @@ core::Result<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library_name) 
   if (const nvml::Return code = fns.device_count(&count); code != nvml::kSuccess) {
     return core::UnavailableError("NVML cannot count this host's GPUs: " + loaded->ErrorText(code));
   }
-  std::lock_guard lock(loaded->mutex_);
+  core::MutexLock lock(loaded->mutex_);
   if (fns.event_set_create != nullptr && fns.register_events != nullptr &&
       fns.event_set_wait != nullptr && fns.event_set_free != nullptr &&
       fns.event_set_create(&loaded->xid_events_) != nvml::kSuccess) {
@@ -310,7 +310,7 @@ std::string Nvml::ErrorText(nvml::Return code) const {
 }
 
 GpuInventory Nvml::Discover(const catalog::Catalog& catalog) {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   GpuInventory inventory;
   inventory.source = "nvml";
   char version[nvml::kDriverVersionBufferSize] = {};
@@ -360,7 +360,7 @@ GpuInventory Nvml::Discover(const catalog::Catalog& catalog) {
 }
 
 std::vector<GpuHealth> Nvml::Health() {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   CollectXidEvents();
   std::vector<GpuHealth> readings;
   for (const Device& device : devices_) {

@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "agent/nvml_abi.h"
 #include "catalog/catalog.h"
 #include "core/domain.h"
+#include "core/mutex.h"
 #include "core/status.h"
 
 namespace suanli::agent {
@@ -108,13 +108,13 @@ class Nvml {
 
   Nvml(void* library, std::unique_ptr<Api> api);
   std::string ErrorText(nvml::Return code) const;
-  void CollectXidEvents();  // REQUIRES: mutex_ held
+  void CollectXidEvents() REQUIRES(mutex_);
 
   void* library_;  // dlopen handle, closed by the destructor
   std::unique_ptr<Api> api_;
-  std::mutex mutex_;
-  std::vector<Device> devices_;          // guarded by mutex_
-  nvml::EventSet xid_events_ = nullptr;  // guarded by mutex_; null when XID events are unsupported
+  core::Mutex mutex_;
+  std::vector<Device> devices_ GUARDED_BY(mutex_);
+  nvml::EventSet xid_events_ GUARDED_BY(mutex_) = nullptr;  // null when XID events are unsupported
 };
 
 // The GPUs of this host: the simulated ones when `simulate_spec` is non-empty (NVML is not

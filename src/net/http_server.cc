@@ -5,10 +5,8 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <condition_variable>
 #include <exception>
 #include <future>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -16,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/mutex.h"
 #include "net/http_client.h"
 
 namespace suanli::net {
@@ -62,8 +61,8 @@ struct ServerState {
   void RequestStarted() { in_flight.fetch_add(1); }
   void RequestFinished() {
     if (in_flight.fetch_sub(1) == 1 && draining.load()) {
-      std::lock_guard<std::mutex> lock(drain_mu);
-      drain_cv.notify_all();
+      core::MutexLock lock(drain_mu);
+      drain_cv.NotifyAll();
     }
   }
 
@@ -79,11 +78,11 @@ struct ServerState {
   std::atomic<bool> stopped{false};   // no more posts onto ioc
   std::atomic<int> posting{0};
   std::atomic<int> in_flight{0};  // requests handed to the handler and not yet written
-  std::mutex drain_mu;
-  std::condition_variable drain_cv;
+  core::Mutex drain_mu;
+  core::CondVar drain_cv;
 
-  std::mutex connections_mu;
-  std::unordered_set<Connection*> connections;  // guarded by connections_mu
+  core::Mutex connections_mu;
+  std::unordered_set<Connection*> connections GUARDED_BY(connections_mu);
 };
 
 std::string Lower(std::string_view text) {
@@ -120,12 +119,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ErrorCode ec;
     tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_address_ = remote.address().to_string();
-    std::lock_guard<std::mutex> lock(state_->connections_mu);
+    core::MutexLock lock(state_->connections_mu);
     state_->connections.insert(this);
   }
 
   ~Connection() {
-    std::lock_guard<std::mutex> lock(state_->connections_mu);
+    core::MutexLock lock(state_->connections_mu);
     state_->connections.erase(this);
   }
 
@@ -414,7 +413,7 @@ class BeastHttpServer final : public HttpServer {
   uint16_t port() const override { return port_; }
 
   void Stop(std::chrono::milliseconds grace) override {
-    std::lock_guard<std::mutex> stop_lock(stop_mu_);
+    core::MutexLock stop_lock(stop_mu_);
     if (stopped_) return;
     stopped_ = true;
     try {
@@ -422,8 +421,9 @@ class BeastHttpServer final : public HttpServer {
       state_->draining.store(true);
       StopAccepting();
       {
-        std::unique_lock<std::mutex> lock(state_->drain_mu);
-        state_->drain_cv.wait_for(lock, grace, [this] { return state_->in_flight.load() == 0; });
+        core::MutexLock lock(state_->drain_mu);
+        state_->drain_cv.WaitFor(state_->drain_mu, grace,
+                                 [this] { return state_->in_flight.load() == 0; });
       }
       state_->stopped.store(true);
       while (state_->posting.load() != 0) std::this_thread::yield();
@@ -432,7 +432,7 @@ class BeastHttpServer final : public HttpServer {
       for (std::thread& thread : threads_) thread.join();
       threads_.clear();
       {
-        std::lock_guard<std::mutex> lock(state_->connections_mu);
+        core::MutexLock lock(state_->connections_mu);
         for (Connection* connection : state_->connections) connection->CloseNow();
       }
       // Destroys every queued handler and the connections they hold; connections that a Responder
@@ -490,8 +490,8 @@ class BeastHttpServer final : public HttpServer {
   asio::steady_timer retry_timer_;
   uint16_t port_ = 0;
   std::vector<std::thread> threads_;
-  std::mutex stop_mu_;
-  bool stopped_ = false;  // guarded by stop_mu_
+  core::Mutex stop_mu_;
+  bool stopped_ GUARDED_BY(stop_mu_) = false;
 };
 
 }  // namespace

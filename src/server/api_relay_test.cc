@@ -122,12 +122,14 @@ TEST_F(ApiRelayTest, APodsLogsAreWhatItsNodesAgentPosts) {
   EXPECT_EQ(Int(request, "tail"), 5);
   EXPECT_TRUE(request.contains("timestamps") && request.at("timestamps") == true);
   EXPECT_TRUE(Str(request, "id").starts_with("rly_"));
-  const ApiReply posted = AnswerAs(
-      node_.token, Str(request, "id"),
-      json::object{
-          {"status", 200},
-          {"headers", json::array{json::array{"Content-Type", "text/plain; charset=utf-8"}}},
-          {"body_base64", net::Base64Encode("line 1\nline 2\n")}});
+  // json::value(...) around the inner pair: clang reads json::array{json::array{...}} as a copy of
+  // the inner array, not as an array holding it (GCC reads the latter).
+  const ApiReply posted =
+      AnswerAs(node_.token, Str(request, "id"),
+               json::object{{"status", 200},
+                            {"headers", json::array{json::value(json::array{
+                                            "Content-Type", "text/plain; charset=utf-8"})}},
+                            {"body_base64", net::Base64Encode("line 1\nline 2\n")}});
   EXPECT_EQ(posted.status, 204) << posted.Describe();
   core::Result<net::HttpResponse> logs = user.get();
   ASSERT_TRUE(logs.ok()) << logs.status().ToString();
@@ -256,11 +258,12 @@ TEST_F(ApiRelayTest, OnlyTheNodeOfThePodMayAnswerAndMalformedAnswersAreRefused) 
         json::value(json::object{{"status", "200"}}),
         json::value(json::object{{"status", 200}, {"colour", "red"}}),
         json::value(json::object{{"status", 200}, {"body_base64", "not base64!"}}),
+        json::value(json::object{
+            {"status", 200}, {"headers", json::array{json::value(json::array{"Bad Name", "v"})}}}),
+        json::value(json::object{
+            {"status", 200}, {"headers", json::array{json::value(json::array{"X", "a\r\nB: c"})}}}),
         json::value(
-            json::object{{"status", 200}, {"headers", json::array{json::array{"Bad Name", "v"}}}}),
-        json::value(
-            json::object{{"status", 200}, {"headers", json::array{json::array{"X", "a\r\nB: c"}}}}),
-        json::value(json::object{{"status", 200}, {"headers", json::array{json::array{"X"}}}}),
+            json::object{{"status", 200}, {"headers", json::array{json::value(json::array{"X"})}}}),
         json::value(json::object{{"status", 200}, {"headers", "X: y"}}),
         json::value(json::array{})}) {
     SCOPED_TRACE(json::serialize(bad));

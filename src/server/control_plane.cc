@@ -69,6 +69,9 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   Result<StoredEntities> stored = DecodeDocuments(snapshot->documents);
   if (!stored.ok()) return stored.status();
   const core::TimePoint now = Now();
+  // Open runs Load before the plane is shared with any other thread; the lock is held anyway so
+  // the state is written as everywhere else (and for the admin's Change).
+  Locked locked(*this);
   for (core::User& user : stored->users) users_[user.id] = std::move(user);
   for (core::ApiToken& token : stored->tokens) credentials_.AddApiToken(std::move(token));
   for (core::SshKey& key : stored->ssh_keys) ssh_keys_[key.id] = std::move(key);
@@ -96,7 +99,6 @@ Status ControlPlane::Load(std::string* new_admin_token) {
     return entry.second.role == core::Role::kAdmin;
   });
   if (!has_admin) {
-    Locked locked(*this);
     Change change(*this);
     core::User admin;
     admin.id = NewId("usr");
@@ -134,7 +136,7 @@ std::string ControlPlane::IssueToken(Change& change, const std::string& user_id,
 // --- Prices and money ----------------------------------------------------------------------------
 
 Money ControlPlane::GpuPrice(std::string_view gpu_type) const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return PriceLocked(gpu_type);
 }
 
@@ -160,7 +162,7 @@ Money ControlPlane::PodGpuRate(const core::Pod& pod) const {
 void ControlPlane::Rerate(const core::Pod& pod) { spend_.Update(pod, PriceLocked(pod.gpu_type)); }
 
 Money ControlPlane::SpendRate(std::string_view user_id) const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return spend_.Rate(std::string(user_id));
 }
 
@@ -356,7 +358,7 @@ Result<Written<Money>> ControlPlane::SetGpuPrice(const Principal& caller, std::s
 }
 
 Gauges ControlPlane::gauges() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   Gauges gauges;
   for (const auto& entry : pods_)
     ++gauges.pods_by_state[std::string(PodStateName(entry.second.state))];

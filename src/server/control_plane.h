@@ -17,7 +17,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +30,7 @@
 #include "core/clock.h"
 #include "core/domain.h"
 #include "core/entropy.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "sched/scheduler.h"
 #include "server/credentials.h"
@@ -282,41 +282,46 @@ class ControlPlane {
   class Change;
   class Locked;
 
-  core::Status Load(std::string* new_admin_token);
-  core::Status AddBuiltInTemplates();
+  core::Status Load(std::string* new_admin_token) EXCLUDES(mutex_);
+  core::Status AddBuiltInTemplates() REQUIRES(mutex_);
 
-  // All of these REQUIRE mutex_ held.
-  std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const;
-  std::string NewId(std::string_view prefix);
-  std::string IssueToken(Change& change, const std::string& user_id, std::string name);
-  void Credit(Change& change, core::User& user, core::Money amount, std::string note);
-  bool CanSee(const Principal& caller, const core::Template& spec) const;
+  std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const
+      REQUIRES(mutex_);
+  std::string NewId(std::string_view prefix) REQUIRES(mutex_);
+  std::string IssueToken(Change& change, const std::string& user_id, std::string name)
+      REQUIRES(mutex_);
+  void Credit(Change& change, core::User& user, core::Money amount, std::string note)
+      REQUIRES(mutex_);
+  bool CanSee(const Principal& caller, const core::Template& spec) const REQUIRES(mutex_);
   core::Result<const core::Template*> FindTemplate(const Principal& caller,
-                                                   std::string_view id) const;
-  core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id);
-  core::Money PriceLocked(std::string_view gpu_type) const;  // GpuPrice, lock held
-  core::Money PodGpuRate(const core::Pod& pod) const;
-  void Rerate(const core::Pod& pod);  // after any change to a pod's state, desired state or price
-  core::Money LiveBalance(const core::User& user, core::TimePoint now) const;
+                                                   std::string_view id) const REQUIRES(mutex_);
+  core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
+      REQUIRES(mutex_);
+  core::Money PriceLocked(std::string_view gpu_type) const REQUIRES(mutex_);  // GpuPrice
+  core::Money PodGpuRate(const core::Pod& pod) const REQUIRES(mutex_);
+  void Rerate(const core::Pod& pod)
+      REQUIRES(mutex_);  // after any change to a pod's state, desired state or price
+  core::Money LiveBalance(const core::User& user, core::TimePoint now) const REQUIRES(mutex_);
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
-                              core::TimePoint now) const;
+                              core::TimePoint now) const REQUIRES(mutex_);
   void SetState(Change& change, core::Pod& pod, core::PodState to, core::TimePoint at,
-                std::string reason);
-  void ChargePod(Change& change, core::Pod& pod, core::TimePoint to);
-  void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason);
-  void TouchNode(Change& change, const std::string& node_id);
-  void Notify(Change& change, core::User& user, std::string notice);
+                std::string reason) REQUIRES(mutex_);
+  void ChargePod(Change& change, core::Pod& pod, core::TimePoint to) REQUIRES(mutex_);
+  void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason)
+      REQUIRES(mutex_);
+  void TouchNode(Change& change, const std::string& node_id) REQUIRES(mutex_);
+  void Notify(Change& change, core::User& user, std::string notice) REQUIRES(mutex_);
   // Cordons `node` and stops its running pods, telling their owners `reason`.
-  void Drain(Change& change, core::Node& node, const std::string& reason);
-  void Unbind(Change& change, core::Pod& pod);
-  void Schedule(Change& change, core::TimePoint now);
-  void EnforceLimits(Change& change, core::TimePoint now);
-  std::vector<sched::Node> SchedulerNodes() const;
-  std::string ResolveCheapest(int gpu_count) const;
-  std::string NodeName(const std::string& node_id) const;
+  void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
+  void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
+  void Schedule(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  void EnforceLimits(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  std::vector<sched::Node> SchedulerNodes() const REQUIRES(mutex_);
+  std::string ResolveCheapest(int gpu_count) const REQUIRES(mutex_);
+  std::string NodeName(const std::string& node_id) const REQUIRES(mutex_);
   core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
-                               int* gpu_count) const;
-  core::Status CheckNodeReport(NodeReport& report) const;
+                               int* gpu_count) const REQUIRES(mutex_);
+  core::Status CheckNodeReport(NodeReport& report) const REQUIRES(mutex_);
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
 
   store::Store& store_;
@@ -326,29 +331,29 @@ class ControlPlane {
   Entropy& entropy_;
   const ControlPlaneOptions options_;
 
-  mutable std::mutex mutex_;
-  std::map<std::string, core::User> users_;          // guarded by mutex_
-  Credentials credentials_;                          // API, node and join tokens; guarded by mutex_
-  std::map<std::string, core::SshKey> ssh_keys_;     // guarded by mutex_
-  std::map<std::string, core::Template> templates_;  // guarded by mutex_
-  std::map<std::string, core::Pod> pods_;            // guarded by mutex_
-  std::set<std::string> pending_;  // unbound pods waiting for a GPU;           guarded by mutex_
-  std::map<std::string, core::Node> nodes_;                    // guarded by mutex_
-  std::map<std::string, std::set<std::string>> pods_on_node_;  // guarded by mutex_
-  std::map<std::string, core::Money> price_overrides_;         // guarded by mutex_
-  NodeWaiters waiters_;              // due callbacks run by Locked after unlock; guarded by mutex_
-  int64_t last_transition_seq_ = 0;  // guarded by mutex_
-  int64_t last_ledger_seq_ = 0;      // guarded by mutex_
-  uint64_t last_pod_sequence_ = 0;   // guarded by mutex_
-  int64_t charged_micros_ = 0;       // guarded by mutex_
-  std::set<std::string> new_pending_;  // pending since the last scheduling round; guarded by mutex_
-  bool capacity_changed_ = true;  // since the last round: a node or a freed GPU; guarded by mutex_
-  billing::SpendTracker spend_;   // guarded by mutex_
-  mutable std::unordered_map<std::string, core::Money> price_cache_;  // guarded by mutex_
-  std::map<std::string, std::set<std::string>> pods_by_owner_;        // guarded by mutex_
-  // Each pod's revision, bumped when it is written, for VisitPods. Guarded by mutex_.
-  std::unordered_map<std::string, uint64_t> pod_revision_;
-  uint64_t last_revision_ = 0;
+  mutable core::Mutex mutex_;
+  std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
+  Credentials credentials_ GUARDED_BY(mutex_);  // API, node and join tokens
+  std::map<std::string, core::SshKey> ssh_keys_ GUARDED_BY(mutex_);
+  std::map<std::string, core::Template> templates_ GUARDED_BY(mutex_);
+  std::map<std::string, core::Pod> pods_ GUARDED_BY(mutex_);
+  std::set<std::string> pending_ GUARDED_BY(mutex_);  // unbound pods waiting for a GPU
+  std::map<std::string, core::Node> nodes_ GUARDED_BY(mutex_);
+  std::map<std::string, std::set<std::string>> pods_on_node_ GUARDED_BY(mutex_);
+  std::map<std::string, core::Money> price_overrides_ GUARDED_BY(mutex_);
+  NodeWaiters waiters_ GUARDED_BY(mutex_);  // due callbacks run by Locked after unlock
+  int64_t last_transition_seq_ GUARDED_BY(mutex_) = 0;
+  int64_t last_ledger_seq_ GUARDED_BY(mutex_) = 0;
+  uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
+  int64_t charged_micros_ GUARDED_BY(mutex_) = 0;
+  std::set<std::string> new_pending_ GUARDED_BY(mutex_);  // pending since the last scheduling round
+  bool capacity_changed_ GUARDED_BY(mutex_) = true;  // since the last round: a node or a freed GPU
+  billing::SpendTracker spend_ GUARDED_BY(mutex_);
+  mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
+  std::map<std::string, std::set<std::string>> pods_by_owner_ GUARDED_BY(mutex_);
+  // Each pod's revision, bumped when it is written, for VisitPods.
+  std::unordered_map<std::string, uint64_t> pod_revision_ GUARDED_BY(mutex_);
+  uint64_t last_revision_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace suanli::server

@@ -13,7 +13,7 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
     return core::UnauthenticatedError(
         "no API token; send 'Authorization: Bearer <token>' (suanli login saves one)");
   }
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   if (const std::optional<Credentials::Holder> holder = credentials_.Find(bearer)) {
     if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id};
     const core::User& user = users_.at(holder->user_id);
@@ -57,7 +57,7 @@ void ControlPlane::Credit(Change& change, core::User& user, Money amount, std::s
 
 Result<Written<std::vector<core::User>>> ControlPlane::ListUsers(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::User> users;
   for (const auto& entry : users_) users.push_back(entry.second);
   return Written<std::vector<core::User>>{std::move(users), queue_.submitted()};
@@ -66,7 +66,7 @@ Result<Written<std::vector<core::User>>> ControlPlane::ListUsers(const Principal
 Result<Written<core::User>> ControlPlane::GetUser(const Principal& caller,
                                                   std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const std::string wanted = id == "me" ? caller.user_id : std::string(id);
   if (wanted != caller.user_id) SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   const auto it = users_.find(wanted);
@@ -131,7 +131,7 @@ Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToke
 Result<Written<std::vector<core::ApiToken>>> ControlPlane::ListTokens(
     const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return Written<std::vector<core::ApiToken>>{credentials_.ApiTokensOf(caller.user_id),
                                               queue_.submitted()};
 }
@@ -181,7 +181,7 @@ Result<Written<core::SshKey>> ControlPlane::AddSshKey(const Principal& caller, s
 Result<Written<std::vector<core::SshKey>>> ControlPlane::ListSshKeys(
     const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::SshKey> keys;
   for (const auto& entry : ssh_keys_) {
     if (entry.second.user_id == caller.user_id) keys.push_back(entry.second);
@@ -245,7 +245,7 @@ Result<Written<core::Template>> ControlPlane::CreateTemplate(const Principal& ca
 Result<Written<std::vector<core::Template>>> ControlPlane::ListTemplates(
     const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::Template> visible;
   for (const auto& entry : templates_) {
     if (CanSee(caller, entry.second)) visible.push_back(entry.second);
@@ -272,7 +272,7 @@ Result<const core::Template*> ControlPlane::FindTemplate(const Principal& caller
 Result<Written<core::Template>> ControlPlane::GetTemplate(const Principal& caller,
                                                           std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   Result<const core::Template*> found = FindTemplate(caller, id);
   if (!found.ok()) return found.status();
   return Written<core::Template>{**found, queue_.submitted()};

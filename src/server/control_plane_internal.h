@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -75,17 +74,21 @@ inline Status CheckEnv(const std::map<std::string, std::string>& env) {
 inline std::string Dollars(Money amount) { return amount.ToString(); }
 
 // One request's changes: which documents to rewrite and which records to append, committed as one
-// batch. Documents are serialized once, at Commit, from the state in memory then.
+// batch. Documents are serialized once, at Commit, from the state in memory then. Made and used
+// only with the plane's mutex held (under a Locked); each method that touches the plane asserts it,
+// since the analysis cannot tie `plane_.mutex_` to the caller's `mutex_`.
 class ControlPlane::Change {
  public:
   explicit Change(ControlPlane& plane) : plane_(plane) {}
 
   void Dirty(Collection collection, const std::string& id) { dirty_.emplace(collection, id); }
   void Append(core::Transition transition) {
+    plane_.mutex_.AssertHeld();
     transition.seq = ++plane_.last_transition_seq_;
     batch_.transitions.push_back(std::move(transition));
   }
   void Append(core::LedgerEntry entry) {
+    plane_.mutex_.AssertHeld();
     entry.seq = ++plane_.last_ledger_seq_;
     batch_.ledger.push_back(std::move(entry));
   }
@@ -93,6 +96,7 @@ class ControlPlane::Change {
 
   // Submits the batch and returns the sequence after which the change may be acknowledged.
   uint64_t Commit() {
+    plane_.mutex_.AssertHeld();
     for (const auto& [collection, id] : dirty_) {
       if (collection == Collection::kPods) plane_.pod_revision_[id] = ++plane_.last_revision_;
       std::optional<std::string> text = plane_.Serialize(collection, id);
@@ -115,13 +119,15 @@ class ControlPlane::Change {
 };
 
 // Holds the mutex; on release, runs the agents' wake-ups that the change queued, outside the lock
-// (they call back into the control plane).
-class ControlPlane::Locked {
+// (they call back into the control plane). A scoped capability like core::MutexLock, so the
+// analysis knows `plane.mutex_` is held from construction to the end of the scope.
+class SCOPED_CAPABILITY ControlPlane::Locked {
  public:
-  explicit Locked(ControlPlane& plane) : plane_(plane), lock_(plane.mutex_) {}
-  ~Locked() {
+  explicit Locked(ControlPlane& plane) ACQUIRE(plane.mutex_) : plane_(plane), lock_(plane.mutex_) {}
+  ~Locked() RELEASE() {
+    plane_.mutex_.AssertHeld();  // lock_ holds it until the Unlock below
     std::vector<std::function<void()>> wakeups = plane_.waiters_.TakeDue();
-    lock_.unlock();
+    lock_.Unlock();
     for (auto& wakeup : wakeups) wakeup();
   }
   Locked(const Locked&) = delete;
@@ -129,7 +135,7 @@ class ControlPlane::Locked {
 
  private:
   ControlPlane& plane_;
-  std::unique_lock<std::mutex> lock_;
+  core::MutexLock lock_;
 };
 
 }  // namespace suanli::server

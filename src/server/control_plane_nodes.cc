@@ -22,7 +22,7 @@ Result<Written<std::pair<core::JoinToken, std::string>>> ControlPlane::CreateJoi
 Result<Written<std::vector<core::JoinToken>>> ControlPlane::ListJoinTokens(
     const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::JoinToken> tokens;
   for (const auto& entry : credentials_.join_tokens()) tokens.push_back(entry.second);
   return Written<std::vector<core::JoinToken>>{std::move(tokens), queue_.submitted()};
@@ -41,7 +41,7 @@ Result<Written<core::JoinToken>> ControlPlane::DeleteJoinToken(const Principal& 
 
 Result<Written<std::vector<core::Node>>> ControlPlane::ListNodes(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::Node> nodes;
   for (const auto& entry : nodes_) nodes.push_back(entry.second);
   return Written<std::vector<core::Node>>{std::move(nodes), queue_.submitted()};
@@ -50,7 +50,7 @@ Result<Written<std::vector<core::Node>>> ControlPlane::ListNodes(const Principal
 Result<Written<core::Node>> ControlPlane::GetNode(const Principal& caller,
                                                   std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto it = nodes_.find(std::string(id));
   if (it == nodes_.end()) return core::NotFoundError("no node " + std::string(id));
   return Written<core::Node>{it->second, queue_.submitted()};
@@ -58,7 +58,7 @@ Result<Written<core::Node>> ControlPlane::GetNode(const Principal& caller,
 
 Result<Principal> ControlPlane::AuthenticatePodLink(std::string_view pod_id,
                                                     std::string_view link) const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto pod = pods_.find(std::string(pod_id));
   // Hashes compared, so the time taken says nothing about how much of the token was right.
   if (link.empty() || pod == pods_.end() || pod->second.link_token.empty() ||
@@ -72,7 +72,7 @@ Result<Principal> ControlPlane::AuthenticatePodLink(std::string_view pod_id,
 }
 
 std::string ControlPlane::NodeAddress(std::string_view node_id) const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto node = nodes_.find(std::string(node_id));
   return node == nodes_.end() ? "" : node->second.address;
 }
@@ -137,7 +137,7 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
 Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::map<std::string, Availability> by_type;
   for (const sched::Node& view : SchedulerNodes()) {
     if (view.gpu_type.empty()) continue;
@@ -190,7 +190,7 @@ Status ControlPlane::CheckNodeReport(NodeReport& report) const {
 }
 
 Status ControlPlane::CheckJoinToken(std::string_view join_secret) const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return credentials_.CheckJoinToken(join_secret, Now());
 }
 
@@ -331,7 +331,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
 
 Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
   if (caller.node_id.empty()) return core::PermissionDeniedError("only a node's agent may do this");
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto node = nodes_.find(caller.node_id);
   if (node == nodes_.end()) return core::NotFoundError("this node was removed; register it again");
   DesiredPods desired;
@@ -354,7 +354,7 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
 void ControlPlane::WhenNodeChanges(const Principal& caller, int64_t after, core::TimePoint deadline,
                                    std::function<void()> notify) {
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     const auto node = nodes_.find(caller.node_id);
     if (node != nodes_.end() && node->second.generation <= after && deadline > clock_.Now()) {
       waiters_.Add(caller.node_id, deadline, std::move(notify));

@@ -114,7 +114,7 @@ std::string ControlPlane::ResolveCheapest(int gpu_count) const {
 Result<Written<catalog::Catalog>> ControlPlane::PricedCatalog(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   catalog::Catalog priced = catalog_;
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   for (const auto& [gpu, price] : price_overrides_) {
     Result<const catalog::GpuType*> type = priced.FindExact(gpu);
     if (!type.ok()) continue;
@@ -253,7 +253,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
 
 Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   std::vector<core::Pod> pods;
   const core::TimePoint now = Now();
   for (const auto& entry : pods_) {
@@ -268,10 +268,10 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
 Result<uint64_t> ControlPlane::VisitPods(
     const Principal& caller, const std::function<void(const PodListEntry&)>& visit) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const core::TimePoint now = Now();
   static const std::string kNoAddress;
-  auto show = [&](const core::Pod& pod) {
+  auto show = [&](const core::Pod& pod) REQUIRES(mutex_) {
     const auto revision = pod_revision_.find(pod.id);
     const auto node = nodes_.find(pod.node_id);
     visit(PodListEntry{pod, revision == pod_revision_.end() ? 0 : revision->second,
@@ -290,7 +290,7 @@ Result<uint64_t> ControlPlane::VisitPods(
 Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
                                                 std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto it = pods_.find(std::string(id));
   if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
@@ -306,7 +306,7 @@ Result<PodPlacement> ControlPlane::Placement(const Principal& caller,
   if (!pod.ok()) return pod.status();
   PodPlacement placement{std::move(pod->value), "", false};
   if (placement.pod.node_id.empty()) return placement;
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   const auto node = nodes_.find(placement.pod.node_id);
   placement.node_name = NodeName(placement.pod.node_id);
   placement.node_reachable = node != nodes_.end() && node->second.state == core::NodeState::kReady;

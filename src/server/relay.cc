@@ -22,7 +22,7 @@ Relay::~Relay() {
   std::vector<Reply> replies;
   std::vector<Deliver> polls;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     stopping_ = true;
     for (auto& [id, entry] : entries_) replies.push_back(std::move(entry.reply));
     for (auto& [id, node] : nodes_) {
@@ -31,7 +31,7 @@ Relay::~Relay() {
     entries_.clear();
     nodes_.clear();
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (expiry_.joinable()) expiry_.join();
   for (Reply& reply : replies) {
     reply(net::ErrorResponse(503, "UNAVAILABLE",
@@ -45,7 +45,7 @@ core::Status Relay::Submit(const std::string& node_id, std::string node_name, Re
   Deliver deliver;
   std::vector<RelayRequest> delivered;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     NodeQueue& node = nodes_[node_id];
     if (node.waiting >= options_.max_waiting_per_node) {
       return core::ResourceExhaustedError(std::to_string(node.waiting) +
@@ -74,7 +74,7 @@ void Relay::Poll(const std::string& node_id, core::TimePoint deadline, size_t ma
   Deliver now;  // `deliver`, when it is to be called at once
   std::vector<RelayRequest> delivered;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     if (stopping_) {
       now = std::move(deliver);
     } else {
@@ -98,7 +98,7 @@ core::Status Relay::Answer(const std::string& node_id, std::string_view id,
                            net::HttpResponse answer) {
   Reply reply;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     const auto it = entries_.find(std::string(id));
     if (it == entries_.end() || it->second.node_id != node_id) {
       return core::NotFoundError("no relayed request " + std::string(id) +
@@ -112,7 +112,7 @@ core::Status Relay::Answer(const std::string& node_id, std::string_view id,
 }
 
 size_t Relay::waiting() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return entries_.size();
 }
 
@@ -141,13 +141,13 @@ void Relay::Erase(std::map<std::string, Entry>::iterator it) {
 }
 
 void Relay::ExpiryLoop() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    wake_.wait_for(lock, options_.check_every, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
+  while (true) {
+    {
+      core::MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, options_.check_every, [this]() REQUIRES(mutex_) { return stopping_; });
+      if (stopping_) return;
+    }
     ExpireDue();
-    lock.lock();
   }
 }
 
@@ -155,7 +155,7 @@ void Relay::ExpireDue() {
   std::vector<std::pair<Reply, net::HttpResponse>> replies;
   std::vector<Deliver> polls;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     const core::TimePoint now = clock_.Now();
     for (auto it = entries_.begin(); it != entries_.end();) {
       const auto next = std::next(it);

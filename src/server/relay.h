@@ -19,12 +19,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +30,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "net/http.h"
 #include "wire/relay_protocol.h"
@@ -98,22 +97,22 @@ class Relay {
     size_t waiting = 0;  // queued and in flight
   };
 
-  // REQUIRES mutex_ held. Moves up to `max` queued requests of `node` out, marking them delivered.
-  std::vector<RelayRequest> TakeQueued(NodeQueue& node, size_t max);
-  // REQUIRES mutex_ held. Forgets entry `it`.
-  void Erase(std::map<std::string, Entry>::iterator it);
-  void ExpiryLoop();
-  void ExpireDue();
+  // Moves up to `max` queued requests of `node` out, marking them delivered.
+  std::vector<RelayRequest> TakeQueued(NodeQueue& node, size_t max) REQUIRES(mutex_);
+  // Forgets entry `it`.
+  void Erase(std::map<std::string, Entry>::iterator it) REQUIRES(mutex_);
+  void ExpiryLoop() EXCLUDES(mutex_);
+  void ExpireDue() EXCLUDES(mutex_);
 
   core::Clock& clock_;
   const std::function<std::string()> new_id_;
   const RelayOptions options_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;                   // guarded by mutex_
-  std::map<std::string, Entry> entries_;    // by request id; guarded by mutex_
-  std::map<std::string, NodeQueue> nodes_;  // guarded by mutex_
+  mutable core::Mutex mutex_;
+  core::CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mutex_);  // by request id
+  std::map<std::string, NodeQueue> nodes_ GUARDED_BY(mutex_);
   std::thread expiry_;
 };
 

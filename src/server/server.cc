@@ -3,12 +3,11 @@
 #include <sys/stat.h>
 
 #include <charconv>
-#include <condition_variable>
 #include <fstream>
-#include <mutex>
 #include <ostream>
 #include <thread>
 
+#include "core/mutex.h"
 #include "core/stop_signal.h"
 #include "net/http_server.h"
 #include "server/api.h"
@@ -105,24 +104,27 @@ class ServerImpl final : public Server {
 
   void Stop() override {
     {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (stopped_) return;
       stopped_ = true;
     }
-    wake_.notify_all();
+    wake_.NotifyAll();
     if (ticker_.joinable()) ticker_.join();
     if (http_) http_->Stop();
     queue_.reset();  // commits what is queued
   }
 
  private:
-  void TickLoop() {
-    std::unique_lock lock(mutex_);
-    while (!stopped_) {
-      lock.unlock();
+  void TickLoop() EXCLUDES(mutex_) {
+    while (true) {
+      {
+        core::MutexLock lock(mutex_);
+        if (stopped_) return;
+      }
       plane_->Tick();
-      lock.lock();
-      wake_.wait_for(lock, std::chrono::milliseconds(250), [this] { return stopped_; });
+      core::MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, std::chrono::milliseconds(250),
+                    [this]() REQUIRES(mutex_) { return stopped_; });
     }
   }
 
@@ -135,9 +137,9 @@ class ServerImpl final : public Server {
   std::unique_ptr<Api> api_;
   std::unique_ptr<net::HttpServer> http_;
   std::thread ticker_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopped_ = false;  // guarded by mutex_
+  core::Mutex mutex_;
+  core::CondVar wake_;
+  bool stopped_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace

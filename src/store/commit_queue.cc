@@ -9,15 +9,15 @@ CommitQueue::CommitQueue(Store& store) : store_(store), writer_([this] { WriterL
 
 CommitQueue::~CommitQueue() {
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   writer_.join();
   // Only waiters for sequences never submitted remain: tell them rather than drop them.
   std::vector<std::pair<uint64_t, Done>> orphans;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     orphans.swap(durability_waiters_);
   }
   for (auto& waiter : orphans) {
@@ -30,11 +30,11 @@ uint64_t CommitQueue::Submit(Batch batch, Done done) {
   core::Status error;
   uint64_t sequence = 0;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     sequence = ++submitted_;
     if (latched_.ok()) {
       queue_.push_back({sequence, std::move(batch), std::move(done)});
-      wake_.notify_one();
+      wake_.NotifyOne();
       return sequence;
     }
     error = latched_;
@@ -48,7 +48,7 @@ uint64_t CommitQueue::Submit(Batch batch, Done done) {
 void CommitQueue::AfterDurable(uint64_t sequence, Done done) {
   core::Status now;
   {
-    std::lock_guard lock(mutex_);
+    core::MutexLock lock(mutex_);
     if (sequence > durable_) {
       if (latched_.ok()) {
         durability_waiters_.emplace_back(sequence, std::move(done));
@@ -61,22 +61,22 @@ void CommitQueue::AfterDurable(uint64_t sequence, Done done) {
 }
 
 uint64_t CommitQueue::submitted() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return submitted_;
 }
 
 uint64_t CommitQueue::durable() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return durable_;
 }
 
 core::Status CommitQueue::latched_error() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return latched_;
 }
 
 uint64_t CommitQueue::transactions() const {
-  std::lock_guard lock(mutex_);
+  core::MutexLock lock(mutex_);
   return transactions_;
 }
 
@@ -85,8 +85,8 @@ void CommitQueue::WriterLoop() {
     std::deque<Pending> group;
     core::Status status;
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      core::MutexLock lock(mutex_);
+      wake_.Wait(mutex_, [this]() REQUIRES(mutex_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything queued is done
       group.swap(queue_);
       status = latched_;  // a group queued before an earlier one failed must not be written
@@ -100,24 +100,24 @@ void CommitQueue::WriterLoop() {
           std::all_of(batches.begin(), batches.end(), [](const Batch& b) { return b.empty(); });
       if (!all_empty) {
         status = store_.Commit(batches);
-        std::lock_guard lock(mutex_);
+        core::MutexLock lock(mutex_);
         ++transactions_;
       }
     }
 
     std::vector<Done> waiters;
     {
-      std::lock_guard lock(mutex_);
+      core::MutexLock lock(mutex_);
       if (status.ok()) {
         durable_ = group.back().sequence;
       } else if (latched_.ok()) {
         latched_ = status;
       }
       // On success the waiters now durable; on failure every waiter, since none can become so.
-      auto keep = std::stable_partition(durability_waiters_.begin(), durability_waiters_.end(),
-                                        [&](const std::pair<uint64_t, Done>& waiter) {
-                                          return status.ok() && waiter.first > durable_;
-                                        });
+      auto keep = std::stable_partition(
+          durability_waiters_.begin(), durability_waiters_.end(),
+          [&](const std::pair<uint64_t, Done>& waiter)
+              REQUIRES(mutex_) { return status.ok() && waiter.first > durable_; });
       for (auto it = keep; it != durability_waiters_.end(); ++it) {
         waiters.push_back(std::move(it->second));
       }

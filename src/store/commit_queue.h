@@ -13,14 +13,13 @@
 // Thread-safe. The destructor commits what is queued, then joins the writer.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -52,23 +51,23 @@ class CommitQueue {
   uint64_t transactions() const;
 
  private:
-  void WriterLoop();
+  void WriterLoop() EXCLUDES(mutex_);
 
   Store& store_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  mutable core::Mutex mutex_;
+  core::CondVar wake_;
   struct Pending {
     uint64_t sequence;
     Batch batch;
     Done done;
   };
-  std::deque<Pending> queue_;                                  // guarded by mutex_
-  std::vector<std::pair<uint64_t, Done>> durability_waiters_;  // guarded by mutex_
-  uint64_t submitted_ = 0;                                     // guarded by mutex_
-  uint64_t durable_ = 0;                                       // guarded by mutex_
-  uint64_t transactions_ = 0;                                  // guarded by mutex_
-  core::Status latched_;                                       // guarded by mutex_
-  bool stopping_ = false;                                      // guarded by mutex_
+  std::deque<Pending> queue_ GUARDED_BY(mutex_);
+  std::vector<std::pair<uint64_t, Done>> durability_waiters_ GUARDED_BY(mutex_);
+  uint64_t submitted_ GUARDED_BY(mutex_) = 0;
+  uint64_t durable_ GUARDED_BY(mutex_) = 0;
+  uint64_t transactions_ GUARDED_BY(mutex_) = 0;
+  core::Status latched_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread writer_;
 };
 

@@ -16,10 +16,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "core/mutex.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -203,7 +203,7 @@ class SqliteStore final : public Store {
   template <typename... Values>
   Status Write(const std::string& sql, std::string_view what, const Values&... values);
 
-  Status ReadError(int rc, std::string_view what) const {
+  Status ReadError(int rc, std::string_view what) const REQUIRES(reader_mutex_) {
     return SqliteStatus(rc, "cannot read " + std::string(what) + " from the store " + file_ + ": " +
                                 reader_.ErrorMessage());
   }
@@ -211,8 +211,8 @@ class SqliteStore final : public Store {
   const std::string file_;
   LockFile lock_;      // released last, after both connections are closed
   Connection writer_;  // only the committing thread
-  std::mutex reader_mutex_;
-  Connection reader_;  // guarded by reader_mutex_
+  core::Mutex reader_mutex_;
+  Connection reader_ GUARDED_BY(reader_mutex_);
 };
 
 template <typename... Values>
@@ -293,7 +293,7 @@ Status SqliteStore::Commit(std::span<const Batch> batches) {
 }
 
 Result<Snapshot> SqliteStore::Load() {
-  std::lock_guard lock(reader_mutex_);
+  core::MutexLock lock(reader_mutex_);
   // One read transaction, so the documents and the last seqs are one consistent snapshot.
   int rc = reader_.Exec("BEGIN");
   if (rc != SQLITE_OK) return ReadError(rc, "a snapshot");
@@ -349,7 +349,7 @@ int BindHistory(sqlite3_stmt* stmt, const HistoryQuery& query) {
 }
 
 Result<std::vector<core::LedgerEntry>> SqliteStore::Ledger(const HistoryQuery& query) {
-  std::lock_guard lock(reader_mutex_);
+  core::MutexLock lock(reader_mutex_);
   sqlite3_stmt* stmt = nullptr;
   int rc = reader_.Prepare(
       "SELECT seq, user_id, pod_id, kind, amount_micros, from_ns, to_ns, at_ns, note FROM ledger" +
@@ -380,7 +380,7 @@ Result<std::vector<core::LedgerEntry>> SqliteStore::Ledger(const HistoryQuery& q
 }
 
 Result<std::vector<core::Transition>> SqliteStore::Transitions(const HistoryQuery& query) {
-  std::lock_guard lock(reader_mutex_);
+  core::MutexLock lock(reader_mutex_);
   sqlite3_stmt* stmt = nullptr;
   int rc = reader_.Prepare(
       "SELECT seq, pod_id, user_id, at_ns, from_state, to_state, node_id, gpu_type, gpu_count, "

@@ -1,0 +1,83 @@
+// Agent::Start and `suanli agent`: the options checked and completed, the GPUs discovered, the
+// engine and the state directory opened; then agent.cc's threads take over (BeginAgent).
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "agent/agent.h"
+#include "agent/agent_internal.h"
+#include "agent/engine.h"
+#include "agent/gpus.h"
+#include "agent/host_inventory.h"
+#include "agent/state_db.h"
+#include "core/stop_signal.h"
+
+namespace suanli::agent {
+
+using core::Result;
+using core::Status;
+
+Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
+                                            const catalog::Catalog& catalog, core::Clock& clock,
+                                            std::ostream& log) {
+  AgentOptions options = given;
+  if (!options.server_url.starts_with("http://")) {
+    return core::InvalidArgumentError(
+        "--server must be the control plane's URL, like "
+        "http://10.0.0.2:7070 (got '" +
+        options.server_url + "')");
+  }
+  while (options.server_url.ends_with('/')) options.server_url.pop_back();
+  if (options.name.empty()) options.name = HostName();
+  if (options.engine_socket.empty()) options.engine_socket = FindEngineSocket();
+  if (options.engine_socket.empty()) {
+    return core::UnavailableError(
+        "no container engine socket found (tried $DOCKER_HOST, /var/run/docker.sock, "
+        "/run/podman/podman.sock); start Docker or Podman (sudo bash scripts/engine.sh), or give "
+        "--engine unix:///path/to.sock");
+  }
+  GpuAccess access = GpuAccess::kNone;
+  if (options.gpu_access == "cdi") {
+    access = GpuAccess::kCdi;
+  } else if (options.gpu_access == "nvidia") {
+    access = GpuAccess::kDeviceRequests;
+  } else if (options.gpu_access != "auto") {
+    return core::InvalidArgumentError("--gpu-access must be auto, cdi or nvidia (got '" +
+                                      options.gpu_access + "')");
+  }
+  std::unique_ptr<Nvml> nvml;
+  Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);
+  if (!gpus.ok()) return gpus.status();
+  Result<std::unique_ptr<Engine>> engine = Engine::Connect(options.engine_socket);
+  if (!engine.ok()) return engine.status();
+  if (options.gpu_access == "auto") {
+    Result<EngineVersion> version = (*engine)->Version();
+    access = version.ok() && version->name.find("Podman") != std::string::npos
+                 ? GpuAccess::kCdi
+                 : GpuAccess::kDeviceRequests;
+  }
+  Result<std::unique_ptr<StateDb>> state = StateDb::Open(options.state_dir);
+  if (!state.ok()) return state.status();
+  if (gpus->gpus.empty()) {
+    log << "agent: no GPUs on this host (" << (gpus->note.empty() ? gpus->source : gpus->note)
+        << "); pass --simulate-gpus \"4xRTX 4090\" to try suanli without one" << std::endl;
+  }
+  return BeginAgent(std::move(options), clock, log, std::move(state).value(),
+                    std::move(engine).value(), std::move(gpus).value(), std::move(nvml), access);
+}
+
+Status RunAgentUntilSignalled(const AgentOptions& options, const catalog::Catalog& catalog,
+                              std::ostream& log) {
+  core::BlockStopSignals();
+  core::SystemClock clock;
+  Result<std::unique_ptr<Agent>> agent = Agent::Start(options, catalog, clock, log);
+  if (!agent.ok()) return agent.status();
+  log << "suanli agent for " << options.server_url << " (state in " << options.state_dir.string()
+      << "); Ctrl-C stops the agent and leaves pods running" << std::endl;
+  const Status failure = core::WaitForStopSignal([&] { return (*agent)->failure(); });
+  (*agent)->Stop();
+  return failure;
+}
+
+}  // namespace suanli::agent

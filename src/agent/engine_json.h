@@ -1,0 +1,46 @@
+// The Docker Engine API's JSON as Engine speaks it (engine.cc): the create bodies (the
+// Docker-compatible API's, and Podman's libpod one for CDI devices), the inspect answer read into
+// ContainerInfo, the checks on what goes into a request, and readers of the engine's answers that
+// never throw (those answers are outside input). Part of suanli_engine; engine.cc and its tests use
+// it, the rest of the agent sees only engine.h's types.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "agent/engine.h"
+#include "core/status.h"
+
+namespace suanli::agent::engine_json {
+
+// Member `key` of `object`, or nullptr, "", 0 or false when `object` is null or the member is
+// missing or of another type. IntAt takes any JSON number (a double truncated).
+const boost::json::object* ObjectAt(const boost::json::object* object, std::string_view key);
+std::string StringAt(const boost::json::object* object, std::string_view key);
+int64_t IntAt(const boost::json::object* object, std::string_view key);
+bool BoolAt(const boost::json::object* object, std::string_view key);
+// `text` parsed, or nullopt when it is not JSON.
+std::optional<boost::json::value> ParseJson(std::string_view text);
+
+// Names, ids and image references go into the URL path unescaped (as the docker CLI sends them),
+// so anything outside their alphabets ([A-Za-z0-9_.-], and / : @ when `image`) is refused before
+// it can change the request: INVALID_ARGUMENT, naming `what`.
+core::Status CheckReference(std::string_view text, std::string_view what, bool image);
+// INVALID_ARGUMENT for a spec that must not reach the engine: a bad name, image, env name, port,
+// volume or limit, or GPU ids that do not match its gpu_access.
+core::Status CheckSpec(const ContainerSpec& spec);
+
+// The Docker Engine API's create body (Docker, and Podman without GPUs). REQUIRES: CheckSpec(spec).
+std::string CompatCreateBody(const ContainerSpec& spec);
+// Podman's own create body, for CDI devices, with the same hardening and limits.
+// REQUIRES: CheckSpec(spec).
+std::string LibpodCreateBody(const ContainerSpec& spec);
+
+// A container from the engine's inspect answer (or a list entry of the same shape); INTERNAL when
+// it has no Id.
+core::Result<ContainerInfo> ParseContainer(const boost::json::object& root);
+
+}  // namespace suanli::agent::engine_json
