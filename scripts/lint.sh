@@ -142,12 +142,12 @@ rule cli11-outside-cli \
   "only src/cli uses CLI11; other code takes options structs" \
   '#include [<"]CLI/' '^src/cli/' "${all_files[@]}"
 
-# To enable once the mutex conversion is done (core/mutex.h: an annotated mutex the compiler
-# checks, STYLE.md rule 10):
-# rule std-mutex-outside-core-mutex \
-#   "use core::Mutex (core/mutex.h), whose GUARDED_BY and REQUIRES the compiler checks" \
-#   'std::(mutex|shared_mutex|recursive_mutex|lock_guard|unique_lock|scoped_lock)' \
-#   '^src/core/mutex\.h$' "${src_files[@]}"
+# Locks the compiler checks (core/mutex.h, STYLE.md rule 10): clang's -Wthread-safety sees only
+# core::Mutex, so a std::mutex in non-test code is a lock nobody checks. Tests may use std::mutex.
+rule std-mutex-outside-core-mutex \
+  "use core::Mutex (core/mutex.h), whose GUARDED_BY and REQUIRES the compiler checks" \
+  'std::(mutex|shared_mutex|recursive_mutex|lock_guard|unique_lock|scoped_lock|condition_variable)' \
+  '^src/core/mutex\.h$' "${src_files[@]}"
 
 if [ "$violations" -gt 0 ]; then
   echo "lint.sh: $violations violation(s) of the project's rules (above)" >&2

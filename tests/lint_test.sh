@@ -73,6 +73,8 @@ expect_caught std-regex src/advisor/planted.cc '#include <regex>'
 expect_caught assert-not-check src/billing/planted.cc 'assert(balance >= 0);'
 expect_caught beast-outside-net src/server/planted.cc '#include <boost/beast/http.hpp>'
 expect_caught cli11-outside-cli src/server/planted.cc '#include <CLI/CLI.hpp>'
+expect_caught std-mutex-outside-core-mutex src/agent/planted.cc 'std::mutex mutex_;'
+expect_caught std-mutex-outside-core-mutex src/store/planted.cc 'std::lock_guard lock(mutex_);'
 
 # What the rules allow, with their reasons in scripts/lint.sh.
 expect_passes "tests may read the steady clock for deadlines" src/sched/planted_test.cc \
@@ -83,6 +85,7 @@ expect_passes "the agent may use the SQLite wrapper" src/agent/planted.cc '#incl
 expect_passes "suanli server and suanli up wire the server" src/cli/server_command.cc \
   '#include "server/api.h"'
 expect_passes "src/testing makes temporary folders" src/testing/planted.cc 'mkdtemp(pattern);'
+expect_passes "tests may use std::mutex" src/agent/planted_test.cc 'std::mutex mutex;'
 
 if [ "$failures" -gt 0 ]; then
   echo "lint_test: $failures failure(s)" >&2
