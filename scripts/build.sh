@@ -2,8 +2,8 @@
 # Configures and builds one flavour of suanli into build/<flavour>.
 #   release  optimised, warnings as errors (what `suanli up` runs)
 #   asan     AddressSanitizer + UndefinedBehaviorSanitizer, warnings as errors (CI)
-#   tsan     ThreadSanitizer, built with clang, whose -Wthread-safety checks the lock annotations
-#            (errors); GCC's release build already holds the other warnings to -Werror (CI)
+#   tsan     ThreadSanitizer, built with clang, whose -Wthread-safety checks the lock annotations;
+#            warnings as errors (CI)
 #   debug    for development
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +12,8 @@ flavour=${1:-release}
 case "$flavour" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release -DSUANLI_WERROR=ON) ;;
   asan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_WERROR=ON -DSUANLI_SANITIZE=ON -DSUANLI_BUILD_BENCH=OFF) ;;
-  tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_SANITIZE_THREAD=ON -DSUANLI_BUILD_BENCH=OFF
-                 -DCMAKE_CXX_COMPILER=clang++) ;;
+  tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_WERROR=ON -DSUANLI_SANITIZE_THREAD=ON
+                 -DSUANLI_BUILD_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++) ;;
   debug)   flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release, asan, tsan or debug)" >&2; exit 2 ;;
 esac

@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libarchive-dev                           # tar archives for the engine's archive API
   clang-format clang-tidy
+  clang libclang-rt-14-dev                 # the tsan flavour: clang, and its ThreadSanitizer runtime
   wrk                                      # bench/api_get_bench.sh
   podman runc catatonit busybox-static curl file  # pods run as containers (scripts/engine.sh)
   dropbear-bin                             # the SSH server in the local demo image (engine.sh)
