@@ -63,6 +63,8 @@ int64_t PackingNode::GpuMilliFree() const {
 }
 
 Workload Workload::Of(const std::vector<Demand>& pods) {
+  // Ordered by GPUs first: the sums over kinds, and so the replay's ties, come out the same each
+  // run (docs/benchmarks.md's figures are in this order).
   std::map<std::tuple<int, int, int64_t, int64_t, ModelMask>, int64_t> counts;
   int64_t total = 0;
   for (const Demand& pod : pods) {
@@ -166,7 +168,8 @@ double Packer::BestFitScore(const PackingNode& after) const {
          0.5 * static_cast<double>(after.GpuMilliFree()) / static_cast<double>(largest_gpu_milli_);
 }
 
-Packer::Choice Packer::Score(const PackingNode& node, const Demand& pod, std::vector<int> gpus) {
+Packer::Choice Packer::Score(const PackingNode& node, double fragmentation, const Demand& pod,
+                             std::vector<int> gpus) {
   PackingNode after = node;
   Take(after, pod, gpus);
   Choice choice{std::move(gpus), 0, 0};
@@ -179,14 +182,14 @@ Packer::Choice Packer::Score(const PackingNode& node, const Demand& pod, std::ve
       if (pod.IsShare()) choice.tie = after.gpu_milli[static_cast<size_t>(choice.gpus[0])];
       break;
     case Policy::kFgd:
-      choice.score = Fragmentation(after) - Fragmentation(node);
+      choice.score = Fragmentation(after) - fragmentation;
       break;
     case Policy::kSuanli:
       // FGD's measure, plus small weights of best fit's score and of the node's imbalance: among
       // placements that fragment about equally, the one that packs and keeps CPU for its GPUs.
       // The weights were chosen on the five headline traces (docs/benchmarks.md).
       choice.tie = BestFitScore(after);
-      choice.score = Fragmentation(after) - Fragmentation(node) + kBestFitWeight * choice.tie +
+      choice.score = Fragmentation(after) - fragmentation + kBestFitWeight * choice.tie +
                      kImbalanceWeight * Imbalance(after);
       break;
   }
@@ -195,14 +198,16 @@ Packer::Choice Packer::Score(const PackingNode& node, const Demand& pod, std::ve
 
 std::optional<Packer::Choice> Packer::BestOn(const PackingNode& node, const Demand& pod) {
   if (!Fits(node, pod)) return std::nullopt;
-  if (pod.gpu_count == 0) return Score(node, pod, {});
+  const double fragmentation =
+      policy_ == Policy::kFgd || policy_ == Policy::kSuanli ? Fragmentation(node) : 0;
+  if (pod.gpu_count == 0) return Score(node, fragmentation, pod, {});
   if (!pod.IsShare()) {
     std::vector<int> gpus;
     for (size_t gpu = 0;
          gpu < node.gpu_milli.size() && gpus.size() < static_cast<size_t>(pod.gpu_count); ++gpu) {
       if (node.gpu_milli[gpu] >= pod.gpu_milli) gpus.push_back(static_cast<int>(gpu));
     }
-    return Score(node, pod, std::move(gpus));
+    return Score(node, fragmentation, pod, std::move(gpus));
   }
   // One choice per distinct free capacity: devices with the same free are the same choice.
   std::optional<Choice> best;
@@ -211,7 +216,7 @@ std::optional<Packer::Choice> Packer::BestOn(const PackingNode& node, const Dema
     const int free = node.gpu_milli[gpu];
     if (free < pod.gpu_milli || std::find(seen.begin(), seen.end(), free) != seen.end()) continue;
     seen.push_back(free);
-    Choice choice = Score(node, pod, {static_cast<int>(gpu)});
+    Choice choice = Score(node, fragmentation, pod, {static_cast<int>(gpu)});
     if (!best || choice.Before(*best)) best = std::move(choice);
   }
   return best;

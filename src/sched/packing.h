@@ -96,7 +96,7 @@ struct Placement {
 // Whether `pod` fits on `node` now: its model, CPU, memory and GPUs.
 bool Fits(const PackingNode& node, const Demand& pod);
 
-// Takes what `placement` gives the pod from `node`.
+// Takes what `pod` asks from `node`, on the devices `gpus`.
 void Take(PackingNode& node, const Demand& pod, const std::vector<int>& gpus);
 
 // Free GPU capacity on `node` that pods of `kind` could not use (see the file comment).
@@ -139,7 +139,9 @@ class Packer {
     size_t log_position = 0;                             // in changed_: rescored up to here
   };
 
-  Choice Score(const PackingNode& node, const Demand& pod, std::vector<int> gpus);
+  // `fragmentation`: the node's before the pod (kFgd and kSuanli; computed once per node).
+  Choice Score(const PackingNode& node, double fragmentation, const Demand& pod,
+               std::vector<int> gpus);
   std::optional<Choice> BestOn(const PackingNode& node, const Demand& pod);
   std::optional<Placement> PlaceByScan(const Demand& pod);
   std::optional<Placement> PlaceByIndex(const Demand& pod);
