@@ -22,9 +22,11 @@ std::vector<Node> Cluster(int count) {
     Node node;
     node.id = "node-" + std::to_string(i);
     node.gpu_type = kTypes[i % 4];
-    node.gpu_count = 8;
-    node.free_gpus = 0xff >> (i % 3);  // some nodes partly used already
+    // Some nodes partly used already.
+    for (int gpu = 0; gpu < 8; ++gpu)
+      node.gpu_free_milli.push_back(gpu < 8 - i % 3 ? kMilliGpu : 0);
     node.free = {128, 1024 * 1024, 8000};
+    node.vcpu_total = 128;
     nodes.push_back(std::move(node));
   }
   return nodes;

@@ -43,9 +43,11 @@ json_field() {  # json_field FIELD < JSON: the first string or number value of F
   grep -oE "\"$1\": *(\"[^\"]*\"|[0-9.]+|true|false)" | head -1 | sed -E "s/\"$1\": *//; s/^\"//; s/\"$//"
 }
 
-# Starts `suanli up` on a free port and waits until its agent's node (2 simulated RTX 4090) is listed.
+# Starts `suanli up` on a free port and waits until its agent's node (simulated GPUs: 2 RTX 4090, or
+# what `start_up COUNT` says) is listed.
 start_up() {
-  "$suanli" up --listen 127.0.0.1:0 --simulate-gpus "2xRTX 4090" ${engine:+--engine "$engine"} \
+  local gpus=${1:-2}
+  "$suanli" up --listen 127.0.0.1:0 --simulate-gpus "${gpus}xRTX 4090" ${engine:+--engine "$engine"} \
     >up.out 2>up.err &
   up_pid=$!
   for _ in $(seq 1 200); do
@@ -60,8 +62,8 @@ start_up() {
   export SUANLI_TOKEN
   SUANLI_TOKEN=$(cat suanli-data/admin-token)
   for _ in $(seq 1 100); do
-    "$suanli" nodes list 2>/dev/null | grep -q "2x RTX 4090 (simulated)" && break
+    "$suanli" nodes list 2>/dev/null | grep -q "${gpus}x RTX 4090 (simulated)" && break
     sleep 0.1
   done
-  "$suanli" nodes list | grep -q "2x RTX 4090 (simulated)" || fail "the local agent's node is not listed"
+  "$suanli" nodes list | grep -q "${gpus}x RTX 4090 (simulated)" || fail "the local agent's node is not listed"
 }

@@ -31,6 +31,11 @@ function money(micros) {
   return (micros < 0 ? '-$' : '$') + (Math.abs(micros) / 1e6).toFixed(6).replace(/0{1,4}$/, '');
 }
 
+// A pod's GPUs: "2", or its share of one ("0.5"; servers before shares send no gpu_milli).
+function podGpus(pod) {
+  return pod.gpu_milli && pod.gpu_milli < 1000 ? String(pod.gpu_milli / 1000) : String(pod.gpu_count);
+}
+
 function duration(seconds) {
   if (!seconds || seconds < 0) return '0s';
   const d = Math.floor(seconds / 86400), hh = Math.floor((seconds % 86400) / 3600);
@@ -446,9 +451,13 @@ async function deploy(query = '') {
       h('input', {type: 'radio', name: 'template', value: t.id, checked: index === 0, required: true}),
       h('strong', {}, t.name), h('span', {}, t.description), h('span', {class: 'hint'}, facts(t)))));
   const chosenTemplate = () => gallery.querySelector('input[name=template]:checked')?.value;
-  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`;
+  // Shares (0.5 of a GPU) use what partly used devices have left: shown beside the whole ones.
+  const sharedFree = (g) => g.shared_free_milli > 0 ? ` + ${g.shared_free_milli / 1000} shared` : '';
+  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`;
   const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')}, gpuLabel(g))));
-  const count = h('input', {id: 'count', type: 'number', min: 1, max: 8, value: wanted.get('count') || 1, required: true});
+  // Whole GPUs, or a share of one (0.5, 0.25: several pods on one device, each billed its part).
+  const count = h('input', {id: 'count', type: 'number', min: 0.001, max: 64, step: 'any', value: wanted.get('count') || 1, required: true,
+    title: 'Whole GPUs (1, 2, 4, 8) or a share of one GPU (0.5, 0.25)'});
   const unavailable = wanted.get('gpu') && !free.some((g) => g.gpu_type === wanted.get('gpu'))
     ? h('p', {class: 'error', role: 'alert'}, `No ${wanted.get('gpu')} is free now: pick a type that is.`) : '';
   const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
@@ -467,7 +476,7 @@ async function deploy(query = '') {
     deployButton.disabled = free.length === 0;
     const t = templates.find((x) => x.id === chosenTemplate());
     const gpus = Number(count.value) || 1;
-    const defaults = {vcpu: 2 * gpus, memory: 8 * gpus, disk: t ? t.container_disk_gb : '', volume: t ? t.volume_gb : ''};
+    const defaults = {vcpu: Math.max(1, Math.floor(2 * gpus)), memory: Math.max(1, Math.floor(8 * gpus)), disk: t ? t.container_disk_gb : '', volume: t ? t.volume_gb : ''};
     for (const [id, value] of Object.entries(defaults)) resources.querySelector('#' + id).placeholder = value;
     const g = free.find((x) => x.gpu_type === gpu.value);
     price.textContent = g ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs while it runs, billed by the second.` : 'No GPU type has free GPUs now.';
@@ -542,7 +551,7 @@ function pods() {
         : table([
           {title: 'Pod', cell: (p) => h('a', {href: '#/pods/' + p.id}, p.name || p.id)},
           {title: 'State', cell: podState},
-          {title: 'GPU', cell: (p) => `${p.gpu_count}x ${p.gpu_type}`},
+          {title: 'GPU', cell: (p) => `${podGpus(p)}x ${p.gpu_type}`},
           {title: 'Node', cell: (p) => p.node_id || '-'},
           {title: 'Uptime', numeric: true, cell: (p) => duration(p.uptime_s)},
           {title: 'Cost', numeric: true, cell: (p) => money(p.cost_micros)},
@@ -594,7 +603,7 @@ function pod(id) {
       const p = await api('GET', '/v1/pods/' + id);
       const rows = [
         ['State', podState(p)], ['Why', p.state_reason || '-'],
-        ['GPU', `${p.gpu_count}x ${p.gpu_type}`], ['Node', p.node_id || '-'], ['Image', p.image],
+        ['GPU', `${podGpus(p)}x ${p.gpu_type}`], ['Node', p.node_id || '-'], ['Image', p.image],
         ['Price', `${money(p.gpu_price_per_hour_micros)}/h GPU` + (p.storage_price_per_hour_micros ? `, ${money(p.storage_price_per_hour_micros)}/h storage` : '')],
         ['Uptime', duration(p.uptime_s)], ['Cost so far', money(p.cost_micros)],
       ];

@@ -1,5 +1,6 @@
 #include "agent/container_spec.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -8,6 +9,21 @@
 namespace suanli::agent {
 namespace {
 
+// A share of one device: the pod is told its part, and CUDA MPS is told to hold it to that part
+// where the host runs an MPS control daemon (docs/agent.md: MPS applies the limits per client
+// process; without the daemon the variables are inert and the share is an agreement the
+// scheduler keeps, as on a simulated GPU). The device's memory is split in the same proportion.
+void AddShareLimits(int gpu_milli, double memory_gb, ContainerSpec& spec) {
+  spec.env.emplace_back("SUANLI_GPU_SHARE", core::MilliGpuText(gpu_milli));
+  const int64_t memory_mib = static_cast<int64_t>(memory_gb * 1024 * gpu_milli / core::kMilliGpu);
+  spec.env.emplace_back("SUANLI_GPU_MEMORY_MIB", std::to_string(memory_mib));
+  spec.env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                        std::to_string(std::max(1, gpu_milli / 10)));
+  // Device 0 of the container: the one device a share has.
+  spec.env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+                        "0=" + std::to_string(memory_mib) + "M");
+}
+
 // Only the pod's GPUs reach it. The server hands out indices this node reported, so each is in the
 // inventory; one that is not still appears in SUANLI_GPUS and as a CDI id (which the engine then
 // refuses), and is left out of the device requests, which go by UUID.
@@ -15,16 +31,19 @@ void AddGpus(const core::Pod& pod, const ContainerHost& host, ContainerSpec& spe
   std::vector<std::string> uuids;
   std::string indices;
   bool simulated = false;
+  double memory_gb = 0;
   for (int index : pod.gpu_indices) {
     for (const Gpu& gpu : host.gpus) {
       if (gpu.index != index) continue;
       uuids.push_back(gpu.uuid);
       simulated = simulated || gpu.simulated;
+      memory_gb = gpu.memory_gb;
     }
     indices += (indices.empty() ? "" : ",") + std::to_string(index);
   }
   if (uuids.empty()) return;
   spec.env.emplace_back("SUANLI_GPUS", indices);
+  if (pod.gpu_milli < core::kMilliGpu) AddShareLimits(pod.gpu_milli, memory_gb, spec);
   if (simulated) {
     // So that software which reads the variables behaves, and knows.
     spec.env.emplace_back("SUANLI_GPUS_SIMULATED", "1");

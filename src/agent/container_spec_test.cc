@@ -218,6 +218,27 @@ TEST(ContainerSpecTest, AGpuIndexTheInventoryLacksIsNotAUuid) {
       << "no GPU of the inventory: none at all";
 }
 
+TEST(ContainerSpecTest, AShareIsToldItsPartAndMpsItsLimits) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {1};
+  desired.pod.gpu_milli = 250;
+  std::vector<Gpu> gpus = Gpus(false);
+  for (Gpu& gpu : gpus) gpu.memory_gb = 24;
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec spec = BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi));
+  EXPECT_EQ(spec.gpu_ids, (std::vector<std::string>{"1"}));  // the whole device, shared
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPU_SHARE"), "0.25");
+  EXPECT_EQ(EnvValue(spec, "SUANLI_GPU_MEMORY_MIB"), "6144");
+  EXPECT_EQ(EnvValue(spec, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "25");
+  EXPECT_EQ(EnvValue(spec, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=6144M");
+
+  desired.pod.gpu_milli = core::kMilliGpu;
+  EXPECT_EQ(EnvValue(BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi)),
+                     "SUANLI_GPU_SHARE"),
+            std::nullopt)
+      << "a whole GPU has no share and no MPS limit";
+}
+
 TEST(ContainerSpecDeathTest, OneHostPortPerPodPort) {
   const std::vector<int> one_port = {20001};
   EXPECT_DEATH((void)BuildContainerSpec(Jupyter(), one_port, Host()), "one host port per pod port");

@@ -8,6 +8,10 @@ namespace suanli::billing {
 using core::Money;
 using core::PodState;
 
+Money GpuRate(Money per_gpu_hour, int gpu_count, int gpu_milli) {
+  return Money::FromMicros(per_gpu_hour.micros() * gpu_count * gpu_milli / core::kMilliGpu);
+}
+
 Money StoragePerHour(Money per_gb_month, int64_t gigabytes) {
   constexpr int64_t kHoursPerMonth = 720;
   const int64_t per_month = per_gb_month.micros() * gigabytes;
@@ -47,7 +51,7 @@ void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
   Contribution now;
   if (pod.state != PodState::kTerminated) {
     now.rate = now.wanted = StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb).micros();
-    const int64_t gpus = gpu_per_hour.micros() * pod.gpu_count;
+    const int64_t gpus = GpuRate(gpu_per_hour, pod.gpu_count, pod.gpu_milli).micros();
     const bool wanted = pod.desired == core::DesiredState::kRunning;
     if (wanted || core::HoldsGpus(pod.state)) now.rate += gpus;
     if (wanted) now.wanted += gpus;

@@ -22,6 +22,10 @@ namespace suanli::billing {
 // runway check never underestimates it.
 core::Money StoragePerHour(core::Money per_gb_month, int64_t gigabytes);
 
+// What `gpu_count` GPUs at `per_gpu_hour` each cost per hour, `gpu_milli` thousandths of each (a
+// share pays its part of the device's price; rounded down to the micro-dollar).
+core::Money GpuRate(core::Money per_gpu_hour, int gpu_count, int gpu_milli = core::kMilliGpu);
+
 // What `pod` has accrued since its last charge, at `now`, at the prices recorded on the pod.
 core::Money Unbilled(const core::Pod& pod, core::TimePoint now);
 

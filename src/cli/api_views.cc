@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/text_table.h"
+#include "core/gpu_share.h"
 #include "core/money.h"
 
 namespace suanli::cli {
@@ -98,6 +99,15 @@ std::string SecondsOrNever(const boost::json::value& object, std::string_view ke
   return DurationText(JsonInteger(object, key));
 }
 
+// "0.75 (most 0.5 on one GPU)", or "-" when no device is partly used.
+std::string SharedFreeText(const boost::json::value& gpu) {
+  const int64_t shared = JsonInteger(gpu, "shared_free_milli");
+  if (shared <= 0) return "-";
+  const int64_t most = JsonInteger(gpu, "largest_share_free_milli");
+  if (most == shared) return core::MilliGpuText(shared);
+  return core::MilliGpuText(shared) + " (most " + core::MilliGpuText(most) + " on one GPU)";
+}
+
 }  // namespace
 
 const boost::json::value* JsonField(const boost::json::value& object, std::string_view key) {
@@ -165,7 +175,10 @@ std::string PodGpuText(const boost::json::value& pod) {
   const int64_t count = JsonInteger(pod, "gpu_count");
   const std::string type = JsonText(pod, "gpu_type");
   if (count <= 0 || type.empty()) return "-";
-  return std::to_string(count) + "x " + type;
+  // A share of one GPU: "0.5x RTX 4090" (servers before shares send no gpu_milli: whole GPUs).
+  const int64_t milli =
+      JsonField(pod, "gpu_milli") != nullptr ? JsonInteger(pod, "gpu_milli") : 1000;
+  return (milli < 1000 ? core::MilliGpuText(milli) : std::to_string(count)) + "x " + type;
 }
 
 std::string PodsTable(const boost::json::array& pods) {
@@ -222,7 +235,8 @@ std::string NodesTable(const boost::json::array& nodes) {
   table.AddColumn("LAST HEARTBEAT", Align::kLeft);
   for (const boost::json::value& node : nodes) {
     table.AddRow(
-        {JsonText(node, "id"), JsonText(node, "name"), NodeStateText(node), NodeGpusText(node),
+        {JsonText(node, "id"), JsonText(node, "name"), NodeStateText(node),
+         NodeGpusText(node),
          std::to_string(JsonInteger(node, "gpus_allocated")) + "/" +
              std::to_string(JsonArray(node, "gpus").size()),
          std::to_string(JsonInteger(node, "vcpu")), std::to_string(JsonInteger(node, "memory_gb")),
@@ -346,13 +360,14 @@ std::string AvailabilityTable(const boost::json::array& gpus) {
   table.AddColumn("FREE", Align::kRight);
   table.AddColumn("TOTAL", Align::kRight);
   table.AddColumn("MAX ON ONE NODE", Align::kRight);
+  table.AddColumn("SHARED FREE", Align::kRight);  // left on devices that shares use
   table.AddColumn("$/H", Align::kRight);
   for (const boost::json::value& gpu : gpus) {
     std::string type = JsonText(gpu, "gpu_type");
     if (JsonBool(gpu, "simulated")) type += " (simulated)";
     table.AddRow({type, std::to_string(JsonInteger(gpu, "free")),
                   std::to_string(JsonInteger(gpu, "total")),
-                  std::to_string(JsonInteger(gpu, "largest_free_on_one_node")),
+                  std::to_string(JsonInteger(gpu, "largest_free_on_one_node")), SharedFreeText(gpu),
                   MoneyText(gpu, "price_per_hour_micros")});
   }
   return table.Render();

@@ -2,6 +2,7 @@
 // logs, and log into them over SSH.
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <cerrno>
@@ -34,7 +35,7 @@ struct PodsFlags {
   std::string template_id;
   std::string image;
   std::string gpu_type;
-  std::optional<int> gpu_count;
+  std::string gpu_count;  // "2", or a share of one GPU: "0.5"
   std::optional<int> vcpu;
   std::optional<int> memory_gb;
   std::optional<int> disk_gb;
@@ -74,6 +75,30 @@ std::string PodLine(const boost::json::value& pod) {
   return line + "\n";
 }
 
+// "2" or "0.5" as the API's gpu_count: whole GPUs 1 to 64, or a share of one with at most three
+// decimals.
+core::Result<boost::json::value> GpuCount(const std::string& text, std::string_view flag) {
+  const std::string rule = std::string(flag) +
+                           ": give a whole number of GPUs from 1 to 64 or a share of one GPU "
+                           "from 0.001 to 0.999 (0.5 is half a GPU), not '" +
+                           text + "'";
+  const size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string decimals = dot == std::string::npos ? "" : text.substr(dot + 1);
+  auto digits = [](const std::string& part) {
+    return std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (text.empty() || !digits(whole) || !digits(decimals) || whole.size() > 2 ||
+      decimals.size() > 3 || (dot != std::string::npos && decimals.empty())) {
+    return core::InvalidArgumentError(rule);
+  }
+  const int count = whole.empty() ? 0 : std::stoi(whole);
+  const int milli = decimals.empty() ? 0 : std::stoi((decimals + "00").substr(0, 3));
+  if (milli == 0 && count >= 1 && count <= 64) return boost::json::value(count);
+  if (count == 0 && milli > 0) return boost::json::value(milli / 1000.0);
+  return core::InvalidArgumentError(rule);
+}
+
 core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
   if (flags.template_id.empty() && flags.image.empty()) {
     return core::InvalidArgumentError(
@@ -89,8 +114,25 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
   set_text("name", flags.name);
   set_text("template", flags.template_id);
   set_text("image", flags.image);
-  set_text("gpu_type", flags.gpu_type);
-  set_int("gpu_count", flags.gpu_count);
+  // --gpu TYPE:COUNT ("4090:0.5", "a100:2"), or --gpu TYPE with --gpu-count.
+  std::string gpu_type = flags.gpu_type;
+  std::string gpu_count = flags.gpu_count;
+  std::string_view count_flag = "--gpu-count";
+  if (const size_t colon = gpu_type.rfind(':'); colon != std::string::npos) {
+    if (!gpu_count.empty()) {
+      return core::InvalidArgumentError("--gpu " + gpu_type +
+                                        " already names a count; leave out --gpu-count");
+    }
+    gpu_count = gpu_type.substr(colon + 1);
+    gpu_type.resize(colon);
+    count_flag = "--gpu TYPE:COUNT";
+  }
+  set_text("gpu_type", gpu_type);
+  if (!gpu_count.empty()) {
+    core::Result<boost::json::value> count = GpuCount(gpu_count, count_flag);
+    if (!count.ok()) return count.status();
+    body["gpu_count"] = *count;
+  }
   set_int("vcpu", flags.vcpu);
   set_int("memory_gb", flags.memory_gb);
   set_int("container_disk_gb", flags.disk_gb);
@@ -340,9 +382,11 @@ CommandRun DefinePodsCommand(CLI::App& command) {
                 [flags](CommandContext& context) { return RunCreate(*flags, context); });
   create.add_option("--template", flags->template_id, "Template ID or name (see `templates`)");
   create.add_option("--image", flags->image, "Container image, e.g. pytorch/pytorch:latest");
-  create.add_option("--gpu", flags->gpu_type, "GPU type, e.g. 'RTX 4090' or a100-80g");
-  create.add_option("--gpu-count", flags->gpu_count, "Number of GPUs (1)")
-      ->check(PositiveInteger(64));
+  create.add_option("--gpu", flags->gpu_type,
+                    "GPU type, e.g. 'RTX 4090' or a100-80g; TYPE:COUNT also gives the count "
+                    "(4090:2, or 4090:0.5 for half of one GPU)");
+  create.add_option("--gpu-count", flags->gpu_count,
+                    "Number of GPUs (1), or a share of one: 0.5, 0.25");
   create.add_option("--name", flags->name, "A name for people");
   create.add_option("--vcpu", flags->vcpu, "vCPUs")->check(PositiveInteger(4096));
   create.add_option("--memory-gb", flags->memory_gb, "Memory in GB")

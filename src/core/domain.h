@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/gpu_share.h"
 #include "core/money.h"
 #include "core/pod_state.h"
 
@@ -109,6 +110,9 @@ struct Pod {
   std::vector<PortSpec> ports;
   std::string gpu_type;  // canonical catalog name
   int gpu_count = 1;
+  // Of each GPU, in thousandths: kMilliGpu for whole devices; below it (with gpu_count 1) a share
+  // of one device that other pods' shares use too (0.5 GPU is 500).
+  int gpu_milli = kMilliGpu;
   int vcpu = 0;
   int memory_gb = 0;
   int container_disk_gb = 0;

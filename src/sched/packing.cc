@@ -222,9 +222,10 @@ std::optional<Packer::Choice> Packer::BestOn(const PackingNode& node, const Dema
   return best;
 }
 
-std::optional<Placement> Packer::Place(const Demand& pod) {
-  std::optional<Placement> placement =
-      policy_ == Policy::kRandom || policy_ == Policy::kFgd ? PlaceByScan(pod) : PlaceByIndex(pod);
+std::optional<Placement> Packer::Place(const Demand& pod, const Eligible& eligible) {
+  std::optional<Placement> placement = policy_ == Policy::kRandom || policy_ == Policy::kFgd
+                                           ? PlaceByScan(pod, eligible)
+                                           : PlaceByIndex(pod, eligible);
   if (placement) {
     Take(nodes_[placement->node], pod, placement->gpus);
     changed_.push_back(placement->node);
@@ -238,11 +239,12 @@ std::optional<Placement> Packer::Place(const Demand& pod) {
   return placement;
 }
 
-std::optional<Placement> Packer::PlaceByScan(const Demand& pod) {
+std::optional<Placement> Packer::PlaceByScan(const Demand& pod, const Eligible& eligible) {
   std::optional<Placement> best;
   std::optional<Choice> best_choice;
   int ties = 0;
   for (size_t index = 0; index < nodes_.size(); ++index) {
+    if (eligible && !eligible(index)) continue;
     std::optional<Choice> choice = BestOn(nodes_[index], pod);
     if (!choice) continue;
     if (!best_choice || choice->Before(*best_choice)) {
@@ -262,7 +264,7 @@ std::optional<Placement> Packer::PlaceByScan(const Demand& pod) {
 // Each kind of pod keeps every node's best choice for it in order, and rescores only the nodes
 // that changed since it last placed (the log in changed_): a placement changes one node, so a
 // round costs a few rescorings however many nodes there are.
-std::optional<Placement> Packer::PlaceByIndex(const Demand& pod) {
+std::optional<Placement> Packer::PlaceByIndex(const Demand& pod, const Eligible& eligible) {
   auto [it, added] = index_.try_emplace(pod);
   KindIndex& kind = it->second;
   if (added) {
@@ -276,9 +278,10 @@ std::optional<Placement> Packer::PlaceByIndex(const Demand& pod) {
       if (kind.scored_version[index] != version_[index]) Rescore(kind, pod, index);
     }
   }
-  if (kind.order.empty()) return std::nullopt;
-  const size_t node = std::get<2>(*kind.order.begin());
-  return Placement{node, kind.choices[node]->gpus};
+  for (const auto& [score, tie, node] : kind.order) {
+    if (!eligible || eligible(node)) return Placement{node, kind.choices[node]->gpus};
+  }
+  return std::nullopt;
 }
 
 void Packer::Rescore(KindIndex& kind, const Demand& pod, size_t index) {

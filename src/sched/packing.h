@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
@@ -40,9 +41,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/gpu_share.h"
+
 namespace suanli::sched {
 
-inline constexpr int kMilliGpu = 1000;
+using core::kMilliGpu;
 
 // GPU models as bits, so that "any of these models" is one AND; the caller numbers its models.
 using ModelMask = uint64_t;
@@ -113,8 +116,11 @@ class Packer {
   // the random choices (kRandom, and kFgd's ties).
   Packer(Policy policy, Workload workload, std::vector<PackingNode> nodes, uint64_t seed);
 
-  // Where `pod` goes, taking what it asks from that node; nullopt when it fits nowhere.
-  std::optional<Placement> Place(const Demand& pod);
+  // Where `pod` goes, taking what it asks from that node; nullopt when it fits nowhere. Only nodes
+  // `eligible` accepts are considered (all when it is empty): the product's constraints packing
+  // does not model (labels, disk, the exact GPU type, a node that is not ready).
+  using Eligible = std::function<bool(size_t node)>;
+  std::optional<Placement> Place(const Demand& pod, const Eligible& eligible = {});
 
   const std::vector<PackingNode>& nodes() const { return nodes_; }
 
@@ -143,8 +149,8 @@ class Packer {
   Choice Score(const PackingNode& node, double fragmentation, const Demand& pod,
                std::vector<int> gpus);
   std::optional<Choice> BestOn(const PackingNode& node, const Demand& pod);
-  std::optional<Placement> PlaceByScan(const Demand& pod);
-  std::optional<Placement> PlaceByIndex(const Demand& pod);
+  std::optional<Placement> PlaceByScan(const Demand& pod, const Eligible& eligible);
+  std::optional<Placement> PlaceByIndex(const Demand& pod, const Eligible& eligible);
   void Rescore(KindIndex& kind, const Demand& pod, size_t index);
   double BestFitScore(const PackingNode& after) const;
 

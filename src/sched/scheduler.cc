@@ -1,8 +1,8 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
-#include <bit>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -10,8 +10,6 @@
 
 namespace suanli::sched {
 namespace {
-
-constexpr int kMaxGpusPerNode = 64;
 
 bool HasLabels(const Node& node, const std::map<std::string, std::string>& selector) {
   for (const auto& [key, value] : selector) {
@@ -21,66 +19,54 @@ bool HasLabels(const Node& node, const std::map<std::string, std::string>& selec
   return true;
 }
 
-// The schedulable nodes of one GPU type, bucketed by their number of free GPUs so best fit is a
-// walk up from the pod's count instead of a scan of every node.
-class TypeIndex {
- public:
-  void Add(int node, int free) {
-    by_free_[free].push_back(node);
-    position_[node] = by_free_[free].size() - 1;
-  }
-
-  void Move(int node, int from_free, int to_free) {
-    std::vector<int>& bucket = by_free_[from_free];
-    const size_t at = position_[node];
-    bucket[at] = bucket.back();
-    position_[bucket[at]] = at;
-    bucket.pop_back();
-    Add(node, to_free);
-  }
-
-  // Best fit: the first node, from the fewest free GPUs up, with the pod's GPUs, resources and
-  // labels.
-  int Find(const PodRequest& pod, const std::vector<Node>& nodes) const {
-    for (int free = pod.gpu_count; free <= kMaxGpusPerNode; ++free) {
-      for (int node : by_free_[free]) {
-        if (nodes[node].free.Covers(pod.needs) && HasLabels(nodes[node], pod.node_selector))
-          return node;
-      }
-    }
-    return -1;
-  }
-
-  // For the reason a pod waits: the most free GPUs any node has, and how many nodes have that many.
-  std::pair<int, int> MostFree() const {
-    for (int free = kMaxGpusPerNode; free >= 0; --free) {
-      if (!by_free_[free].empty()) return {free, static_cast<int>(by_free_[free].size())};
-    }
-    return {0, 0};
-  }
-
-  bool empty() const {
-    return std::all_of(std::begin(by_free_), std::end(by_free_),
-                       [](const auto& bucket) { return bucket.empty(); });
-  }
-
- private:
-  std::vector<int> by_free_[kMaxGpusPerNode + 1];
-  std::unordered_map<int, size_t> position_;  // node -> index in its bucket
-};
-
 std::string Plural(int n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-std::string WhyUnplaced(const PodRequest& pod, const TypeIndex* index) {
-  const std::string want = std::to_string(pod.gpu_count) + " free " + pod.gpu_type;
-  if (index == nullptr || index->empty()) return "no ready node has " + pod.gpu_type + " GPUs";
-  const auto [most, nodes_with_most] = index->MostFree();
-  if (most < pod.gpu_count) {
+bool IsShare(const PodRequest& pod) { return pod.gpu_milli < kMilliGpu; }
+
+// What a pod with these GPUs could still get on `node`: whole free devices, or for a share the
+// most milli-GPUs left on one device.
+int Room(const std::vector<int>& free_milli, bool share) {
+  int room = 0;
+  for (int free : free_milli) {
+    if (share) {
+      room = std::max(room, free);
+    } else if (free == kMilliGpu) {
+      ++room;
+    }
+  }
+  return room;
+}
+
+bool FitsGpus(const std::vector<int>& free_milli, const PodRequest& pod) {
+  return IsShare(pod) ? Room(free_milli, true) >= pod.gpu_milli
+                      : Room(free_milli, false) >= pod.gpu_count;
+}
+
+// Why nothing fit, from the nodes of the pod's type that are ready now.
+std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
+  const bool share = IsShare(pod);
+  int most = -1;
+  int nodes_with_most = 0;
+  for (const Node& node : nodes) {
+    if (!node.schedulable || node.gpu_type != pod.gpu_type || node.gpu_free_milli.empty()) continue;
+    const int room = Room(node.gpu_free_milli, share);
+    if (room > most) {
+      most = room;
+      nodes_with_most = 0;
+    }
+    if (room == most) ++nodes_with_most;
+  }
+  if (most < 0) return "no ready node has " + pod.gpu_type + " GPUs";
+  const std::string want = share ? core::MilliGpuText(pod.gpu_milli) + " free of an " + pod.gpu_type
+                                 : std::to_string(pod.gpu_count) + " free " + pod.gpu_type;
+  const bool short_of_gpus = share ? most < pod.gpu_milli : most < pod.gpu_count;
+  if (short_of_gpus) {
     if (most == 0) return "no node has " + want + "; all are in use";
     return "no node has " + want + "; " + Plural(nodes_with_most, "node") +
-           (nodes_with_most == 1 ? " has " : " have ") + std::to_string(most);
+           (nodes_with_most == 1 ? " has " : " have ") +
+           (share ? core::MilliGpuText(most) : std::to_string(most));
   }
   return "no node with " + want + " also has " + std::to_string(pod.needs.vcpu) + " vCPU, " +
          std::to_string(pod.needs.ram_mb / 1024) + " GB RAM and " +
@@ -92,12 +78,15 @@ std::string WhyUnplaced(const PodRequest& pod, const TypeIndex* index) {
 class Preemption {
  public:
   Preemption(const std::vector<RunningPod>& running, const std::vector<Node>& nodes) {
-    if (running.empty()) return;
     std::unordered_map<std::string, int> node_index;
-    for (size_t i = 0; i < nodes.size(); ++i) node_index.emplace(nodes[i].id, static_cast<int>(i));
     for (const RunningPod& pod : running) {
+      if (!pod.interruptible) continue;
+      if (node_index.empty()) {
+        for (size_t i = 0; i < nodes.size(); ++i)
+          node_index.emplace(nodes[i].id, static_cast<int>(i));
+      }
       auto it = node_index.find(pod.node_id);
-      if (pod.interruptible && it != node_index.end()) by_node_[it->second].push_back(&pod);
+      if (it != node_index.end()) by_node_[it->second].push_back(&pod);
     }
     for (auto& [node, pods] : by_node_) {
       // Lowest priority first, then the newest: the pods whose owners lose least.
@@ -117,19 +106,22 @@ class Preemption {
       const Node& node = nodes[node_index];
       if (!node.schedulable || node.gpu_type != pod.gpu_type || !HasLabels(node, pod.node_selector))
         continue;
-      int gpus = std::popcount(node.free_gpus);
+      std::vector<int> gpus = node.gpu_free_milli;
       Resources free = node.free;
       std::vector<const RunningPod*> victims;
       for (const RunningPod* victim : candidates) {
-        if (gpus >= pod.gpu_count && free.Covers(pod.needs)) break;
+        if (FitsGpus(gpus, pod) && free.Covers(pod.needs)) break;
         if (victim->priority > pod.priority || taken_.contains(victim->id)) continue;
         victims.push_back(victim);
-        gpus += victim->gpu_count;
+        for (int index : victim->gpu_indices) {
+          if (index >= 0 && static_cast<size_t>(index) < gpus.size())
+            gpus[static_cast<size_t>(index)] += victim->gpu_milli;
+        }
         free.vcpu += victim->uses.vcpu;
         free.ram_mb += victim->uses.ram_mb;
         free.disk_gb += victim->uses.disk_gb;
       }
-      const bool fits = gpus >= pod.gpu_count && free.Covers(pod.needs);
+      const bool fits = FitsGpus(gpus, pod) && free.Covers(pod.needs);
       if (fits && !victims.empty() && (best_node < 0 || victims.size() < best_victims.size())) {
         best_node = node_index;
         best_victims = std::move(victims);
@@ -149,46 +141,88 @@ class Preemption {
   std::unordered_set<std::string> taken_;                  // already chosen this round
 };
 
-std::vector<int> TakeGpus(Node& node, int count) {
-  std::vector<int> indices;
-  for (int taken = 0; taken < count; ++taken) {
-    const int index = std::countr_zero(node.free_gpus);
-    indices.push_back(index);
-    node.free_gpus &= node.free_gpus - 1;  // clear the lowest set bit
+// Packing knows GPU models as bits of a mask; types beyond 64 share bits, which only blurs the
+// fragmentation estimate: the exact type is checked on every placement.
+class ModelBits {
+ public:
+  int Of(const std::string& type) {
+    auto [it, added] = bits_.try_emplace(type, static_cast<int>(bits_.size() % 64));
+    return it->second;
   }
-  return indices;
+
+ private:
+  std::unordered_map<std::string, int> bits_;
+};
+
+Demand DemandOf(int gpu_count, int gpu_milli, const Resources& resources, int model) {
+  return Demand{int64_t{resources.vcpu} * 1000, resources.ram_mb, gpu_count, gpu_milli,
+                ModelMask{1} << model};
+}
+
+std::optional<std::string> Invalid(const PodRequest& pod) {
+  if (pod.gpu_count < 1 || pod.gpu_count > kMaxGpusPerNode)
+    return "a pod asks for 1 to 64 GPUs, not " + std::to_string(pod.gpu_count);
+  if (pod.gpu_milli < 1 || pod.gpu_milli > kMilliGpu || (IsShare(pod) && pod.gpu_count != 1))
+    return "a pod asks for a share of one GPU (0.001 to 0.999) or whole GPUs, not " +
+           std::to_string(pod.gpu_count) + " x " + core::MilliGpuText(pod.gpu_milli);
+  return std::nullopt;
 }
 
 }  // namespace
 
+int Node::FreeGpus() const { return Room(gpu_free_milli, false); }
+
 Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
-              const std::vector<RunningPod>& running) {
+              const std::vector<RunningPod>& running, Policy policy) {
   Preemption preemption(running, nodes);
-  std::unordered_map<std::string, TypeIndex> by_type;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& node = nodes[i];
-    SUANLI_CHECK(node.gpu_count >= 0 && node.gpu_count <= kMaxGpusPerNode,
-                 "a node has 0 to 64 GPUs");
-    if (node.schedulable)
-      by_type[node.gpu_type].Add(static_cast<int>(i), std::popcount(node.free_gpus));
+  ModelBits models;
+  std::vector<PackingNode> packing_nodes;
+  packing_nodes.reserve(nodes.size());
+  for (const Node& node : nodes) {
+    SUANLI_CHECK(node.gpu_free_milli.size() <= kMaxGpusPerNode, "a node has 0 to 64 GPUs");
+    PackingNode& packing = packing_nodes.emplace_back();
+    packing.model = node.gpu_free_milli.empty() ? -1 : models.Of(node.gpu_type);
+    packing.cpu_milli_capacity = int64_t{node.vcpu_total} * 1000;
+    packing.cpu_milli = int64_t{node.free.vcpu} * 1000;
+    packing.memory_mib = node.free.ram_mb;
+    packing.gpu_milli = node.gpu_free_milli;
   }
+  // The mix packing keeps room for: what runs now and what waits.
+  std::unordered_map<std::string_view, int> model_of_node;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    model_of_node.emplace(nodes[i].id, packing_nodes[i].model);
+  std::vector<Demand> mix;
+  mix.reserve(running.size() + pending.size());
+  for (const RunningPod& pod : running) {
+    auto model = model_of_node.find(pod.node_id);
+    if (model == model_of_node.end() || model->second < 0) continue;
+    mix.push_back(DemandOf(pod.gpu_count, pod.gpu_milli, pod.uses, model->second));
+  }
+  for (const PodRequest& pod : pending) {
+    if (!Invalid(pod))
+      mix.push_back(DemandOf(pod.gpu_count, pod.gpu_milli, pod.needs, models.Of(pod.gpu_type)));
+  }
+  Packer packer(policy, Workload::Of(mix), std::move(packing_nodes), /*seed=*/1);
+
   std::stable_sort(pending.begin(), pending.end(), [](const PodRequest& a, const PodRequest& b) {
     return a.priority != b.priority ? a.priority > b.priority : a.sequence < b.sequence;
   });
-
   Plan plan;
   plan.bindings.reserve(pending.size());
   for (const PodRequest& pod : pending) {
-    if (pod.gpu_count < 1 || pod.gpu_count > kMaxGpusPerNode) {
-      plan.unplaced.push_back(
-          {pod.id, "a pod asks for 1 to 64 GPUs, not " + std::to_string(pod.gpu_count)});
+    if (std::optional<std::string> invalid = Invalid(pod)) {
+      plan.unplaced.push_back({pod.id, std::move(*invalid)});
       continue;
     }
-    auto type = by_type.find(pod.gpu_type);
-    TypeIndex* index = type == by_type.end() ? nullptr : &type->second;
-    const int chosen = index == nullptr ? -1 : index->Find(pod, nodes);
-    if (chosen < 0) {
-      std::string reason = WhyUnplaced(pod, index);
+    const Demand demand =
+        DemandOf(pod.gpu_count, pod.gpu_milli, pod.needs, models.Of(pod.gpu_type));
+    const std::optional<Placement> placement = packer.Place(demand, [&](size_t index) {
+      const Node& node = nodes[index];
+      return node.schedulable && node.gpu_type == pod.gpu_type &&
+             node.free.disk_gb >= pod.needs.disk_gb && HasLabels(node, pod.node_selector);
+    });
+    if (!placement) {
+      std::string reason = WhyUnplaced(pod, nodes);
       if (!pod.interruptible) {
         if (std::optional<std::string> waiting = preemption.Try(pod, nodes, plan))
           reason = *waiting;
@@ -196,13 +230,13 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
       plan.unplaced.push_back({pod.id, std::move(reason)});
       continue;
     }
-    Node& node = nodes[chosen];
-    const int free_before = std::popcount(node.free_gpus);
-    plan.bindings.push_back({pod.id, node.id, TakeGpus(node, pod.gpu_count)});
+    Node& node = nodes[placement->node];
+    plan.bindings.push_back({pod.id, node.id, placement->gpus});
+    for (int index : placement->gpus)
+      node.gpu_free_milli[static_cast<size_t>(index)] -= pod.gpu_milli;
     node.free.vcpu -= pod.needs.vcpu;
     node.free.ram_mb -= pod.needs.ram_mb;
     node.free.disk_gb -= pod.needs.disk_gb;
-    index->Move(chosen, free_before, free_before - pod.gpu_count);
   }
   return plan;
 }

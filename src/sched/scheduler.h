@@ -1,17 +1,21 @@
 // Scheduler: which node and which GPUs each pending pod gets.
 //
-// Pure: the control plane passes a snapshot of its nodes and pending pods and stores the bindings
-// it gets back (durably, before any agent sees them). Pods are placed highest priority first, first
-// come first served within a priority. Among the nodes that fit, a pod takes the one with the
-// fewest free GPUs of its type (best fit), so whole nodes stay free for the multi-GPU pods that
-// need them. A pod that cannot be placed gets the reason a person needs ("no node has 2 free RTX
-// 4090; 3 nodes have 1").
+// Pure: the control plane passes a snapshot of its nodes, its pending pods and the pods bound now,
+// and stores the bindings it gets back (durably, before any agent sees them). Pods are placed
+// highest priority first, first come first served within a priority. A pod asks for whole GPUs of
+// one type (1 to 64 devices nobody else uses) or a share of one (gpu_milli below kMilliGpu: 0.5 is
+// 500, and several such pods use one device), plus vCPU, RAM and disk. Where it goes among the
+// nodes that fit is packing's choice (sched/packing.h): by default kSuanli, which keeps the
+// cluster's free capacity usable by the mix of pods it serves (whole nodes for 8-GPU pods, whole
+// devices for whole-GPU pods, shares together), kBestFit to compare against. A pod that cannot be
+// placed gets the reason a person needs ("no node has 2 free RTX 4090; 3 nodes have 1", "no node
+// has 0.5 free of an RTX 4090; 2 have 0.25").
 //
 // Labels: a pod's node_selector must be a subset of a node's labels. Preemption: when an on-demand
 // pod cannot be placed, the scheduler looks for a node where stopping interruptible pods (lowest
 // priority, newest first) frees enough; it returns those pods to stop and leaves the pod pending
-// with that reason. The next round, after they have stopped, places it; GPUs are never given to two
-// pods at once. Not thread-safe; one call places one batch.
+// with that reason. The next round, after they have stopped, places it; GPU capacity is never given
+// twice. Not thread-safe; one call places one batch.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "sched/packing.h"
+
 namespace suanli::sched {
+
+inline constexpr int kMaxGpusPerNode = 64;
 
 struct Resources {
   int vcpu = 0;
@@ -32,29 +40,36 @@ struct Resources {
 
 struct Node {
   std::string id;
-  std::string gpu_type;     // canonical catalog name; a node has one type
-  int gpu_count = 0;        // at most 64
-  uint64_t free_gpus = 0;   // bit i set: GPU index i is free
+  std::string gpu_type;  // canonical catalog name; a node has one type
+  // Per device (at most 64): the milli-GPUs not yet given to pods; kMilliGpu when it is free.
+  std::vector<int> gpu_free_milli;
   Resources free;           // vCPU, RAM and disk not yet given to pods
+  int vcpu_total = 0;       // the node's vCPU (packing weighs the CPU left beside free GPUs)
   bool schedulable = true;  // ready, not cordoned or draining
   std::map<std::string, std::string> labels;
+
+  int FreeGpus() const;  // devices nobody uses
 };
 
-// A pod that holds GPUs on a node now; only interruptible ones matter to the scheduler.
+// A pod bound to a node now. All of them describe the mix of pods the cluster serves (packing
+// scores against it); the interruptible ones may be preempted.
 struct RunningPod {
   std::string id;
   std::string node_id;
   int gpu_count = 0;
+  int gpu_milli = kMilliGpu;  // of each of its GPUs
+  std::vector<int> gpu_indices;
   Resources uses;
   int priority = 0;
-  uint64_t sequence = 0;  // when it was created: newer ones are preempted first
-  bool interruptible = false;
+  uint64_t sequence = 0;       // when it was created: newer ones are preempted first
+  bool interruptible = false;  // and may be stopped now (it is meant to run)
 };
 
 struct PodRequest {
   std::string id;
-  std::string gpu_type;  // canonical catalog name
-  int gpu_count = 1;     // >= 1
+  std::string gpu_type;       // canonical catalog name
+  int gpu_count = 1;          // 1 to 64
+  int gpu_milli = kMilliGpu;  // of each GPU; below kMilliGpu (a share) only with gpu_count 1
   Resources needs;
   int priority = 0;                                  // higher first
   uint64_t sequence = 0;                             // arrival order: lower first within a priority
@@ -65,7 +80,7 @@ struct PodRequest {
 struct Binding {
   std::string pod_id;
   std::string node_id;
-  std::vector<int> gpu_indices;  // ascending
+  std::vector<int> gpu_indices;  // ascending; one index for a share
 };
 
 struct Unplaced {
@@ -80,9 +95,9 @@ struct Plan {
 };
 
 // Places what fits and takes the resources it binds from `nodes` (so a caller may schedule again
-// with more pods). Requests whose gpu_count is below 1 or above 64 are unplaced with a reason.
-// `running` lists the pods on the nodes now, for preemption; pass none to disable it.
+// with more pods). Requests outside 1..64 GPUs, or a share that is not of one GPU, are unplaced
+// with a reason. `running` lists the pods on the nodes now; pass none to disable preemption.
 Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
-              const std::vector<RunningPod>& running = {});
+              const std::vector<RunningPod>& running = {}, Policy policy = Policy::kSuanli);
 
 }  // namespace suanli::sched

@@ -12,10 +12,23 @@ Node MakeNode(std::string id, std::string type, int gpus, int vcpu = 64,
   Node node;
   node.id = std::move(id);
   node.gpu_type = std::move(type);
-  node.gpu_count = gpus;
-  node.free_gpus = gpus == 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
+  node.gpu_free_milli.assign(static_cast<size_t>(gpus), kMilliGpu);
   node.free = {vcpu, ram_mb, 2000};
+  node.vcpu_total = vcpu;
   return node;
+}
+
+// Bit i of `mask` set: GPU i is free; the others are wholly in use.
+void SetFree(Node& node, uint64_t mask) {
+  for (size_t i = 0; i < node.gpu_free_milli.size(); ++i)
+    node.gpu_free_milli[i] = (mask >> i & 1) != 0 ? kMilliGpu : 0;
+}
+
+uint64_t FreeMask(const Node& node) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < node.gpu_free_milli.size(); ++i)
+    if (node.gpu_free_milli[i] == kMilliGpu) mask |= uint64_t{1} << i;
+  return mask;
 }
 
 PodRequest MakePod(std::string id, std::string type, int gpus, uint64_t sequence = 0) {
@@ -36,7 +49,7 @@ std::map<std::string, std::string> NodeOf(const Plan& plan) {
 
 TEST(SchedulerTest, PacksGpusToKeepWholeNodesFreeForMultiGpuPods) {
   std::vector<Node> nodes = {MakeNode("big", "RTX 4090", 8), MakeNode("half", "RTX 4090", 8)};
-  nodes[1].free_gpus = 0b00001111;  // 4 of 8 free
+  SetFree(nodes[1], 0b00001111);  // 4 of 8 free
   Plan plan =
       Schedule(nodes, {MakePod("one", "RTX 4090", 1, 1), MakePod("eight", "RTX 4090", 8, 2)});
   ASSERT_TRUE(plan.unplaced.empty()) << plan.unplaced[0].reason;
@@ -44,8 +57,8 @@ TEST(SchedulerTest, PacksGpusToKeepWholeNodesFreeForMultiGpuPods) {
   EXPECT_EQ(NodeOf(plan)["eight"], "big");
   EXPECT_EQ(plan.bindings[0].gpu_indices, (std::vector<int>{0}));
   EXPECT_EQ(plan.bindings[1].gpu_indices.size(), 8u);
-  EXPECT_EQ(nodes[0].free_gpus, 0u);
-  EXPECT_EQ(nodes[1].free_gpus, 0b00001110u);
+  EXPECT_EQ(FreeMask(nodes[0]), 0u);
+  EXPECT_EQ(FreeMask(nodes[1]), 0b00001110u);
   EXPECT_EQ(nodes[1].free.vcpu, 64 - 8);
 }
 
@@ -73,7 +86,7 @@ TEST(SchedulerTest, HigherPriorityFirstThenFirstComeFirstServed) {
 TEST(SchedulerTest, SaysWhyAPodWaits) {
   std::vector<Node> nodes = {MakeNode("a", "RTX 4090", 4), MakeNode("b", "RTX 4090", 4),
                              MakeNode("c", "RTX 4090", 4)};
-  for (Node& node : nodes) node.free_gpus = 0b1;  // one free GPU each
+  for (Node& node : nodes) SetFree(node, 0b1);  // one free GPU each
   Plan plan = Schedule(nodes, {MakePod("two", "RTX 4090", 2), MakePod("h100", "H100 SXM", 1),
                                MakePod("zero", "RTX 4090", 0)});
   ASSERT_EQ(plan.unplaced.size(), 3u);
@@ -127,6 +140,7 @@ RunningPod Running(std::string id, std::string node, int gpus, bool interruptibl
   pod.id = std::move(id);
   pod.node_id = std::move(node);
   pod.gpu_count = gpus;
+  for (int i = 0; i < gpus; ++i) pod.gpu_indices.push_back(i);
   pod.uses = {8, 32 * 1024, 50};
   pod.interruptible = interruptible;
   pod.sequence = sequence;
@@ -135,7 +149,7 @@ RunningPod Running(std::string id, std::string node, int gpus, bool interruptibl
 
 TEST(SchedulerTest, AnOnDemandPodPreemptsTheNewestInterruptiblePodsItNeeds) {
   std::vector<Node> nodes = {MakeNode("n", "H100 SXM", 2)};
-  nodes[0].free_gpus = 0;  // both GPUs in use
+  SetFree(nodes[0], 0);  // both GPUs in use
   const std::vector<RunningPod> running = {Running("old-spot", "n", 1, true, 1),
                                            Running("new-spot", "n", 1, true, 2)};
   const Plan plan = Schedule(nodes, {MakePod("on-demand", "H100 SXM", 1)}, running);
@@ -147,7 +161,7 @@ TEST(SchedulerTest, AnOnDemandPodPreemptsTheNewestInterruptiblePodsItNeeds) {
 
 TEST(SchedulerTest, NeverPreemptsOnDemandPodsOrForInterruptibleOnes) {
   std::vector<Node> nodes = {MakeNode("n", "H100 SXM", 1)};
-  nodes[0].free_gpus = 0;
+  SetFree(nodes[0], 0);
   const Plan on_demand_victim =
       Schedule(nodes, {MakePod("on-demand", "H100 SXM", 1)}, {Running("steady", "n", 1, false, 1)});
   EXPECT_TRUE(on_demand_victim.preempt.empty());
@@ -160,6 +174,80 @@ TEST(SchedulerTest, NeverPreemptsOnDemandPodsOrForInterruptibleOnes) {
                             {Running("only-spot", "n", 1, true, 1)});
   EXPECT_EQ(two.preempt, (std::vector<std::string>{"only-spot"}));
   EXPECT_EQ(two.unplaced[1].reason, "no node has 1 free H100 SXM; all are in use");
+}
+
+PodRequest Share(std::string id, std::string type, int milli, uint64_t sequence = 0) {
+  PodRequest pod = MakePod(std::move(id), std::move(type), 1, sequence);
+  pod.gpu_milli = milli;
+  pod.needs = {2, 8 * 1024, 20};
+  return pod;
+}
+
+TEST(SchedulerTest, SharesOfOneGpuGoOnTheSameDeviceAndTheThirdWaitsWithItsReason) {
+  std::vector<Node> nodes = {MakeNode("one", "RTX 4090", 1)};
+  const Plan plan = Schedule(nodes, {Share("a", "RTX 4090", 500, 1), Share("b", "RTX 4090", 500, 2),
+                                     Share("c", "RTX 4090", 500, 3)});
+  ASSERT_EQ(plan.bindings.size(), 2u);
+  EXPECT_EQ(plan.bindings[0].gpu_indices, (std::vector<int>{0}));
+  EXPECT_EQ(plan.bindings[1].gpu_indices, (std::vector<int>{0}));
+  EXPECT_EQ(nodes[0].gpu_free_milli, (std::vector<int>{0}));
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].pod_id, "c");
+  EXPECT_EQ(plan.unplaced[0].reason, "no node has 0.5 free of an RTX 4090; all are in use");
+
+  // A whole-GPU pod never lands on a device a share uses.
+  std::vector<Node> partly = {MakeNode("n", "RTX 4090", 2)};
+  partly[0].gpu_free_milli = {750, kMilliGpu};
+  const Plan whole =
+      Schedule(partly, {MakePod("whole", "RTX 4090", 1), Share("more", "RTX 4090", 500, 1)});
+  ASSERT_EQ(whole.bindings.size(), 2u);
+  EXPECT_EQ(whole.bindings[0].gpu_indices, (std::vector<int>{1}));
+  EXPECT_EQ(whole.bindings[1].gpu_indices, (std::vector<int>{0}));  // the shared device
+  std::vector<Node> quarters = {MakeNode("x", "RTX 4090", 1), MakeNode("y", "RTX 4090", 1)};
+  quarters[0].gpu_free_milli = quarters[1].gpu_free_milli = {250};
+  const Plan short_plan = Schedule(quarters, {Share("half", "RTX 4090", 500)});
+  ASSERT_EQ(short_plan.unplaced.size(), 1u);
+  EXPECT_EQ(short_plan.unplaced[0].reason,
+            "no node has 0.5 free of an RTX 4090; 2 nodes have 0.25");
+}
+
+TEST(SchedulerTest, SharesPackTogetherInsteadOfBreakingWholeGpus) {
+  // Four nodes of one GPU each; a quarter already runs on "used". Shares fill "used" before they
+  // touch a whole GPU, so three nodes stay whole for whole-GPU pods.
+  std::vector<Node> nodes = {MakeNode("a", "L4", 1), MakeNode("used", "L4", 1),
+                             MakeNode("b", "L4", 1), MakeNode("c", "L4", 1)};
+  nodes[1].gpu_free_milli = {750};
+  const Plan plan = Schedule(
+      nodes, {Share("s1", "L4", 250, 1), Share("s2", "L4", 500, 2), MakePod("w1", "L4", 1, 3),
+              MakePod("w2", "L4", 1, 4), MakePod("w3", "L4", 1, 5)});
+  ASSERT_TRUE(plan.unplaced.empty()) << plan.unplaced[0].reason;
+  EXPECT_EQ(NodeOf(plan)["s1"], "used");
+  EXPECT_EQ(NodeOf(plan)["s2"], "used");
+}
+
+TEST(SchedulerTest, RefusesSharesOfSeveralGpusAndOddFractions) {
+  std::vector<Node> nodes = {MakeNode("n", "L4", 4)};
+  PodRequest two_halves = Share("two-halves", "L4", 500);
+  two_halves.gpu_count = 2;
+  PodRequest none = Share("none", "L4", 0);
+  const Plan plan = Schedule(nodes, {two_halves, none});
+  ASSERT_EQ(plan.unplaced.size(), 2u);
+  EXPECT_EQ(plan.unplaced[0].reason,
+            "a pod asks for a share of one GPU (0.001 to 0.999) or whole GPUs, not 2 x 0.5");
+  EXPECT_TRUE(plan.bindings.empty());
+}
+
+TEST(SchedulerTest, PreemptingAnInterruptibleShareFreesItsPartOfTheDevice) {
+  std::vector<Node> nodes = {MakeNode("n", "L4", 1)};
+  nodes[0].gpu_free_milli = {0};
+  RunningPod spot = Running("spot-half", "n", 1, true, 1);
+  spot.gpu_milli = 500;
+  RunningPod steady = Running("steady-half", "n", 1, false, 2);
+  steady.gpu_milli = 500;
+  const Plan plan = Schedule(nodes, {Share("half", "L4", 500)}, {spot, steady});
+  EXPECT_EQ(plan.preempt, (std::vector<std::string>{"spot-half"}));
+  const Plan whole = Schedule(nodes, {MakePod("whole", "L4", 1)}, {spot, steady});
+  EXPECT_TRUE(whole.preempt.empty());  // the on-demand half still holds the device
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ Money ControlPlane::PriceLocked(std::string_view gpu_type) const {
 }
 
 Money ControlPlane::PodGpuRate(const core::Pod& pod) const {
-  return Money::FromMicros(PriceLocked(pod.gpu_type).micros() * pod.gpu_count);
+  return billing::GpuRate(PriceLocked(pod.gpu_type), pod.gpu_count, pod.gpu_milli);
 }
 
 void ControlPlane::Rerate(const core::Pod& pod) { spend_.Update(pod, PriceLocked(pod.gpu_type)); }
@@ -189,9 +189,9 @@ void ControlPlane::ChargePod(Change& change, core::Pod& pod, core::TimePoint to)
     const Money amount =
         billing::ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, pod.gpu_billed_to, to);
     if (amount.micros() > 0) {
-      change.Append(core::LedgerEntry{0, user.id, pod.id, core::LedgerKind::kGpu, Money() - amount,
-                                      pod.gpu_billed_to, to, at,
-                                      std::to_string(pod.gpu_count) + "x " + pod.gpu_type});
+      change.Append(core::LedgerEntry{
+          0, user.id, pod.id, core::LedgerKind::kGpu, Money() - amount, pod.gpu_billed_to, to, at,
+          core::MilliGpuText(int64_t{pod.gpu_count} * pod.gpu_milli) + "x " + pod.gpu_type});
       user.balance = user.balance - amount;
       pod.cost = pod.cost + amount;
       charged_micros_ += amount.micros();
@@ -364,9 +364,9 @@ Gauges ControlPlane::gauges() const {
     ++gauges.pods_by_state[std::string(PodStateName(entry.second.state))];
   for (const sched::Node& view : SchedulerNodes()) {
     if (view.gpu_type.empty()) continue;
-    const int free = std::popcount(view.free_gpus);
+    const int free = view.FreeGpus();
     auto& [allocated, available] = gauges.gpus_by_type[view.gpu_type];
-    allocated += view.gpu_count - free;
+    allocated += static_cast<int>(view.gpu_free_milli.size()) - free;
     available += free;
   }
   gauges.pending = static_cast<int>(pending_.size());

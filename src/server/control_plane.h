@@ -76,6 +76,7 @@ struct PodSpec {
   std::optional<std::vector<core::PortSpec>> ports;
   std::string gpu_type;  // any catalog name or alias; "" or "cheapest": the cheapest type free now
   int gpu_count = 1;
+  int gpu_milli = core::kMilliGpu;  // of each GPU; below it a share of one (gpu_count 1)
   // With gpu_type "" or "cheapest": the advisor picks the type and count that run this workload
   // at the lowest cost among the types with free GPUs now.
   std::optional<advisor::Workload> workload;
@@ -141,6 +142,9 @@ struct Availability {
   int total = 0;
   int free = 0;
   int largest_free_on_one_node = 0;
+  // Shares: what partly used devices have left in all, and the most one of them has (milli-GPUs).
+  int64_t shared_free_milli = 0;
+  int largest_share_free_milli = 0;
   core::Money price_per_hour;
   bool simulated = false;
 };
@@ -317,7 +321,7 @@ class ControlPlane {
   void Schedule(Change& change, core::TimePoint now) REQUIRES(mutex_);
   void EnforceLimits(Change& change, core::TimePoint now) REQUIRES(mutex_);
   std::vector<sched::Node> SchedulerNodes() const REQUIRES(mutex_);
-  std::string ResolveCheapest(int gpu_count) const REQUIRES(mutex_);
+  std::string ResolveCheapest(int gpu_count, int gpu_milli) const REQUIRES(mutex_);
   std::string NodeName(const std::string& node_id) const REQUIRES(mutex_);
   core::Status ResolveByAdvice(const advisor::Workload& workload, std::string* gpu_type,
                                int* gpu_count) const REQUIRES(mutex_);

@@ -146,10 +146,15 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     entry.price_per_hour = PriceLocked(view.gpu_type);
     entry.simulated = entry.simulated || nodes_.at(view.id).gpus.front().simulated;
     if (!view.schedulable) continue;
-    const int free = std::popcount(view.free_gpus);
-    entry.total += view.gpu_count;
+    const int free = view.FreeGpus();
+    entry.total += static_cast<int>(view.gpu_free_milli.size());
     entry.free += free;
     entry.largest_free_on_one_node = std::max(entry.largest_free_on_one_node, free);
+    for (int left : view.gpu_free_milli) {
+      if (left == core::kMilliGpu || left <= 0) continue;
+      entry.shared_free_milli += left;
+      entry.largest_share_free_milli = std::max(entry.largest_share_free_milli, left);
+    }
   }
   std::vector<Availability> out;
   for (auto& entry : by_type) out.push_back(std::move(entry.second));

@@ -94,17 +94,20 @@ Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string
   return &it->second;
 }
 
-std::string ControlPlane::ResolveCheapest(int gpu_count) const {
+std::string ControlPlane::ResolveCheapest(int gpu_count, int gpu_milli) const {
   std::string best;
   std::string cheapest_anywhere;
   for (const sched::Node& node : SchedulerNodes()) {
-    if (node.gpu_count == 0) continue;
+    if (node.gpu_free_milli.empty()) continue;
     const Money price = PriceLocked(node.gpu_type);
     if (cheapest_anywhere.empty() || price < PriceLocked(cheapest_anywhere)) {
       cheapest_anywhere = node.gpu_type;
     }
-    if (node.schedulable && std::popcount(node.free_gpus) >= gpu_count &&
-        (best.empty() || price < PriceLocked(best))) {
+    const bool room =
+        gpu_milli < core::kMilliGpu
+            ? std::ranges::any_of(node.gpu_free_milli, [&](int free) { return free >= gpu_milli; })
+            : node.FreeGpus() >= gpu_count;
+    if (node.schedulable && room && (best.empty() || price < PriceLocked(best))) {
       best = node.gpu_type;
     }
   }
@@ -131,7 +134,7 @@ Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::str
   std::set<std::string> seen;
   int most_free = 1;
   for (const sched::Node& node : SchedulerNodes()) {
-    const int free = std::popcount(node.free_gpus);
+    const int free = node.FreeGpus();
     if (!node.schedulable || free == 0 || !seen.insert(node.gpu_type).second) continue;
     Result<const catalog::GpuType*> gpu = catalog_.FindExact(node.gpu_type);
     if (!gpu.ok()) continue;
@@ -160,6 +163,11 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   if (!spec.name.empty()) SUANLI_RETURN_IF_ERROR(CheckName("pod name", spec.name));
   if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerPod) {
     return core::InvalidArgumentError("gpu_count: must be from 1 to 64");
+  }
+  if (spec.gpu_milli < 1 || spec.gpu_milli > core::kMilliGpu ||
+      (spec.gpu_milli < core::kMilliGpu && spec.gpu_count != 1)) {
+    return core::InvalidArgumentError(
+        "gpu_count: a share of one GPU (0.001 to 0.999, e.g. 0.5) or a whole number of GPUs");
   }
   SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
   Locked locked(*this);
@@ -201,7 +209,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   if ((gpu_name.empty() || gpu_name == "cheapest") && spec.workload) {
     SUANLI_RETURN_IF_ERROR(ResolveByAdvice(*spec.workload, &gpu_name, &spec.gpu_count));
   } else if (gpu_name.empty() || gpu_name == "cheapest") {
-    gpu_name = ResolveCheapest(spec.gpu_count);
+    gpu_name = ResolveCheapest(spec.gpu_count, spec.gpu_milli);
     if (gpu_name.empty()) {
       return core::FailedPreconditionError(
           "no node has GPUs yet, so there is no cheapest type; name one with gpu_type");
@@ -211,8 +219,13 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   if (!gpu.ok()) return gpu.status().WithContext("gpu_type");
   pod.gpu_type = gpu->gpu->name;
   pod.gpu_count = spec.gpu_count;
-  pod.vcpu = spec.vcpu.value_or(2 * spec.gpu_count);
-  pod.memory_gb = spec.memory_gb.value_or(8 * spec.gpu_count);
+  pod.gpu_milli = spec.gpu_milli;
+  // 2 vCPU and 8 GB per GPU, in proportion for a share (at least 1 vCPU and 1 GB).
+  const int64_t gpu_milli_total = int64_t{spec.gpu_count} * spec.gpu_milli;
+  pod.vcpu = spec.vcpu.value_or(
+      static_cast<int>(std::max<int64_t>(1, 2 * gpu_milli_total / core::kMilliGpu)));
+  pod.memory_gb = spec.memory_gb.value_or(
+      static_cast<int>(std::max<int64_t>(1, 8 * gpu_milli_total / core::kMilliGpu)));
   pod.interruptible = spec.interruptible;
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
@@ -370,9 +383,10 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
     sched::Node view;
     view.id = id;
     view.gpu_type = node.gpus.empty() ? "" : node.gpus.front().type;
-    view.gpu_count = static_cast<int>(std::min<size_t>(node.gpus.size(), 64));
-    view.free_gpus = view.gpu_count == 64 ? ~uint64_t{0} : (uint64_t{1} << view.gpu_count) - 1;
+    view.gpu_free_milli.assign(std::min<size_t>(node.gpus.size(), sched::kMaxGpusPerNode),
+                               core::kMilliGpu);
     view.free = {node.vcpu, int64_t{node.memory_gb} * 1024, node.disk_gb};
+    view.vcpu_total = node.vcpu;
     view.schedulable = node.state == core::NodeState::kReady && !node.cordoned && !node.draining;
     view.labels = node.labels;
     const auto bound = pods_on_node_.find(id);
@@ -381,7 +395,8 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
         const core::Pod& pod = pods_.at(pod_id);
         if (!HoldsGpus(pod.state)) continue;
         for (int index : pod.gpu_indices) {
-          if (index >= 0 && index < 64) view.free_gpus &= ~(uint64_t{1} << index);
+          if (index >= 0 && static_cast<size_t>(index) < view.gpu_free_milli.size())
+            view.gpu_free_milli[static_cast<size_t>(index)] -= pod.gpu_milli;
         }
         view.free.vcpu -= pod.vcpu;
         view.free.ram_mb -= int64_t{pod.memory_gb} * 1024;
@@ -403,23 +418,23 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   requests.reserve(candidates.size());
   for (const std::string& id : candidates) {
     const core::Pod& pod = pods_.at(id);
-    requests.push_back({pod.id, pod.gpu_type, pod.gpu_count,
+    requests.push_back({pod.id, pod.gpu_type, pod.gpu_count, pod.gpu_milli,
                         sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
                                          int64_t{pod.container_disk_gb} + pod.volume_gb},
                         pod.priority, pod.sequence, pod.interruptible, pod.node_selector});
   }
+  // Every bound pod: the mix packing keeps room for; the interruptible ones meant to run may be
+  // preempted.
   std::vector<sched::RunningPod> running;
   for (const auto& [node_id, pod_ids] : pods_on_node_) {
     for (const std::string& pod_id : pod_ids) {
       const core::Pod& pod = pods_.at(pod_id);
-      if (!pod.interruptible || !HoldsGpus(pod.state) ||
-          pod.desired != core::DesiredState::kRunning) {
-        continue;
-      }
-      running.push_back({pod.id, node_id, pod.gpu_count,
+      if (!HoldsGpus(pod.state)) continue;
+      running.push_back({pod.id, node_id, pod.gpu_count, pod.gpu_milli, pod.gpu_indices,
                          sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
                                           int64_t{pod.container_disk_gb} + pod.volume_gb},
-                         pod.priority, pod.sequence, true});
+                         pod.priority, pod.sequence,
+                         pod.interruptible && pod.desired == core::DesiredState::kRunning});
     }
   }
   capacity_changed_ = false;

@@ -181,6 +181,7 @@ json::object ToDocument(const core::Pod& pod) {
                    {"ports", wire::PortsView(pod.ports)},
                    {"gpu_type", pod.gpu_type},
                    {"gpu_count", pod.gpu_count},
+                   {"gpu_milli", pod.gpu_milli},
                    {"vcpu", pod.vcpu},
                    {"memory_gb", pod.memory_gb},
                    {"container_disk_gb", pod.container_disk_gb},
@@ -234,6 +235,7 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   ReadPorts(fields, &pod.ports);
   fields.String("gpu_type", &pod.gpu_type, kText);
   fields.Int("gpu_count", &pod.gpu_count, kAnyInt);
+  fields.Int("gpu_milli", &pod.gpu_milli, {1, core::kMilliGpu});  // absent (older stores): whole
   fields.Int("vcpu", &pod.vcpu, kAnyInt);
   fields.Int("memory_gb", &pod.memory_gb, kAnyInt);
   fields.Int("container_disk_gb", &pod.container_disk_gb, kAnyInt);

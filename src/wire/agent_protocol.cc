@@ -236,6 +236,7 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
     view.StringList("ports", &ports);
     view.String("gpu_type", &pod.gpu_type, {.max_length = kMaxGpuTextLength});
     view.Int("gpu_count", &pod.gpu_count, {0, static_cast<int>(kMaxNodeGpus)});
+    view.Int("gpu_milli", &pod.gpu_milli, {1, core::kMilliGpu});  // absent (older servers): whole
     if (const boost::json::value* indices = view.Raw("gpu_indices"); indices != nullptr) {
       if (!indices->is_array() || indices->as_array().size() > kMaxNodeGpus) {
         view.Fail("gpu_indices: must be an array of GPU indices");

@@ -108,8 +108,8 @@ struct DesiredPods {
 // owner's `ssh_keys`.
 std::string EncodeDesiredPods(const DesiredPods& desired, core::TimePoint now);
 // Reads of each pod: id, name, owner_id, image, command, env, ports, gpu_type, gpu_count,
-// gpu_indices, vcpu, memory_gb, container_disk_gb, volume_gb, volume_mount_path, desired_state,
-// state, generation, restarts, node_id, jupyter_token; the rest keep their defaults.
+// gpu_milli, gpu_indices, vcpu, memory_gb, container_disk_gb, volume_gb, volume_mount_path,
+// desired_state, state, generation, restarts, node_id, jupyter_token; the rest keep their defaults.
 core::Result<DesiredPods> DecodeDesiredPods(std::string_view text);
 
 }  // namespace suanli::wire

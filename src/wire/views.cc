@@ -240,6 +240,7 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
       {"ports", PortsView(pod.ports)},
       {"gpu_type", pod.gpu_type},
       {"gpu_count", pod.gpu_count},
+      {"gpu_milli", pod.gpu_milli},
       {"vcpu", pod.vcpu},
       {"memory_gb", pod.memory_gb},
       {"container_disk_gb", pod.container_disk_gb},

@@ -36,6 +36,8 @@ void Availability(Call& call) {
                                        {"total", entry.total},
                                        {"free", entry.free},
                                        {"largest_free_on_one_node", entry.largest_free_on_one_node},
+                                       {"shared_free_milli", entry.shared_free_milli},
+                                       {"largest_share_free_milli", entry.largest_share_free_milli},
                                        {"price_per_hour_micros", entry.price_per_hour.micros()},
                                        {"simulated", entry.simulated}};
                  });

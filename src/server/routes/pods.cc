@@ -38,7 +38,7 @@ void CreatePod(Call& call) {
   std::vector<core::PortSpec> ports = ReadPorts(fields, &has_ports);
   if (has_ports) spec.ports = std::move(ports);
   fields.String("gpu_type", &spec.gpu_type, {.max_length = 128});
-  fields.Int("gpu_count", &spec.gpu_count, {1, 64});
+  ReadGpuCount(fields, &spec.gpu_count, &spec.gpu_milli);
   fields.OptionalInt("vcpu", &spec.vcpu, {1, 1024});
   fields.OptionalInt("memory_gb", &spec.memory_gb, {1, 16'384});
   fields.OptionalInt("container_disk_gb", &spec.container_disk_gb, {1, 10'000});

@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <charconv>
+#include <cmath>
 #include <string>
 
 #include "advisor/hf_config.h"
@@ -20,6 +21,29 @@ std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t 
     return std::nullopt;
   }
   return value;
+}
+
+void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli) {
+  const json::value* value = fields.Raw("gpu_count");
+  if (value == nullptr) return;
+  const double count = value->is_int64()    ? static_cast<double>(value->get_int64())
+                       : value->is_uint64() ? static_cast<double>(value->get_uint64())
+                       : value->is_double() ? value->get_double()
+                                            : -1;
+  const double milli = count * core::kMilliGpu;
+  if (count >= 1 && count <= 64 && count == std::floor(count)) {
+    *gpu_count = static_cast<int>(count);
+    *gpu_milli = core::kMilliGpu;
+  } else if (count > 0 && count < 1 && std::abs(milli - std::round(milli)) < 1e-6 &&
+             std::round(milli) >= 1) {
+    *gpu_count = 1;
+    *gpu_milli = static_cast<int>(std::round(milli));
+  } else {
+    fields.Fail(
+        "gpu_count: must be a whole number of GPUs from 1 to 64 or a share of one GPU from 0.001 "
+        "to 0.999 (0.5 is half a GPU), got " +
+        json::serialize(*value));
+  }
 }
 
 std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present) {

@@ -28,6 +28,10 @@ std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t 
 // "ports": a list such as ["8888/http", "22/tcp"]; `*present` says whether the field was there.
 std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present);
 
+// "gpu_count": a whole number of GPUs (1 to 64) or a share of one (0.001 to 0.999: 0.5 is half a
+// device, gpu_count 1 with gpu_milli 500). Unchanged when absent.
+void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli);
+
 // "workload": a model from `zoo` or a Hugging Face config.json, and a task; completed and
 // validated. nullopt when absent or wrong (then `fields` says why).
 std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo);
