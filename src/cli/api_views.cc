@@ -235,8 +235,7 @@ std::string NodesTable(const boost::json::array& nodes) {
   table.AddColumn("LAST HEARTBEAT", Align::kLeft);
   for (const boost::json::value& node : nodes) {
     table.AddRow(
-        {JsonText(node, "id"), JsonText(node, "name"), NodeStateText(node),
-         NodeGpusText(node),
+        {JsonText(node, "id"), JsonText(node, "name"), NodeStateText(node), NodeGpusText(node),
          std::to_string(JsonInteger(node, "gpus_allocated")) + "/" +
              std::to_string(JsonArray(node, "gpus").size()),
          std::to_string(JsonInteger(node, "vcpu")), std::to_string(JsonInteger(node, "memory_gb")),
