@@ -295,6 +295,24 @@ TEST_F(AgentFaultTest, AContainerThatExitsByItselfEndsItsBillingAtItsExitTime) {
   EXPECT_EQ(Str(exited, "desired_state"), "stopped") << "it stays down until its owner starts it";
 }
 
+TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  json::object body = LongRunning();
+  body["volume_gb"] = 1;
+  const std::string pod = CreatePod(body);
+  WaitPod(pod, InState("running"));
+  ASSERT_EQ(api_->Post("/v1/pods/" + pod + "/stop", renter_).status, 200);
+  const json::value stopped = WaitPod(pod, InState("stopped"));
+  ASSERT_EQ(Str(stopped, "node_id"), "") << "a stop unbinds the pod; its volume stays on the node";
+  const ApiReply removed = api_->Send("DELETE", "/v1/pods/" + pod + "?force=true", renter_, "");
+  ASSERT_EQ(removed.status, 200) << removed.Describe();
+  WaitPod(pod, InState("terminated"));
+  EXPECT_EQ(engine_->RemoveVolume(agent::VolumeName(pod)).code(), core::StatusCode::kNotFound)
+      << "the agent of the node it last ran on deleted the volume";
+}
+
 // The agent in its own network namespace, joined to the server's by a veth pair whose host end is
 // taken down: the agent cannot reach the server, the containers (run by the engine in the host's
 // namespace) go on.

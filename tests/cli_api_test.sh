@@ -63,7 +63,7 @@ check() {  # check NAME EXPECTED_EXIT STDOUT_PATTERN STDERR_PATTERN -- ARGS...
 admin() { check "$1" "$2" "$3" "$4" -- --url "$url" --token "$admin_token" "${@:6}"; }
 
 check "no token" 7 "" "no API token; run .suanli login" -- --url "$url" pods list
-check "bad token" 7 "" "suanli login: not saved" -- login --url "$url" --token sl_wrong
+check "bad token" 7 "" "suanli login: not saved: .*ask an admin .*admin-token" -- login --url "$url" --token sl_wrong
 check "server down" 9 "" "is .suanli server. running" -- --url http://127.0.0.1:1 --token x pods
 
 admin "create user" 0 "created user alice .*\\\$10\.00" "" -- users create alice --credits 10
@@ -73,6 +73,11 @@ alice_id=$("$suanli" --url "$url" --token "$admin_token" users list --json |
 admin "users table" 0 "alice +user +\\\$10\.00" "" -- users list
 admin "credit" 0 "alice: balance \\\$12\.50" "" -- users credit "$alice_id" 2.50 --note test
 admin "credit bad amount" 2 "" "AMOUNT" -- users credit "$alice_id" 2.5.0
+admin "credit negative" 2 "" "give a positive amount with --debit" -- users credit "$alice_id" -- -5
+admin "debit" 0 "alice: balance \\\$12\.00" "" -- users credit alice 0.50 --debit
+admin "credit" 0 "alice: balance \\\$12\.50" "" -- users credit alice 0.50
+admin "user by name" 0 "Name: +alice" "" -- users get alice
+admin "no such user" 3 "" "no user with the ID or name 'nobody'" -- users get nobody
 
 check "login" 0 "logged in to $url as alice \(user" "" -- login --url "$url" --token "$alice_token"
 mode=$(stat -c %a "$XDG_CONFIG_HOME/suanli/config.json")
@@ -96,6 +101,7 @@ check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x -
 check "pod logs pending" 5 "" "is pending and on no node, so it has no logs" -- pods logs "$pod_id" --tail 10
 check "pod logs bad tail" 2 "" "tail" -- pods logs "$pod_id" --tail -3
 check "pod stop" 0 "^$pod_id " "" -- pods stop "$pod_id"
+check "pod stop again" 5 "" "it is already stopped, nothing to stop" -- pods stop "$pod_id"
 check "pod rm" 0 "^$pod_id terminated" "" -- pods rm "$pod_id" --force
 
 check "token create" 0 "^sl_" "" -- tokens create laptop
@@ -108,6 +114,22 @@ admin "join token" 0 "suanli agent --server $url --join-token slj_" "" -- nodes 
 admin "no nodes" 0 "" "" -- nodes
 admin "availability" 0 "" "" -- availability
 admin "price" 0 "RTX 4090: \\\$0\.80 per GPU-hour" "" -- prices set "RTX 4090" 0.80
+
+# A node (registered as its agent would, but with no agent behind it) and a pod bound to one of its
+# two GPUs: the table counts what the server sends (the pods' node and GPU indices).
+join_token=$("$suanli" --url "$url" --token "$admin_token" nodes join-token | grep -oE 'slj_[A-Za-z0-9_-]+' | head -1)
+gpu() { echo "{\"index\":$1,\"uuid\":\"GPU-$1\",\"type\":\"RTX 4090\",\"memory_mb\":24564,\"simulated\":true}"; }
+curl -sf -X POST -H "Authorization: Bearer $join_token" -H 'Content-Type: application/json' \
+  -d "{\"name\":\"box\",\"gpus\":[$(gpu 0),$(gpu 1)],\"vcpu\":16,\"memory_gb\":64,\"disk_gb\":500}" \
+  "$url/v1/agent/register" >/dev/null || { failed=$((failed + 1)); echo "FAIL register a node"; }
+check "pod on the node" 0 "^pod_[A-Za-z0-9]+ (pending|starting)" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t2
+for _ in $(seq 1 50); do  # the scheduler binds it on its next tick (250 ms)
+  "$suanli" --url "$url" --token "$admin_token" nodes | grep -qE ' 1/2 ' && break
+  sleep 0.1
+done
+admin "nodes used" 0 "box +ready +2x RTX 4090 \(simulated\) +1/2 " "" -- nodes
+node_id=$("$suanli" --url "$url" --token "$admin_token" nodes | grep -oE '^node_[A-Za-z0-9_-]+' | head -1)
+admin "node gpus in use" 0 "GPUs in use: +1 of 2" "" -- nodes get "$node_id"
 
 echo "cli api: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -513,7 +513,8 @@ class AgentImpl final : public Agent {
       }
     }
     const ContainerSpec spec = BuildContainerSpec(
-        desired, host_ports, {node_id(), options_.publish_address, gpus_.gpus, gpu_access_});
+        desired, host_ports,
+        {node_id(), options_.publish_address, gpus_.gpus, gpu_access_, options_.pids_limit});
     const std::string keys = AuthorizedKeys(desired);
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {

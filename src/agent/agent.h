@@ -26,6 +26,8 @@
 
 namespace suanli::agent {
 
+inline constexpr int64_t kDefaultPidsLimit = 4096;  // ample for dataloader workers and compilers
+
 struct AgentOptions {
   std::string server_url;  // "http://10.0.0.2:7070"
   std::string join_token;  // slj_...; needed only until the node is registered
@@ -35,6 +37,10 @@ struct AgentOptions {
   std::string engine_socket;  // "unix:///run/podman/podman.sock"; default: FindEngineSocket()
   std::string gpu_access = "auto";  // auto (CDI on Podman, DeviceRequests on Docker), cdi, nvidia
   std::string publish_address;      // host address pod ports are published on; empty: all
+  // Processes (threads count) a pod's container may hold, so that a fork bomb in one pod cannot
+  // exhaust the host's PIDs for every other pod and the agent. 0: the engine's default (Podman
+  // 2048, Docker none).
+  int64_t pids_limit = kDefaultPidsLimit;
   // The address renters reach this host's pod ports at (SSH); empty: the server uses the address
   // the agent's requests come from, which is wrong behind NAT or a proxy.
   std::string public_address;

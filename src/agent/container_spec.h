@@ -12,7 +12,8 @@
 //  exec'd,
 //    not run by a shell, so its ${NAME} are ours to expand: suanli's variables and the pod's env
 //    (a template's `--model ${MODEL}`). In the env only suanli's variables expand;
-//  - limits: the pod's vCPUs and memory, its volume (none when volume_gb is 0);
+//  - limits: the pod's vCPUs and memory, the host's pids limit, its volume (none when volume_gb
+//    is 0);
 //  - only the pod's GPUs: SUANLI_GPUS lists their indices; simulated GPUs have no devices, so the
 //    container is told which it would have and that they are simulated (SUANLI_GPUS_SIMULATED=1,
 //    NVIDIA_VISIBLE_DEVICES=void); real ones reach it as CDI ids (the indices) or, as device
@@ -35,6 +36,7 @@ struct ContainerHost {
   std::string publish_address;  // ContainerSpec::publish_address; empty: all
   std::span<const Gpu> gpus;    // this host's inventory, borrowed for the call
   GpuAccess gpu_access = GpuAccess::kNone;  // how real GPUs reach a container
+  int64_t pids_limit = 0;                   // ContainerSpec::pids_limit
 };
 
 // The container for `desired`. `host_ports[i]` is the host port for `desired.pod.ports[i]`

@@ -23,7 +23,7 @@ DesiredPod Jupyter() {
 }
 
 ContainerHost Host(std::span<const Gpu> gpus = {}, GpuAccess access = GpuAccess::kNone) {
-  return {"node_1", "10.0.0.5", gpus, access};
+  return {"node_1", "10.0.0.5", gpus, access, 4096};
 }
 
 // The value of `name` in the container's env, or nullopt; fails the test if it is there twice.
@@ -61,6 +61,7 @@ TEST(ContainerSpecTest, NamesLabelsAndLimitsComeFromThePodAndTheHost) {
   EXPECT_EQ(spec.publish_address, "10.0.0.5");
   EXPECT_EQ(spec.nano_cpus, 4'000'000'000);
   EXPECT_EQ(spec.memory_bytes, int64_t{16} << 30);
+  EXPECT_EQ(spec.pids_limit, 4096) << "the host's pids limit";
   EXPECT_TRUE(spec.command.empty()) << "no command: the image's own";
 }
 

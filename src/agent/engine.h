@@ -50,6 +50,7 @@ struct ContainerSpec {
   std::string publish_address;  // host address ports are bound to; empty: all
   int64_t nano_cpus = 0;        // 0: no limit
   int64_t memory_bytes = 0;     // 0: no limit
+  int64_t pids_limit = 0;       // processes and threads in the container; 0: the engine's default
   std::string volume_name;      // a named volume, created on first use; empty: none
   std::string volume_mount_path;
   GpuAccess gpu_access = GpuAccess::kNone;

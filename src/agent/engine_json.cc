@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/mount_path.h"
+
 namespace suanli::agent::engine_json {
 namespace {
 
@@ -122,13 +124,13 @@ core::Status CheckSpec(const ContainerSpec& spec) {
   }
   if (!spec.volume_name.empty()) {
     SUANLI_RETURN_IF_ERROR(CheckReference(spec.volume_name, "volume name", /*image=*/false));
-    if (spec.volume_mount_path.empty() || spec.volume_mount_path[0] != '/') {
-      return core::InvalidArgumentError("volume '" + spec.volume_name +
-                                        "' needs an absolute mount path, e.g. /workspace");
-    }
+    // Checked again here: the path becomes part of a bind ("name:path"), and a server of an older
+    // version, or a stored pod from before the server checked, may send one that is not clean.
+    SUANLI_RETURN_IF_ERROR(core::CheckMountPath(spec.volume_mount_path,
+                                                "volume '" + spec.volume_name + "' mount path"));
   }
-  if (spec.nano_cpus < 0 || spec.memory_bytes < 0) {
-    return core::InvalidArgumentError("CPU and memory limits cannot be negative");
+  if (spec.nano_cpus < 0 || spec.memory_bytes < 0 || spec.pids_limit < 0) {
+    return core::InvalidArgumentError("CPU, memory and pids limits cannot be negative");
   }
   // A GPU pod that starts without its GPUs would bill for nothing, so no combination may drop
   // them silently.
@@ -168,6 +170,7 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
   host["PortBindings"] = std::move(bindings);
   if (spec.nano_cpus > 0) host["NanoCpus"] = spec.nano_cpus;
   if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
+  if (spec.pids_limit > 0) host["PidsLimit"] = spec.pids_limit;
   if (!spec.volume_name.empty()) {
     // A name (not a path) before the colon: the engine creates the named volume on first use.
     host["Binds"] = json::array{spec.volume_name + ":" + spec.volume_mount_path};
@@ -223,6 +226,7 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
     limits["cpu"] = json::object{{"quota", spec.nano_cpus / 10'000}, {"period", kPeriodMicros}};
   }
   if (spec.memory_bytes > 0) limits["memory"] = json::object{{"limit", spec.memory_bytes}};
+  if (spec.pids_limit > 0) limits["pids"] = json::object{{"limit", spec.pids_limit}};
   body["resource_limits"] = std::move(limits);
   if (!spec.volume_name.empty()) {
     body["volumes"] =

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/engine_json.h"
 #include "agent/ports.h"
 #include "agent/tar.h"
 #include "gtest/gtest.h"
@@ -172,6 +173,7 @@ TEST_F(EngineTest, RunsAPodWithEnvLabelsPortsVolumeAndLimits) {
   spec.publish_address = "127.0.0.1";
   spec.nano_cpus = 500'000'000;
   spec.memory_bytes = 64 << 20;
+  spec.pids_limit = 321;
   spec.volume_name = volume;
   spec.volume_mount_path = "/data";
   const std::string id = CreateAndStart(spec);
@@ -213,6 +215,7 @@ TEST_F(EngineTest, RunsAPodWithEnvLabelsPortsVolumeAndLimits) {
   const json::object& host = raw["HostConfig"].as_object();
   EXPECT_EQ(host.at("NanoCpus").to_number<int64_t>(), 500'000'000);
   EXPECT_EQ(host.at("Memory").to_number<int64_t>(), int64_t{64} << 20);
+  EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 321);
   EXPECT_FALSE(host.at("Privileged").as_bool());
   EXPECT_TRUE(HasString(host.at("SecurityOpt"), "no-new-privileges"));
   EXPECT_TRUE(HasString(host.at("CapDrop"), "NET_RAW"));
@@ -461,6 +464,7 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
   spec.ports = {{8080, port, "tcp"}};
   spec.publish_address = "127.0.0.1";
   spec.memory_bytes = 64 << 20;
+  spec.pids_limit = 321;
   spec.env = {{"A", "b"}};
   const std::string id = CreateAndStart(spec);
   std::remove(spec_path.c_str());
@@ -481,10 +485,45 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
   EXPECT_TRUE(HasString(host.at("SecurityOpt"), "no-new-privileges"));
   EXPECT_TRUE(HasString(host.at("CapDrop"), "NET_RAW"));
   EXPECT_EQ(host.at("Memory").to_number<int64_t>(), int64_t{64} << 20);
+  EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 321) << "the libpod body's pids limit";
   const auto begin = std::chrono::steady_clock::now();
   EXPECT_TRUE(engine_->Remove(id).ok());
   EXPECT_LT(std::chrono::steady_clock::now() - begin, seconds(5))
       << "a forced remove kills at once";
+}
+
+TEST(EngineSpecTest, AVolumeMountPathThatIsNotCleanNeverReachesTheEngine) {
+  ContainerSpec spec;
+  spec.name = "suanli-pod_x";
+  spec.image = "busybox";
+  spec.volume_name = "suanli-pod_x";
+  spec.volume_mount_path = "/data";
+  EXPECT_TRUE(engine_json::CheckSpec(spec).ok());
+  for (std::string_view path : {"/data:ro", "/etc", "/workspace/../etc", "/", "data"}) {
+    spec.volume_mount_path = path;
+    const core::Status status = engine_json::CheckSpec(spec);
+    EXPECT_EQ(status.code(), core::StatusCode::kInvalidArgument) << path;
+    EXPECT_NE(status.message().find("mount path"), std::string::npos) << status.message();
+  }
+}
+
+TEST(EngineSpecTest, BothCreateBodiesCarryThePidsLimitAndNoNewPrivileges) {
+  ContainerSpec spec;
+  spec.name = "suanli-pod_x";
+  spec.image = "busybox";
+  spec.pids_limit = 4096;
+  const json::object compat = json::parse(engine_json::CompatCreateBody(spec)).as_object();
+  const json::object& host = compat.at("HostConfig").as_object();
+  EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 4096);
+  EXPECT_TRUE(HasString(host.at("SecurityOpt"), "no-new-privileges"));
+  const json::object libpod = json::parse(engine_json::LibpodCreateBody(spec)).as_object();
+  EXPECT_EQ(libpod.at("resource_limits").at("pids").at("limit").to_number<int64_t>(), 4096);
+  EXPECT_TRUE(libpod.at("no_new_privileges").as_bool());
+  spec.pids_limit = 0;  // the engine's default: nothing sent
+  EXPECT_FALSE(json::parse(engine_json::CompatCreateBody(spec))
+                   .at("HostConfig")
+                   .as_object()
+                   .contains("PidsLimit"));
 }
 
 TEST(EngineConnectTest, AMissingSocketIsUnavailableWithAFix) {

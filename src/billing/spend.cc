@@ -23,7 +23,8 @@ Money Unbilled(const core::Pod& pod, core::TimePoint now) {
   if (pod.running_since && now > pod.gpu_billed_to) {
     owed = owed + ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, pod.gpu_billed_to, now);
   }
-  if (pod.volume_gb > 0 && pod.state != PodState::kTerminated && now > pod.storage_billed_to) {
+  if (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated &&
+      now > pod.storage_billed_to) {
     owed = owed + StorageChargeBetween(pod.storage_price_per_gb_month, pod.volume_gb,
                                        pod.created_at, pod.storage_billed_to, now);
   }
@@ -50,7 +51,9 @@ core::Status CheckCanAfford(Money balance, Money rate_after, Money spend_cap_per
 void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
   Contribution now;
   if (pod.state != PodState::kTerminated) {
-    now.rate = now.wanted = StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb).micros();
+    // A pod that has not run has no volume yet: its storage is wanted, not yet paid for.
+    now.wanted = StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb).micros();
+    if (pod.ran) now.rate = now.wanted;
     const int64_t gpus = GpuRate(gpu_per_hour, pod.gpu_count, pod.gpu_milli).micros();
     const bool wanted = pod.desired == core::DesiredState::kRunning;
     if (wanted || core::HoldsGpus(pod.state)) now.rate += gpus;
@@ -61,8 +64,8 @@ void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
   user.rate += now.rate - before.rate;
   user.wanted += now.wanted - before.wanted;
   before = now;
-  const bool billable =
-      pod.running_since.has_value() || (pod.volume_gb > 0 && pod.state != PodState::kTerminated);
+  const bool billable = pod.running_since.has_value() ||
+                        (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated);
   if (billable) {
     billable_by_owner_[pod.owner_id].insert(pod.id);
   } else if (const auto owner = billable_by_owner_.find(pod.owner_id);

@@ -25,6 +25,7 @@ core::Pod PodOf(std::string id, std::string owner, PodState state, DesiredState 
   pod.gpu_count = gpu_count;
   pod.volume_gb = volume_gb;
   pod.storage_price_per_gb_month = kTenCentsPerGbMonth;
+  pod.ran = state != PodState::kPending;  // a pending pod here is one that never ran
   return pod;
 }
 
@@ -72,6 +73,17 @@ TEST(SpendTest, BillableAreRunningPodsAndVolumesKept) {
   spend.Update(PodOf("p3", "alice", PodState::kPending, DesiredState::kRunning), k4090PerHour);
   ASSERT_EQ(spend.billable_by_owner().size(), 1u);
   EXPECT_EQ(spend.billable_by_owner().at("alice"), (std::set<std::string>{"p1", "p2"}));
+}
+
+TEST(SpendTest, APodThatNeverRanWantsItsVolumeButPaysNothingForIt) {
+  SpendTracker spend;
+  core::Pod pod = PodOf("p1", "alice", PodState::kPending, DesiredState::kRunning, 1, 20);
+  spend.Update(pod, k4090PerHour);
+  EXPECT_EQ(spend.Rate("alice").micros(), 740'000) << "its GPU, as it waits for one; no volume";
+  EXPECT_EQ(spend.WantedRate("alice").micros(), 740'000 + 2778);
+  EXPECT_TRUE(spend.billable_by_owner().empty());
+  pod.created_at = pod.storage_billed_to = core::TimePoint(seconds(1'700'000'000));
+  EXPECT_EQ(Unbilled(pod, pod.created_at + std::chrono::hours(5)).micros(), 0);
 }
 
 TEST(SpendTest, UnbilledIsWhatAccruedSinceTheLastChargeAtThePodsOwnPrices) {

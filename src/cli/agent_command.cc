@@ -23,6 +23,12 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
       ->capture_default_str();
   command.add_option("--publish-address", options.publish_address,
                      "Host address pod ports are published on; default: all");
+  command
+      .add_option("--pids-limit", options.pids_limit,
+                  "Most processes and threads one pod's container may hold (0: the engine's "
+                  "default, none on Docker)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command.add_option("--public-address", options.public_address,
                      "Address renters reach this host at (suanli pods ssh); default: the one the "
                      "server sees the agent's requests come from");

@@ -265,6 +265,27 @@ TEST(ApiCommandsTest, DollarsOnTheCommandLineBecomeMicroDollars) {
   EXPECT_EQ(credit.out, "usr_2 bo: balance $37.50\n");
 
   ExpectOneLineError(Suanli(env, {"users", "credit", "usr_2", "12.5.0"}), 2, "AMOUNT");
+
+  // A negative amount is no way to debit; --debit is.
+  const size_t before = server.requests().size();
+  ExpectOneLineError(Suanli(env, {"users", "credit", "usr_2", "--", "-5"}), 2,
+                     "give a positive amount with --debit");
+  EXPECT_EQ(server.requests().size(), before) << "a refused amount reached the server";
+  ASSERT_EQ(Suanli(env, {"users", "credit", "usr_2", "5", "--debit"}).exit_code, 0);
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"amount_micros":-5000000})"));
+}
+
+TEST(PodsCommandTest, RemovingARunningPodSaysItIsStillRunningUntilItsNodeStopsIt) {
+  FakeApiServer server([](const FakeRequest&) {
+    std::string pod = PodJson("pod_r", "running", "terminated by its owner");
+    const std::string running = R"("desired_state":"running")";
+    pod.replace(pod.find(running), running.size(), R"("desired_state":"terminated")");
+    return FakeApiServer::Json(200, pod);
+  });
+  const Outcome outcome = Suanli(server.Environment(), {"pods", "rm", "pod_r", "--force"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(outcome.out, "pod_r running -> terminated (terminated by its owner)\n");
 }
 
 TEST(ApiCommandsTest, UsageAsCsvPassesTheServersTextThrough) {

@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -222,7 +223,25 @@ std::string TemplatesTable(const boost::json::array& templates) {
   return table.Render();
 }
 
-std::string NodesTable(const boost::json::array& nodes) {
+namespace {
+
+// The GPUs of `node` that pods are bound to: distinct indices, since GPU shares can put several
+// pods on one GPU.
+size_t GpusInUse(const boost::json::value& node, const boost::json::array& pods) {
+  const std::string id = JsonText(node, "id");
+  std::set<int64_t> indices;
+  for (const boost::json::value& pod : pods) {
+    if (JsonText(pod, "node_id") != id) continue;
+    for (const boost::json::value& index : JsonArray(pod, "gpu_indices")) {
+      if (index.is_int64()) indices.insert(index.as_int64());
+    }
+  }
+  return indices.size();
+}
+
+}  // namespace
+
+std::string NodesTable(const boost::json::array& nodes, const boost::json::array& pods) {
   TextTable table;
   table.AddColumn("ID", Align::kLeft);
   table.AddColumn("NAME", Align::kLeft);
@@ -236,7 +255,7 @@ std::string NodesTable(const boost::json::array& nodes) {
   for (const boost::json::value& node : nodes) {
     table.AddRow(
         {JsonText(node, "id"), JsonText(node, "name"), NodeStateText(node), NodeGpusText(node),
-         std::to_string(JsonInteger(node, "gpus_allocated")) + "/" +
+         std::to_string(GpusInUse(node, pods)) + "/" +
              std::to_string(JsonArray(node, "gpus").size()),
          std::to_string(JsonInteger(node, "vcpu")), std::to_string(JsonInteger(node, "memory_gb")),
          OrDash(JsonText(node, "agent_version")), TimeText(JsonText(node, "last_heartbeat"))});
@@ -512,7 +531,7 @@ std::vector<std::string> SshArguments(const boost::json::value& pod, std::string
   return {"-p", host_port, std::string(user) + "@" + address};
 }
 
-std::string NodeDetail(const boost::json::value& node) {
+std::string NodeDetail(const boost::json::value& node, const boost::json::array& pods) {
   Detail detail;
   detail.Add("ID", JsonText(node, "id"));
   detail.Add("Name", JsonText(node, "name"));
@@ -521,7 +540,8 @@ std::string NodeDetail(const boost::json::value& node) {
     detail.Add("Drained", reason + "; after a look, `suanli nodes uncordon` takes it back");
   }
   detail.Add("GPUs", NodeGpusText(node));
-  detail.Add("GPUs allocated", JsonText(node, "gpus_allocated"));
+  detail.Add("GPUs in use", std::to_string(GpusInUse(node, pods)) + " of " +
+                                std::to_string(JsonArray(node, "gpus").size()));
   detail.Add("vCPU", JsonText(node, "vcpu"));
   detail.Add("Memory", GbText(node, "memory_gb"));
   detail.Add("Disk", GbText(node, "disk_gb"));

@@ -35,7 +35,9 @@ std::string PodGpuText(const boost::json::value& pod);
 // Tables of API lists (the arrays inside {"pods": [...]} and so on).
 std::string PodsTable(const boost::json::array& pods);
 std::string TemplatesTable(const boost::json::array& templates);
-std::string NodesTable(const boost::json::array& nodes);
+// `pods` are the server's pods (an admin sees all): the server sends no count of a node's GPUs in
+// use, so USED counts the distinct GPU indices of the pods bound to each node, as the console does.
+std::string NodesTable(const boost::json::array& nodes, const boost::json::array& pods);
 std::string UsersTable(const boost::json::array& users);
 std::string TokensTable(const boost::json::array& tokens);
 std::string SshKeysTable(const boost::json::array& keys);
@@ -51,7 +53,7 @@ std::string AvailabilityTable(const boost::json::array& gpus);
 // views carry the pod's link token).
 std::string PodDetail(const boost::json::value& pod, std::string_view server_url = {});
 std::string TemplateDetail(const boost::json::value& spec);
-std::string NodeDetail(const boost::json::value& node);
+std::string NodeDetail(const boost::json::value& node, const boost::json::array& pods);
 std::string UserDetail(const boost::json::value& user);
 std::string BalanceDetail(const boost::json::value& balance);
 

@@ -134,7 +134,10 @@ TEST(ApiViewsTest, NodeDetailShowsEachGpusHealthAndWhyItWasDrained) {
     "gpu_health":[{"index":0,"utilization_percent":87,"memory_used_gb":20.25,"temperature_c":71,
                    "power_w":402.5,"xid_errors":0,"last_xid":0},
                   {"index":1,"problem":"GPU is lost"}]})");
-  const std::string detail = NodeDetail(node);
+  const std::string detail = NodeDetail(
+      node, boost::json::parse(R"([{"node_id":"node_1","gpu_indices":[0]}])").as_array());
+  EXPECT_NE(detail.find("GPUs in use:"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("1 of 1"), std::string::npos) << detail;
   EXPECT_NE(detail.find("Drained:"), std::string::npos) << detail;
   EXPECT_NE(detail.find("1 GPU(s) of the 2 it had"), std::string::npos) << detail;
   EXPECT_NE(detail.find("Address:"), std::string::npos) << detail;
@@ -176,9 +179,13 @@ TEST(ApiViewsTest, NodesTableGroupsGpusAndMarksSimulatedOnes) {
   const boost::json::value nodes = boost::json::parse(R"([{"id":"node_a","name":"box",
     "state":"ready","cordoned":true,"draining":false,"gpus":[
       {"index":0,"type":"RTX 4090","simulated":true},{"index":1,"type":"RTX 4090","simulated":true}],
-    "vcpu":32,"memory_gb":128,"gpus_allocated":1,"agent_version":"0.1.0",
+    "vcpu":32,"memory_gb":128,"agent_version":"0.1.0",
     "last_heartbeat":"2026-12-02T15:00:01Z"}])");
-  const std::string table = NodesTable(nodes.as_array());
+  // Two pods share GPU 1 of node_a; one pod is on another node, one on none.
+  const boost::json::value pods = boost::json::parse(R"([
+    {"id":"p1","node_id":"node_a","gpu_indices":[1]},{"id":"p2","node_id":"node_a","gpu_indices":[1]},
+    {"id":"p3","node_id":"node_b","gpu_indices":[0]},{"id":"p4","node_id":"","gpu_indices":[]}])");
+  const std::string table = NodesTable(nodes.as_array(), pods.as_array());
   EXPECT_NE(table.find("ready,cordoned"), std::string::npos) << table;
   EXPECT_NE(table.find("2x RTX 4090 (simulated)"), std::string::npos) << table;
   EXPECT_NE(table.find("1/2"), std::string::npos) << table;

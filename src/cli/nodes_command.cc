@@ -15,25 +15,41 @@ struct NodesFlags {
   std::string note;
 };
 
+// The pods the table counts GPUs in use from (the server sends no count per node); none for
+// --json, which prints the server's answer unchanged.
+core::Result<boost::json::array> PodsForTable(bool json, ApiClient& api) {
+  if (json) return boost::json::array();
+  core::Result<boost::json::value> list = api.Get("/v1/pods");
+  if (!list.ok()) return list.status();
+  return JsonArray(*list, "pods");
+}
+
 core::Status RunList(const NodesFlags& flags, CommandContext& context) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  return PrintResult(context, flags.json, (*api)->Get("/v1/nodes"),
-                     [&context](const boost::json::value& list) {
+  core::Result<boost::json::value> answer = (*api)->Get("/v1/nodes");
+  core::Result<boost::json::array> pods = PodsForTable(flags.json, **api);
+  if (answer.ok() && !pods.ok()) return pods.status();
+  return PrintResult(context, flags.json, answer,
+                     [&context, &pods](const boost::json::value& list) {
                        const boost::json::array& nodes = JsonArray(list, "nodes");
                        if (nodes.empty()) {
                          context.err << "no nodes; add one with `suanli nodes join-token`, then "
                                         "`suanli agent` on the GPU server\n";
                          return std::string();
                        }
-                       return NodesTable(nodes);
+                       return NodesTable(nodes, *pods);
                      });
 }
 
 core::Status RunGet(const NodesFlags& flags, CommandContext& context) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  return PrintResult(context, flags.json, (*api)->Get(IdTarget("nodes", flags.id)), NodeDetail);
+  core::Result<boost::json::value> answer = (*api)->Get(IdTarget("nodes", flags.id));
+  core::Result<boost::json::array> pods = PodsForTable(flags.json, **api);
+  if (answer.ok() && !pods.ok()) return pods.status();
+  return PrintResult(context, flags.json, answer,
+                     [&pods](const boost::json::value& node) { return NodeDetail(node, *pods); });
 }
 
 // cordon, uncordon, drain (POST) and rm (DELETE).

@@ -67,9 +67,19 @@ std::chrono::milliseconds Milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-// "pod_3k2 running" and the reason when there is one: the id first, for scripts.
+// "pod_3k2 running" and the reason when there is one: the id first, for scripts, then the state
+// the pod is in. A stop or terminate that its node has yet to carry out shows where it is going
+// ("pod_3k2 running -> terminated (terminated by its owner)"), so that the line never claims a
+// state the pod is not in.
 std::string PodLine(const boost::json::value& pod) {
-  std::string line = JsonText(pod, "id") + " " + JsonText(pod, "state");
+  const std::string state = JsonText(pod, "state");
+  const std::string desired = JsonText(pod, "desired_state");
+  const bool down = state == "stopped" || state == "exited" || state == "failed";
+  std::string line = JsonText(pod, "id") + " " + state;
+  if ((desired == "terminated" && state != "terminated") ||
+      (desired == "stopped" && !down && state != "terminated")) {
+    line += " -> " + desired;
+  }
   const std::string reason = JsonText(pod, "state_reason");
   if (!reason.empty()) line += " (" + reason + ")";
   return line + "\n";

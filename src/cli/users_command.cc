@@ -17,6 +17,7 @@ struct UsersFlags {
   bool admin = false;
   std::string amount;
   std::string note;
+  bool debit = false;
 };
 
 // Dollars typed by a person, e.g. "12.50", as micro-dollars; the error names the flag.
@@ -65,8 +66,15 @@ core::Status RunCreate(const UsersFlags& flags, CommandContext& context) {
 core::Status RunCredit(const UsersFlags& flags, CommandContext& context) {
   core::Result<int64_t> micros = Micros(flags.amount, "AMOUNT");
   if (!micros.ok()) return micros.status();
+  // A debit is asked for by name: "credit ID -- -5" read as adding credits, yet took $5 away.
+  if (*micros < 0) {
+    return core::InvalidArgumentError(
+        "AMOUNT " + flags.amount +
+        " is negative, and credit adds credits; to take money off a balance, give a positive "
+        "amount with --debit (suanli users credit ID 5 --debit)");
+  }
   boost::json::object body;
-  body["amount_micros"] = *micros;
+  body["amount_micros"] = flags.debit ? -*micros : *micros;
   if (!flags.note.empty()) body["note"] = flags.note;
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
@@ -105,7 +113,7 @@ CommandRun DefineUsersCommand(CLI::App& command) {
               flags->json);
   CLI::App& get = group.Add("get", "Show a user: balance, cap, notices ('me' for yourself)",
                             [flags](CommandContext& context) { return RunGet(*flags, context); });
-  get.add_option("id", flags->id, "User ID, or me")->required();
+  get.add_option("id", flags->id, "User ID or name, or me")->required();
   AddJsonFlag(get, flags->json);
 
   CLI::App& create =
@@ -119,9 +127,11 @@ CommandRun DefineUsersCommand(CLI::App& command) {
   CLI::App& credit =
       group.Add("credit", "Add credits to a user's balance, in dollars (admin)",
                 [flags](CommandContext& context) { return RunCredit(*flags, context); });
-  credit.add_option("id", flags->id, "User ID")->required();
+  credit.add_option("id", flags->id, "User ID or name")->required();
   credit.add_option("amount", flags->amount, "Dollars, e.g. 25 or 12.50")->required();
   credit.add_option("--note", flags->note, "Why, for the ledger");
+  credit.add_flag("--debit", flags->debit,
+                  "Take the amount off the balance instead (a correction or a refund)");
   AddJsonFlag(credit, flags->json);
 
   CLI::App& cap =

@@ -154,6 +154,9 @@ struct Pod {
   TimePoint storage_billed_to;             // the volume is charged up to here
   Money cost;                              // everything charged for this pod so far
   bool volume_confirmed_empty = false;     // terminate without --force is allowed
+  // A container of it has run: its volume may hold data (terminate needs --force) and is billed.
+  // Until then the pod has no volume worth keeping, and pays no storage.
+  bool ran = false;
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

@@ -42,6 +42,18 @@ Result<Money> Money::ParseDollars(std::string_view text) {
   return Money(negative ? -micros : micros);
 }
 
+Result<Money> Money::AddToBalance(Money balance, Money amount) {
+  const Money sum = balance + amount;
+  if (sum.micros_ > kMaxBalanceMicros || sum.micros_ < -kMaxBalanceMicros) {
+    const Money limit(kMaxBalanceMicros);
+    return FailedPreconditionError(
+        "the balance would be " + sum.ToString() + ", beyond the limit of ±" + limit.ToString() +
+        " a balance can hold; the balance is " + balance.ToString() + ", so give an amount from " +
+        (Money(-kMaxBalanceMicros) - balance).ToString() + " to " + (limit - balance).ToString());
+  }
+  return sum;
+}
+
 std::string Money::ToRoundedString() const {
   const int64_t step = (micros_ >= kMicrosPerDollar || micros_ <= -kMicrosPerDollar) ? 10'000 : 100;
   const int64_t half = micros_ >= 0 ? step / 2 : -step / 2;

@@ -17,6 +17,9 @@ namespace suanli::core {
 class Money {
  public:
   static constexpr int64_t kMicrosPerDollar = 1'000'000;
+  // The most a balance may hold either way: $1e12. Far below int64's 9.2e18 micro-dollars, so that
+  // a balance plus any one amount the API accepts (at most the same $1e12) cannot wrap.
+  static constexpr int64_t kMaxBalanceMicros = 1'000'000'000'000'000'000;
 
   constexpr Money() = default;
   static constexpr Money FromMicros(int64_t micros) { return Money(micros); }
@@ -36,8 +39,26 @@ class Money {
   // ("$0.3386"), rounded half away from zero.
   std::string ToRoundedString() const;
 
-  constexpr Money operator+(Money other) const { return Money(micros_ + other.micros_); }
-  constexpr Money operator-(Money other) const { return Money(micros_ - other.micros_); }
+  // Saturate at the int64 limits instead of wrapping (signed overflow is undefined, and a wrapped
+  // sum turns a rich balance into a debt): sums that can meet a limit are checked before, as
+  // AddToBalance does; saturation is the floor under the ones nobody expects to get near it.
+  constexpr Money operator+(Money other) const {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(micros_, other.micros_, &sum)) {
+      return Money(other.micros_ > 0 ? INT64_MAX : INT64_MIN);
+    }
+    return Money(sum);
+  }
+  constexpr Money operator-(Money other) const {
+    int64_t difference = 0;
+    if (__builtin_sub_overflow(micros_, other.micros_, &difference)) {
+      return Money(other.micros_ < 0 ? INT64_MAX : INT64_MIN);
+    }
+    return Money(difference);
+  }
+  // `balance` + `amount`; FAILED_PRECONDITION naming the limit when the sum would leave
+  // ±kMaxBalanceMicros.
+  static Result<Money> AddToBalance(Money balance, Money amount);
   constexpr auto operator<=>(const Money&) const = default;
 
  private:

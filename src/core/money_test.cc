@@ -51,5 +51,28 @@ TEST(MoneyTest, AddsAndComparesWithoutRounding) {
   EXPECT_EQ(sum - sum, Money());
 }
 
+TEST(MoneyTest, SumsSaturateInsteadOfWrapping) {
+  const Money most = Money::FromMicros(INT64_MAX);
+  const Money least = Money::FromMicros(INT64_MIN);
+  EXPECT_EQ(most + Money::FromMicros(1), most);
+  EXPECT_EQ(least + Money::FromMicros(-1), least);
+  EXPECT_EQ(least - Money::FromMicros(1), least);
+  EXPECT_EQ(most - Money::FromMicros(-1), most);
+  EXPECT_EQ((most - Money::FromMicros(1)).micros(), INT64_MAX - 1);
+}
+
+TEST(MoneyTest, ABalanceStaysWithinItsLimitAndTheErrorNamesIt) {
+  const Money limit = Money::FromMicros(Money::kMaxBalanceMicros);
+  EXPECT_EQ(*Money::AddToBalance(limit - Money::FromMicros(5), Money::FromMicros(5)), limit);
+  const Result<Money> over = Money::AddToBalance(limit, Money::FromMicros(1));
+  ASSERT_EQ(over.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(over.status().message().find("beyond the limit of ±$1,000,000,000,000"),
+            std::string::npos)
+      << over.status().message();
+  EXPECT_NE(over.status().message().find("to $0.00"), std::string::npos) << over.status().message();
+  EXPECT_FALSE(Money::AddToBalance(Money() - limit, Money::FromMicros(-1)).ok());
+  EXPECT_EQ(*Money::AddToBalance(Money() - limit, limit), Money());
+}
+
 }  // namespace
 }  // namespace suanli::core

@@ -26,7 +26,13 @@ std::string Refusal(PodState state, PodAction action) {
     case PodState::kRunning:
       return what + "; it is already running (restart restarts it)";
     default:
-      return what + "; start it first";
+      // Down (stopped, exited, failed): stop and restart are what is left. Stopping a pod that
+      // is already down would be done already; a restart is a start here.
+      if (action == PodAction::kStop) {
+        return what + "; it is already " + std::string(PodStateName(state)) +
+               ", nothing to stop (start it to run it again, or terminate it to delete it)";
+      }
+      return what + "; it is not running: start it instead";
   }
 }
 

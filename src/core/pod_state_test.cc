@@ -33,7 +33,10 @@ TEST(PodStateTest, AWrongActionIsAFailedPreconditionThatSaysWhatToDo) {
   EXPECT_EQ(HttpStatusFor(start_running.code()), 409);
   EXPECT_EQ(start_running.message(),
             "cannot start a pod that is running; it is already running (restart restarts it)");
-  EXPECT_NE(CheckAction(PodState::kStopped, PodAction::kStop).message().find("start it first"),
+  EXPECT_EQ(CheckAction(PodState::kStopped, PodAction::kStop).message(),
+            "cannot stop a pod that is stopped; it is already stopped, nothing to stop (start it "
+            "to run it again, or terminate it to delete it)");
+  EXPECT_NE(CheckAction(PodState::kExited, PodAction::kRestart).message().find("start it instead"),
             std::string::npos);
   EXPECT_NE(
       CheckAction(PodState::kTerminated, PodAction::kStart).message().find("create a new one"),

@@ -62,6 +62,14 @@ TEST_F(ApiBadInputTest, AnUnknownFieldIsNamed) {
   ExpectNothingChanged();
 }
 
+TEST_F(ApiBadInputTest, ADuplicateKeyIsNamed) {
+  const ApiReply reply =
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","gpu_count":1,"gpu_count":8})");
+  ASSERT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT"));
+  EXPECT_NE(reply.error_message().find("'gpu_count' twice"), std::string::npos) << reply.text;
+  ExpectNothingChanged();
+}
+
 TEST_F(ApiBadInputTest, WrongTypesAreNamed) {
   for (std::string_view body :
        {R"({"template":"pytorch","gpu_type":"4090","gpu_count":"two"})",
@@ -92,6 +100,29 @@ TEST_F(ApiBadInputTest, NegativeZeroAndAbsurdSizesAreRefused) {
     EXPECT_NE(reply.error_message().find(field), std::string::npos) << reply.text;
   }
   ExpectNothingChanged();
+}
+
+TEST_F(ApiBadInputTest, AVolumeMountPathMustBeCleanAndOutsideSystemDirectories) {
+  for (std::string_view path :
+       {"/", "/proc", "/etc", "/sys", "/workspace/../etc", "/data:ro", "/usr/lib", "relative"}) {
+    SCOPED_TRACE(path);
+    const std::string quoted = boost::json::serialize(boost::json::value(path));
+    const ApiReply pod = CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","volume_gb":5,)"
+                                       R"("volume_mount_path":)" +
+                                       quoted + "}");
+    ASSERT_TRUE(IsApiError(pod, 400, "INVALID_ARGUMENT"));
+    EXPECT_NE(pod.error_message().find("volume_mount_path"), std::string::npos) << pod.text;
+    const ApiReply spec =
+        api().Send("POST", "/v1/templates", a_.token,
+                   R"({"name":"t","image":"busybox","volume_mount_path":)" + quoted + "}");
+    ASSERT_TRUE(IsApiError(spec, 400, "INVALID_ARGUMENT"));
+    EXPECT_NE(spec.error_message().find("volume_mount_path"), std::string::npos) << spec.text;
+  }
+  ExpectNothingChanged();
+  EXPECT_EQ(CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","volume_gb":5,)"
+                          R"("volume_mount_path":"/data/models"})")
+                .status,
+            201);
 }
 
 TEST_F(ApiBadInputTest, AnUnknownGpuIsNotFoundWithSuggestions) {
@@ -140,7 +171,23 @@ TEST_F(ApiBadInputTest, AnActionNotAllowedInTheStateIsAConflictWithTheReason) {
   ExpectNothingChanged();
 }
 
-TEST_F(ApiBadInputTest, TerminatingAVolumeWithoutForceIsAConflict) {
+TEST_F(ApiBadInputTest, TerminatingAVolumeWithoutForceIsAConflictOnceThePodRan) {
+  // One that never ran wrote nothing: no --force needed.
+  const std::string never_ran =
+      CreatePod(a_.token, {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 10}});
+  const ApiReply gone = api().Send("DELETE", "/v1/pods/" + never_ran, a_.token);
+  EXPECT_EQ(gone.status, 200) << gone.Describe();
+  EXPECT_EQ(Str(gone.json, "state"), "terminated");
+  // A pod with a volume that has run (the pending one, on n2 once uncordoned) may have written
+  // to it.
+  ASSERT_EQ(api().Post("/v1/nodes/" + other_node_.id + "/uncordon", admin_).status, 200);
+  for (int i = 0; i < 100 && Str(api().Get("/v1/pods/" + pending_, a_.token).json, "node_id") !=
+                                 other_node_.id;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the scheduler's next tick
+  }
+  ASSERT_EQ(Report(other_node_.token, pending_, 1, "running").status, 200);
+  before_ = Snapshot();
   const ApiReply reply = api().Send("DELETE", "/v1/pods/" + pending_, a_.token);
   ASSERT_TRUE(IsApiError(reply, 409, "FAILED_PRECONDITION"));
   EXPECT_NE(reply.error_message().find("force"), std::string::npos) << reply.text;

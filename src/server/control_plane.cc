@@ -91,6 +91,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
     pods_by_owner_[pod.owner_id].insert(id);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
     if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);
+    if (IsLeaving(pod)) leaving_[pod.last_node_id].insert(id);
     if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
   }
   SUANLI_RETURN_IF_ERROR(AddBuiltInTemplates());
@@ -198,7 +199,8 @@ void ControlPlane::ChargePod(Change& change, core::Pod& pod, core::TimePoint to)
     }
     pod.gpu_billed_to = to;
   }
-  if (pod.volume_gb > 0 && pod.state != PodState::kTerminated && to > pod.storage_billed_to) {
+  if (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated &&
+      to > pod.storage_billed_to) {
     const Money amount = billing::StorageChargeBetween(
         pod.storage_price_per_gb_month, pod.volume_gb, pod.created_at, pod.storage_billed_to, to);
     if (amount.micros() > 0) {

@@ -296,6 +296,9 @@ class ControlPlane {
       REQUIRES(mutex_);
   void Credit(Change& change, core::User& user, core::Money amount, std::string note)
       REQUIRES(mutex_);
+  // The ID of the user whose ID or name (unique, as `users create NAME` took) is `id_or_name`;
+  // empty when there is none.
+  std::string UserIdFor(std::string_view id_or_name) const REQUIRES(mutex_);
   bool CanSee(const Principal& caller, const core::Template& spec) const REQUIRES(mutex_);
   core::Result<const core::Template*> FindTemplate(const Principal& caller,
                                                    std::string_view id) const REQUIRES(mutex_);
@@ -318,6 +321,7 @@ class ControlPlane {
   // Cordons `node` and stops its running pods, telling their owners `reason`.
   void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
   void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
+  void EraseLeaving(const core::Pod& pod) REQUIRES(mutex_);  // from leaving_, once terminated
   void Schedule(Change& change, core::TimePoint now) REQUIRES(mutex_);
   void EnforceLimits(Change& change, core::TimePoint now) REQUIRES(mutex_);
   std::vector<sched::Node> SchedulerNodes() const REQUIRES(mutex_);
@@ -344,6 +348,9 @@ class ControlPlane {
   std::set<std::string> pending_ GUARDED_BY(mutex_);  // unbound pods waiting for a GPU
   std::map<std::string, core::Node> nodes_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<std::string>> pods_on_node_ GUARDED_BY(mutex_);
+  // Node -> terminated-to-be pods that are on no node but whose volume is on this one, their last
+  // (IsLeaving): in its agent's desired pods until it reports them terminated.
+  std::map<std::string, std::set<std::string>> leaving_ GUARDED_BY(mutex_);
   std::map<std::string, core::Money> price_overrides_ GUARDED_BY(mutex_);
   NodeWaiters waiters_ GUARDED_BY(mutex_);  // due callbacks run by Locked after unlock
   int64_t last_transition_seq_ GUARDED_BY(mutex_) = 0;

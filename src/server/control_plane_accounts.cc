@@ -1,4 +1,5 @@
 // The control plane: authentication, users, API tokens, SSH keys and templates.
+#include "core/mount_path.h"
 #include "core/suggest.h"
 #include "server/control_plane.h"
 #include "server/control_plane_internal.h"
@@ -19,9 +20,11 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
     const core::User& user = users_.at(holder->user_id);
     return Principal{user.id, user.role, ""};
   }
+  // Not "suanli tokens create": that needs a token that works, which is what the caller lacks.
   return core::UnauthenticatedError(
-      "the API token is unknown or revoked; create a new one (suanli tokens create) or log in "
-      "again");
+      "the API token is unknown or revoked; ask an admin of this server for a token, or use the "
+      "admin token in <data-dir>/admin-token on the server's machine, then suanli login --token "
+      "TOKEN");
 }
 
 // --- Users ---------------------------------------------------------------------------------------
@@ -31,6 +34,9 @@ Result<Written<core::User>> ControlPlane::CreateUser(const Principal& caller, st
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   SUANLI_RETURN_IF_ERROR(CheckName("user name", name));
   if (credits.micros() < 0) return core::InvalidArgumentError("credits cannot be negative");
+  if (Result<Money> balance = Money::AddToBalance(Money(), credits); !balance.ok()) {
+    return core::FailedPreconditionError("credits: " + balance.status().message());
+  }
   Locked locked(*this);
   for (const auto& [id, user] : users_) {
     if (user.name == name) return core::AlreadyExistsError("a user named '" + name + "' exists");
@@ -55,6 +61,14 @@ void ControlPlane::Credit(Change& change, core::User& user, Money amount, std::s
   change.Dirty(Collection::kUsers, user.id);
 }
 
+std::string ControlPlane::UserIdFor(std::string_view id_or_name) const {
+  if (users_.contains(std::string(id_or_name))) return std::string(id_or_name);
+  for (const auto& [id, user] : users_) {
+    if (user.name == id_or_name) return id;
+  }
+  return "";
+}
+
 Result<Written<std::vector<core::User>>> ControlPlane::ListUsers(const Principal& caller) const {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   core::MutexLock lock(mutex_);
@@ -67,10 +81,14 @@ Result<Written<core::User>> ControlPlane::GetUser(const Principal& caller,
                                                   std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  const std::string wanted = id == "me" ? caller.user_id : std::string(id);
+  const std::string wanted = id == "me" ? caller.user_id : UserIdFor(id);
+  // Who is not an admin learns nothing about other names or IDs, not even whether they exist.
   if (wanted != caller.user_id) SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   const auto it = users_.find(wanted);
-  if (it == users_.end()) return core::NotFoundError("no user " + wanted);
+  if (it == users_.end()) {
+    return core::NotFoundError("no user with the ID or name '" + std::string(id) +
+                               "'; suanli users list shows them");
+  }
   core::User user = it->second;
   user.balance = LiveBalance(user, Now());
   return Written<core::User>{std::move(user), queue_.submitted()};
@@ -82,8 +100,16 @@ Result<Written<core::User>> ControlPlane::AddCredits(const Principal& caller,
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   if (amount.micros() == 0) return core::InvalidArgumentError("credits: give a non-zero amount");
   Locked locked(*this);
-  const auto it = users_.find(std::string(user_id));
-  if (it == users_.end()) return core::NotFoundError("no user " + std::string(user_id));
+  const auto it = users_.find(UserIdFor(user_id));
+  if (it == users_.end()) {
+    return core::NotFoundError("no user with the ID or name '" + std::string(user_id) +
+                               "'; suanli users list shows them");
+  }
+  // Each amount is within the API's range, but their sum must be too (9,300 calls of $1e9 once
+  // wrapped a balance to -$9.1e12).
+  if (Result<Money> balance = Money::AddToBalance(it->second.balance, amount); !balance.ok()) {
+    return core::FailedPreconditionError("credits: " + balance.status().message());
+  }
   Change change(*this);
   Credit(change, it->second, amount, note.empty() ? "credits from an admin" : std::move(note));
   return Written<core::User>{it->second, change.Commit()};
@@ -216,10 +242,7 @@ Result<Written<core::Template>> ControlPlane::CreateTemplate(const Principal& ca
   if (spec.is_public) SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   if (spec.name.empty()) return core::InvalidArgumentError("name: is required");
   if (spec.image.empty()) return core::InvalidArgumentError("image: is required");
-  if (!spec.volume_mount_path.starts_with('/')) {
-    return core::InvalidArgumentError(
-        "volume_mount_path: must be an absolute path like /workspace");
-  }
+  SUANLI_RETURN_IF_ERROR(core::CheckMountPath(spec.volume_mount_path));
   SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
   Locked locked(*this);
   Change change(*this);

@@ -39,6 +39,14 @@ inline Status PersonOnly(const Principal& caller) {
   return core::PermissionDeniedError("a node's token cannot be used for this");
 }
 
+// A pod to be terminated that is on no node while its volume is still on the node it last ran
+// on: that node's agent deletes the volume, then reports it terminated (ControlPlane::leaving_).
+inline bool IsLeaving(const core::Pod& pod) {
+  return pod.desired == core::DesiredState::kTerminated &&
+         pod.state != core::PodState::kTerminated && pod.node_id.empty() &&
+         !pod.last_node_id.empty() && pod.volume_gb > 0;
+}
+
 inline bool IsAsciiAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }

@@ -130,6 +130,15 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
   nodes_.erase(it);
   pods_on_node_.erase(node.id);
   Change change(*this);
+  // Pods whose volume only this node could delete: with the node gone, so is the volume.
+  if (const auto leaving = leaving_.find(node.id); leaving != leaving_.end()) {
+    const std::set<std::string> ids = std::move(leaving->second);
+    leaving_.erase(leaving);
+    for (const std::string& pod_id : ids) {
+      SetState(change, pods_.at(pod_id), PodState::kTerminated, Now(),
+               "terminated; its node " + node.name + " was removed");
+    }
+  }
   change.Dirty(Collection::kNodes, node.id);
   return Written<core::Node>{std::move(node), change.Commit()};
 }
@@ -315,6 +324,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty() && pod.desired != core::DesiredState::kRunning) reason = pod.state_reason;
   if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
+  if (to == PodState::kTerminated) EraseLeaving(pod);
   if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
   if (IsDown(to)) {
     if (pod.desired == core::DesiredState::kRunning) {
@@ -352,6 +362,10 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
         if (entry.second.user_id == pod.owner_id) keys.push_back(entry.second.public_key);
       }
     }
+  }
+  // Terminated pods whose volume is still here: the agent deletes it and reports them terminated.
+  if (const auto leaving = leaving_.find(caller.node_id); leaving != leaving_.end()) {
+    for (const std::string& id : leaving->second) desired.pods.push_back(pods_.at(id));
   }
   return desired;
 }

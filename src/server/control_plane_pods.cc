@@ -3,6 +3,7 @@
 
 #include "advisor/advisor.h"
 #include "billing/spend.h"
+#include "core/mount_path.h"
 #include "core/suggest.h"
 #include "server/control_plane.h"
 #include "server/control_plane_internal.h"
@@ -24,6 +25,11 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
     pod.running_since = at;
     pod.gpu_billed_to = at;
     pod.gpu_price_per_hour = PodGpuRate(pod);
+    if (!pod.ran) {
+      // Its volume exists from its first run: storage is billed from here, not from creation.
+      pod.ran = true;
+      pod.storage_billed_to = at;
+    }
   }
   change.Append(core::Transition{0, pod.id, pod.owner_id, at, pod.state, to, pod.node_id,
                                  pod.gpu_type, pod.gpu_count, pod.gpu_price_per_hour, reason});
@@ -57,11 +63,20 @@ void ControlPlane::SetDesired(Change& change, core::Pod& pod, core::DesiredState
   change.Dirty(Collection::kPods, pod.id);
   const core::TimePoint now = Now();
   if (pod.node_id.empty()) {
-    // Nothing runs yet: the change takes effect at once.
+    // Nothing runs: the change takes effect at once, but for a volume left on the node the pod
+    // last ran on (a stop unbinds the pod, the volume stays): that node's agent is told to
+    // delete it and reports the pod terminated (DesiredFor, ReportPod), or the volume would stay
+    // on the node forever.
     if (desired == core::DesiredState::kStopped && !IsDown(pod.state)) {
       SetState(change, pod, PodState::kStopped, now, std::move(reason));
     } else if (desired == core::DesiredState::kTerminated) {
-      SetState(change, pod, PodState::kTerminated, now, std::move(reason));
+      if (pod.volume_gb > 0 && nodes_.contains(pod.last_node_id)) {
+        pod.state_reason = std::move(reason);
+        leaving_[pod.last_node_id].insert(pod.id);
+        TouchNode(change, pod.last_node_id);
+      } else {
+        SetState(change, pod, PodState::kTerminated, now, std::move(reason));
+      }
     }
     return;
   }
@@ -79,6 +94,13 @@ void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   change.Dirty(Collection::kPods, pod.id);
   TouchNode(change, node_id);
   capacity_changed_ = true;
+}
+
+void ControlPlane::EraseLeaving(const core::Pod& pod) {
+  const auto leaving = leaving_.find(pod.last_node_id);
+  if (leaving == leaving_.end()) return;
+  leaving->second.erase(pod.id);
+  if (leaving->second.empty()) leaving_.erase(leaving);
 }
 
 std::string ControlPlane::NodeName(const std::string& node_id) const {
@@ -200,10 +222,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   if (spec.container_disk_gb) pod.container_disk_gb = *spec.container_disk_gb;
   if (spec.volume_gb) pod.volume_gb = *spec.volume_gb;
   if (spec.volume_mount_path) pod.volume_mount_path = *spec.volume_mount_path;
-  if (!pod.volume_mount_path.starts_with('/')) {
-    return core::InvalidArgumentError(
-        "volume_mount_path: must be an absolute path like /workspace");
-  }
+  SUANLI_RETURN_IF_ERROR(core::CheckMountPath(pod.volume_mount_path));
 
   std::string gpu_name = spec.gpu_type;
   if ((gpu_name.empty() || gpu_name == "cheapest") && spec.workload) {
@@ -335,7 +354,10 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
   core::Pod& pod = **found;
   SUANLI_RETURN_IF_ERROR(core::CheckAction(pod.state, action));
   if (pod.desired == core::DesiredState::kTerminated) {
-    return core::FailedPreconditionError("pod " + pod.id + " is being terminated");
+    return core::FailedPreconditionError(
+        "pod " + pod.id + " is being terminated: its node " +
+        NodeName(pod.node_id.empty() ? pod.last_node_id : pod.node_id) +
+        " is removing it and its volume; wait until it is terminated");
   }
   const core::TimePoint now = Now();
   Change change(*this);
@@ -362,7 +384,8 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
       TouchNode(change, pod.node_id);
       break;
     case core::PodAction::kTerminate:
-      if (pod.volume_gb > 0 && !pod.volume_confirmed_empty && !force) {
+      // A pod that never ran (pending, or failed before its container started) wrote nothing.
+      if (pod.volume_gb > 0 && pod.ran && !pod.volume_confirmed_empty && !force) {
         return core::FailedPreconditionError(
             "pod " + pod.id + " has a " + std::to_string(pod.volume_gb) +
             " GB volume that may hold data, and terminating deletes it; terminate with --force "

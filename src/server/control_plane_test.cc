@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <future>
 
@@ -139,6 +140,19 @@ class ControlPlaneTest : public ::testing::Test {
   Principal admin_;
 };
 
+TEST_F(ControlPlaneTest, CreditsThatWouldPassTheBalanceLimitAreRefusedNotWrapped) {
+  const Principal user = NewUser("ann", "0");
+  const Money big = Money::FromMicros(Money::kMaxBalanceMicros / 4);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(plane_->AddCredits(admin_, user.user_id, big, "").ok());
+  const auto over = plane_->AddCredits(admin_, user.user_id, Money::FromMicros(1), "");
+  ASSERT_EQ(over.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(over.status().message().find("limit"), std::string::npos) << over.status().message();
+  EXPECT_EQ(plane_->GetUser(admin_, user.user_id)->value.balance.micros(),
+            Money::kMaxBalanceMicros);
+  // A debit within the limit still works from the top.
+  EXPECT_TRUE(plane_->AddCredits(admin_, user.user_id, Money() - big, "").ok());
+}
+
 TEST_F(ControlPlaneTest, FirstStartCreatesTheAdminOnceAndItSurvivesARestart) {
   ASSERT_TRUE(admin_.is_admin());
   const std::string first_token = admin_token_;
@@ -220,7 +234,7 @@ TEST_F(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
     ASSERT_TRUE(Report(node, id, ++seq, PodState::kTerminated, clock_.Now()).ok());
   }
   // Recompute: GPU seconds between running and the next transition, at the price recorded when it
-  // started running; storage from creation to termination.
+  // started running; storage from its first run (when its volume came to be) to termination.
   for (const std::string& id : pods) {
     store::HistoryQuery query;
     query.pod_id = id;
@@ -237,9 +251,13 @@ TEST_F(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
     }
     EXPECT_EQ(transitions.front().reason, "created");
     EXPECT_EQ(transitions.back().to, PodState::kTerminated);
-    expected = expected + billing::StorageChargeBetween(
-                              plane_->storage_price(), pod.volume_gb, transitions.front().at,
-                              transitions.front().at, transitions.back().at);
+    const auto first_run =
+        std::find_if(transitions.begin(), transitions.end(),
+                     [](const core::Transition& t) { return t.to == PodState::kRunning; });
+    ASSERT_NE(first_run, transitions.end());
+    expected = expected + billing::StorageChargeBetween(plane_->storage_price(), pod.volume_gb,
+                                                        transitions.front().at, first_run->at,
+                                                        transitions.back().at);
     EXPECT_EQ(Money() - LedgerSum(alice, id), expected) << id;
   }
 }
@@ -353,15 +371,75 @@ TEST_F(ControlPlaneTest, LoweringTheSpendCapStopsTheNewestPodsUntilUnderIt) {
   EXPECT_EQ(Get(alice, second.id).desired, core::DesiredState::kRunning);
 }
 
-TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForce) {
+TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForceOnceItRan) {
   const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice, 1, 20);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
   auto refused = plane_->Act(alice, pod.id, core::PodAction::kTerminate);
   EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("--force"), std::string::npos);
   auto forced = plane_->Act(alice, pod.id, core::PodAction::kTerminate, true);
   ASSERT_TRUE(forced.ok());
-  EXPECT_EQ(forced->value.state, PodState::kTerminated);  // never placed: gone at once
+  EXPECT_EQ(forced->value.desired, core::DesiredState::kTerminated);
+}
+
+TEST_F(ControlPlaneTest, APodThatNeverRanNeedsNoForceAndPaysNoStorage) {
+  const Principal alice = NewUser("alice", "10");
+  const core::Pod pod = CreatePod(alice, 1, 20);  // no node: pending, no volume anywhere
+  clock_.Advance(std::chrono::hours(2));
+  Durable(plane_->Tick());
+  EXPECT_EQ(LedgerSum(alice, pod.id), Money());
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.balance, Dollars("10"));
+  EXPECT_EQ(plane_->SpendRate(alice.user_id), plane_->GpuPrice("RTX 4090")) << "no storage";
+  auto terminated = plane_->Act(alice, pod.id, core::PodAction::kTerminate);
+  ASSERT_TRUE(terminated.ok()) << terminated.status().ToString();
+  EXPECT_EQ(terminated->value.state, PodState::kTerminated);  // never placed: gone at once
+}
+
+TEST_F(ControlPlaneTest, TerminatingAStoppedPodHasItsLastNodeDeleteTheVolume) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice, 1, 20);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  ASSERT_TRUE(Get(alice, pod.id).node_id.empty());  // a stop unbinds it; the volume stays
+  EXPECT_TRUE(plane_->DesiredFor(node)->pods.empty());
+
+  const int64_t generation = plane_->DesiredFor(node)->generation;
+  auto terminate = plane_->Act(alice, pod.id, core::PodAction::kTerminate, /*force=*/true);
+  ASSERT_TRUE(terminate.ok()) << terminate.status().ToString();
+  Durable(terminate->sequence);
+  // Not gone yet: the node it last ran on holds the volume, and hears of it (woken).
+  EXPECT_EQ(terminate->value.state, PodState::kStopped);
+  EXPECT_GT(plane_->DesiredFor(node)->generation, generation);
+  EXPECT_EQ(plane_->Act(alice, pod.id, core::PodAction::kStart).status().code(),
+            core::StatusCode::kFailedPrecondition);
+  Reopen();  // the duty survives a restart of the server
+  const std::vector<core::Pod> desired = plane_->DesiredFor(node)->pods;
+  ASSERT_EQ(desired.size(), 1u);
+  EXPECT_EQ(desired[0].id, pod.id);
+  EXPECT_EQ(desired[0].desired, core::DesiredState::kTerminated);
+
+  // Its agent deletes the volume and says so: the pod is terminated and leaves the node's list.
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 3, PodState::kTerminated, clock_.Now()).ok());
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kTerminated);
+  EXPECT_TRUE(plane_->DesiredFor(node)->pods.empty());
+}
+
+TEST_F(ControlPlaneTest, RemovingANodeTerminatesThePodsWhoseVolumeOnlyItHeld) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice, 1, 20);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kTerminate, /*force=*/true).ok());
+  ASSERT_TRUE(plane_->DeleteNode(admin_, node.node_id).ok());
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kTerminated);
 }
 
 TEST_F(ControlPlaneTest, WrongActionsAreRefusedWithTheReason) {

@@ -210,6 +210,7 @@ json::object ToDocument(const core::Pod& pod) {
                    {"storage_billed_to", FormatTime(pod.storage_billed_to)},
                    {"cost_micros", pod.cost.micros()},
                    {"volume_confirmed_empty", pod.volume_confirmed_empty},
+                   {"ran", pod.ran},
                    {"ready", pod.ready},
                    {"jupyter_token", pod.jupyter_token},
                    {"link_token", pod.link_token}};
@@ -289,6 +290,12 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Time("storage_billed_to", &pod.storage_billed_to);
   fields.Micros("cost_micros", &pod.cost, kAnyMicros);
   fields.Bool("volume_confirmed_empty", &pod.volume_confirmed_empty);
+  // A pod stored before "ran" existed may have run if it was ever on a node: assume it did, so
+  // that its volume stays protected by --force and billed as before.
+  std::optional<bool> ran;
+  fields.OptionalBool("ran", &ran);
+  pod.ran = ran.value_or(pod.running_since.has_value() || !pod.node_id.empty() ||
+                         !pod.last_node_id.empty());
   fields.Bool("ready", &pod.ready);
   fields.String("jupyter_token", &pod.jupyter_token, kText);
   fields.String("link_token", &pod.link_token, kText);

@@ -1,8 +1,11 @@
 #include "wire/json_fields.h"
 
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <limits>
+#include <set>
+#include <vector>
 
 namespace suanli::wire {
 namespace {
@@ -34,6 +37,84 @@ std::optional<int64_t> AsInteger(const boost::json::value& value) {
   return std::nullopt;
 }
 
+// A handler for boost::json::basic_parser that only looks for a key repeated within one object.
+// Boost.JSON's own parser keeps the last of duplicate keys silently, so {"gpu_count":1,
+// "gpu_count":8} would read as 8 here and perhaps as 1 in a proxy or a log reader in front of
+// us: a request must mean one thing (RFC 8259 section 4 leaves duplicates' meaning undefined).
+class DuplicateKeyFinder {
+ public:
+  static constexpr std::size_t max_array_size = -1;
+  static constexpr std::size_t max_object_size = -1;
+  static constexpr std::size_t max_string_size = -1;
+  static constexpr std::size_t max_key_size = -1;
+
+  // The first key seen twice in one object, with the keys of the objects around it
+  // ("resources.gpu_count"); empty when none was.
+  const std::string& duplicate() const { return duplicate_; }
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_array_begin(boost::system::error_code&) { return true; }
+  bool on_array_end(std::size_t, boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code&) {
+    objects_.push_back({});
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) {
+    objects_.pop_back();
+    return true;
+  }
+  bool on_string_part(boost::json::string_view, std::size_t, boost::system::error_code&) {
+    return true;
+  }
+  bool on_string(boost::json::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_key_part(boost::json::string_view part, std::size_t, boost::system::error_code&) {
+    key_.append(part.data(), part.size());
+    return true;
+  }
+  bool on_key(boost::json::string_view part, std::size_t, boost::system::error_code& error) {
+    key_.append(part.data(), part.size());
+    Object& object = objects_.back();
+    if (!object.keys.insert(key_).second) {
+      for (const Object& outer : objects_) {
+        if (&outer == &object) break;
+        duplicate_ += outer.last_key + ".";
+      }
+      duplicate_ += key_;
+      error = boost::json::error::syntax;  // stops the parse; duplicate_ says why
+      return false;
+    }
+    object.last_key = std::move(key_);
+    key_.clear();
+    return true;
+  }
+  bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(int64_t, boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_uint64(uint64_t, boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_double(double, boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_bool(bool, boost::system::error_code&) { return true; }
+  bool on_null(boost::system::error_code&) { return true; }
+  bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  struct Object {
+    std::set<std::string, std::less<>> keys;
+    std::string last_key;
+  };
+  std::vector<Object> objects_;
+  std::string key_;
+  std::string duplicate_;
+};
+
+// The first duplicate key in `text` (valid JSON), or empty.
+std::string FindDuplicateKey(std::string_view text) {
+  boost::json::basic_parser<DuplicateKeyFinder> parser{boost::json::parse_options()};
+  boost::system::error_code error;
+  parser.write_some(false, text.data(), text.size(), error);
+  return parser.handler().duplicate();
+}
+
 }  // namespace
 
 core::Result<boost::json::object> ParseJsonObject(std::string_view text, std::string_view what) {
@@ -47,6 +128,10 @@ core::Result<boost::json::object> ParseJsonObject(std::string_view text, std::st
   if (!value.is_object()) {
     return core::InvalidArgumentError(std::string(what) + " must be a JSON object, not " +
                                       TypeName(value));
+  }
+  if (const std::string duplicate = FindDuplicateKey(text); !duplicate.empty()) {
+    return core::InvalidArgumentError(std::string(what) + " has the key '" + duplicate +
+                                      "' twice; send each field once");
   }
   return std::move(value.as_object());
 }

@@ -120,5 +120,14 @@ TEST(JsonFieldsTest, BadTimesAndBadTextAreRefused) {
   EXPECT_TRUE(ParseJsonObject("").ok());
 }
 
+TEST(JsonFieldsTest, ADuplicateKeyIsRefusedAndNamed) {
+  EXPECT_EQ(ParseJsonObject(R"({"gpu_count":1,"gpu_count":8})").status().message(),
+            "the request body has the key 'gpu_count' twice; send each field once");
+  EXPECT_EQ(ParseJsonObject(R"({"a":{"b":1,"c":[{"d":1}],"b":2}})").status().message(),
+            "the request body has the key 'a.b' twice; send each field once");
+  // The same key in sibling objects, or as a value, is no duplicate.
+  EXPECT_TRUE(ParseJsonObject(R"({"a":[{"k":1},{"k":2}],"b":{"k":"k"},"k":"a"})").ok());
+}
+
 }  // namespace
 }  // namespace suanli::wire
