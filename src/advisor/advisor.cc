@@ -27,6 +27,12 @@ int Tier(const Estimate& e, const AdviseOptions& options) {
 
 std::string Gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 
+// Why a "48 GB" card shows 51.5 GB here: every figure a person reads is in GB of 1e9 bytes, the
+// datasheets count VRAM in GB of 2^30.
+std::string LabelText(const catalog::GpuType& gpu) {
+  return fmt::format("sold as {:g} GB of 2^30 bytes", gpu.memory_gb);
+}
+
 // What decides the speed: bandwidth when memory-bound, the precision's tensor rate when
 // compute-bound.
 std::string DecidingFigure(const Estimate& e, const Workload& w) {
@@ -36,6 +42,9 @@ std::string DecidingFigure(const Estimate& e, const Workload& w) {
   if (w.precision == Precision::kFp8 && e.gpu->fp8_tflops) {
     tflops = *e.gpu->fp8_tflops;
     precision = "FP8";
+  } else if (w.precision == Precision::kInt8 && e.gpu->int8_tops) {
+    tflops = *e.gpu->int8_tops;
+    precision = "INT8";
   } else if (w.precision == Precision::kFp32) {
     tflops = e.gpu->fp32_tflops;
     precision = "FP32";
@@ -58,12 +67,12 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
   std::string reason;
   const double spare = pick.memory_capacity - pick.memory.Total();
   if (pick.count == 1) {
-    reason = fmt::format("{} needs {} and fits in the {}'s {} ({:.0f} GiB) with {} to spare",
-                         w.model.name, Gb(pick.memory.Total()), pick.gpu->name,
-                         Gb(pick.memory_capacity), pick.gpu->memory_gb, Gb(spare));
+    reason = fmt::format("{} needs {} and fits in the {}'s {} ({}) with {} to spare", w.model.name,
+                         Gb(pick.memory.Total()), pick.gpu->name, Gb(pick.memory_capacity),
+                         LabelText(*pick.gpu), Gb(spare));
   } else {
-    reason = fmt::format("{} needs {} GPUs ({} of each {}, {:.0f} GiB)", w.model.name, pick.count,
-                         Gb(pick.memory.Total()), Gb(pick.memory_capacity), pick.gpu->memory_gb);
+    reason = fmt::format("{} needs {} GPUs ({} of each {}, {})", w.model.name, pick.count,
+                         Gb(pick.memory.Total()), Gb(pick.memory_capacity), LabelText(*pick.gpu));
   }
   reason += fmt::format("; {} is {}-bound, so the {}'s {} give {}", PhaseName(w),
                         pick.bound == Bound::kMemory ? "bandwidth" : "compute", pick.gpu->name,

@@ -9,7 +9,6 @@
 namespace suanli::advisor {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kContextBytes =
     0.5e9;  // CUDA context + cuBLAS/cuDNN workspaces (PyTorch: 0.3-2 GiB)
 constexpr double kEngineMemoryShare = 0.90;  // vLLM's default gpu_memory_utilization
@@ -59,6 +58,17 @@ Peak ComputePeak(const catalog::GpuType& gpu, Precision precision) {
     case Precision::kFp16:
       peak.flops = gpu.fp16_tflops * kTera;
       break;
+    case Precision::kInt8:
+      if (gpu.int8_tops) {
+        peak.flops = *gpu.int8_tops * kTera;
+      } else {
+        // Volta has no INT8 tensor cores; TensorRT then builds its FP16 kernels, which are faster
+        // than DP4A on the CUDA cores.
+        peak.flops = gpu.fp16_tflops * kTera;
+        peak.note = "no INT8 tensor cores on " + gpu.arch +
+                    ": estimated at the FP16 tensor rate (TensorRT falls back to FP16 kernels)";
+      }
+      break;
     case Precision::kFp8:
       if (gpu.fp8_tflops) {
         peak.flops = *gpu.fp8_tflops * kTera;
@@ -78,12 +88,20 @@ double BytesPerWeight(const Workload& w) {
     case Precision::kTf32:
       return 4;
     case Precision::kFp8:
+    case Precision::kInt8:
       return 1;
     default:
       return 2;
   }
 }
 
+// 8-bit tensor cores run twice the 16-bit rate: the power cap and activation traffic scale with it.
+bool EightBit(Precision precision) {
+  return precision == Precision::kFp8 || precision == Precision::kInt8;
+}
+
+// SmoothQuant-style INT8 keeps the KV cache in 16 bits (an INT8 cache is a separate option); FP8
+// engines store it in FP8.
 double KvBytesPerElement(const Workload& w) {
   if (w.precision == Precision::kFp8) return 1;
   if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) return 4;
@@ -172,13 +190,15 @@ class Estimator {
     e_.gpu = &gpu;
     e_.count = count;
     e_.batch = w.batch;
-    e_.memory_capacity = gpu.memory_gb * kGiB;
-    peak_ = ComputePeak(gpu, w.precision);  // quantised weights are dequantised to this precision
+    e_.memory_capacity = gpu.MemoryBytes();  // binary GB or NVML's total, not 1e9
+    peak_ = ComputePeak(gpu, w.precision);   // quantised weights are dequantised to this precision
     if (w.engine == Engine::kLlamaCpp && IsGeForce(gpu) && w.precision != Precision::kFp32) {
       peak_.flops *= 2;
     }
     if (peak_.tensor) {
-      const double per_watt = eff.tensor_tflops_per_watt * (w.precision == Precision::kFp8 ? 2 : 1);
+      // Only an 8-bit rate that is really there doubles the cap (not Volta's FP16 fallback).
+      const bool eight_bit = EightBit(w.precision) && peak_.note.empty();
+      const double per_watt = eff.tensor_tflops_per_watt * (eight_bit ? 2 : 1);
       peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
     }
     if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
@@ -349,10 +369,12 @@ class Estimator {
     const double compute_s = flops_per_sample / (mfu * peak_.flops);
     // FP32/TF32 activations are 4 bytes, twice the traffic of 16-bit ones.
     const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
+    // INT8 and FP8 engines (TensorRT) keep activations in 8 bits: half the 16-bit traffic.
+    const double traffic = wide ? 2 : (EightBit(w_.precision) ? 0.5 : 1);
     // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023).
     const double l2_gain = 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb;
     const double memory_s =
-        flops_per_sample * eff_.vision_bytes_per_flop * (wide ? 2 : 1) / (bandwidth_ * l2_gain);
+        flops_per_sample * eff_.vision_bytes_per_flop * traffic / (bandwidth_ * l2_gain);
     const double samples_per_s =
         count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
     e_.throughput.samples_per_s = samples_per_s;
@@ -370,8 +392,9 @@ class Estimator {
     // Latent activations of the UNet, and the VAE decoder's full-resolution feature maps (its
     // peak).
     e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
-    const double latents =
-        2 * batch;  // classifier-free guidance runs the UNet on two latents per image
+    // Classifier-free guidance runs the network on two latents per image, unless the guidance was
+    // distilled into the weights (FLUX.1).
+    const double latents = (m_.guidance_distilled ? 1 : 2) * batch;
     const double step_compute = latents * m_.forward_flops * scale / (eff_.diffusion * peak_.flops);
     const double step_memory = e_.memory.weights / bandwidth_;  // the weights, read once per step
     const double step_s = step_compute + step_memory + eff_.diffusion_step_overhead_s;

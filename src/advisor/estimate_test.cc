@@ -70,6 +70,107 @@ TEST(MemoryTest, KvCacheOfLlama3_8bIs128KiBPerTokenAtFp16) {
   EXPECT_DOUBLE_EQ(EstimateFor(mha).memory.kv_cache / 1024, 524288.0);  // no GQA: 4x as much
 }
 
+// Qwen2.5-72B's published shapes (config.json): 72.7B parameters, 145.4e9 bytes in 16 bits.
+ModelSpec Qwen2_5_72b() {
+  ModelSpec m = Llama2_70b();
+  m.name = "qwen2.5-72b";
+  m.params = m.active_params = 72.7e9;
+  m.ffn = 29568;
+  m.vocab = 152064;
+  m.context = 131072;
+  return m;
+}
+
+TEST(MemoryTest, CapacityIsWhatNvmlReportsNotTheLabelInDecimalGb) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  // H200 "141 GB": nvidia-smi shows 143771 MiB, 150.76e9 bytes: more than 141e9, less than 141 GiB.
+  EXPECT_DOUBLE_EQ(EstimateFor(Make(Llama2_7b(), Task::kInfer), "H200").memory_capacity,
+                   143771 * kMiB);
+  // L40S "48 GB" with ECC on: 46068 MiB, 3 GiB under its label.
+  EXPECT_DOUBLE_EQ(EstimateFor(Make(Llama2_7b(), Task::kInfer), "L40S").memory_capacity,
+                   46068 * kMiB);
+  // Without an NVML figure the label counts in binary GB, as vendors count VRAM.
+  EXPECT_DOUBLE_EQ(EstimateFor(Make(Llama2_7b(), Task::kInfer), "RTX 3090").memory_capacity,
+                   24 * 1024 * kMiB);
+}
+
+// The boundary on both sides: a model whose memory is 0.1 GB under one H200 fits, 0.1 GB over
+// does not; only the weights change between them.
+TEST(MemoryTest, FitsExactlyUpToTheH200sCapacity) {
+  Workload w = Make(Qwen2_5_72b(), Task::kInfer);
+  w.precision = Precision::kFp16;
+  const Estimate base = EstimateFor(w, "H200");
+  const double capacity = base.memory_capacity;
+  for (double margin : {+0.1e9, -0.1e9}) {
+    Workload edge = w;
+    edge.model.params += (capacity - base.memory.Total() - margin) / 2;  // 2 bytes a weight
+    edge.model.active_params = edge.model.params;
+    const Estimate e = EstimateFor(edge, "H200");
+    EXPECT_NEAR(e.memory.Total(), capacity - margin, 1e3);
+    EXPECT_EQ(e.fits, margin > 0) << "margin " << margin;
+    if (!e.fits) {
+      EXPECT_NE(e.reason.find("the H200 has 151 GB"), std::string::npos) << e.reason;
+    }
+  }
+}
+
+// Qwen2.5-72B in fp16 is 145.4e9 bytes of weights. One H200 holds 150.76e9: eager PyTorch at
+// batch 1 fits with under 5 GB to spare, but a serving engine that takes 90 % of the card (vLLM's
+// default) cannot; one 80 GB H100 holds far less than the weights.
+TEST(MemoryTest, Qwen2_5_72bFp16OnOneH200FitsOnlyWithoutAServingEngine) {
+  Workload infer = Make(Qwen2_5_72b(), Task::kInfer);
+  infer.precision = Precision::kFp16;
+  const Estimate eager = EstimateFor(infer, "H200");
+  EXPECT_NEAR(eager.memory.weights / kGb, 145.4, 0.05);
+  EXPECT_TRUE(eager.fits);
+  EXPECT_LT(eager.memory_capacity - eager.memory.Total(), 5 * kGb);
+  EXPECT_FALSE(EstimateFor(infer, "H100 SXM").fits);  // 85.5e9 bytes
+
+  Workload serve = Make(Qwen2_5_72b(), Task::kServe);
+  serve.precision = Precision::kFp16;
+  const Estimate one = EstimateFor(serve, "H200");
+  EXPECT_FALSE(one.fits);
+  EXPECT_NE(one.reason.find("no room for the KV cache"), std::string::npos) << one.reason;
+  EXPECT_TRUE(EstimateFor(serve, "H200", 2).fits);
+}
+
+TEST(SpeedTest, Int8RunsAtTheInt8TensorRateAndVoltaFallsBackToFp16) {
+  Workload fp16 = Make(ResNet50(), Task::kInfer);
+  fp16.precision = Precision::kFp16;
+  fp16.batch = 256;
+  Workload int8 = fp16;
+  int8.precision = Precision::kInt8;
+  const Estimate a100_fp16 = EstimateFor(fp16, "A100 80GB SXM");
+  const Estimate a100_int8 = EstimateFor(int8, "A100 80GB SXM");
+  // Twice the tensor rate and half the activation traffic: faster, by at most 2x.
+  EXPECT_GT(*a100_int8.throughput.images_per_s, 1.3 * *a100_fp16.throughput.images_per_s);
+  EXPECT_LE(*a100_int8.throughput.images_per_s, 2.0 * *a100_fp16.throughput.images_per_s + 1e-6);
+  EXPECT_TRUE(a100_int8.notes.empty());
+  EXPECT_DOUBLE_EQ(a100_int8.memory.weights, ResNet50().params);  // one byte a weight
+
+  const Estimate v100_int8 = EstimateFor(int8, "V100 32GB SXM2");
+  const Estimate v100_fp16 = EstimateFor(fp16, "V100 32GB SXM2");
+  ASSERT_TRUE(v100_int8.supported);
+  ASSERT_EQ(v100_int8.notes.size(), 1u);
+  EXPECT_NE(v100_int8.notes[0].find("no INT8 tensor cores on Volta"), std::string::npos);
+  // Same compute rate; only the 8-bit activations' lighter traffic can help.
+  EXPECT_GE(*v100_int8.throughput.images_per_s, *v100_fp16.throughput.images_per_s);
+  EXPECT_LE(*v100_int8.throughput.images_per_s, 2.0 * *v100_fp16.throughput.images_per_s);
+}
+
+TEST(SpeedTest, Int8LlmServingReadsOneByteAWeight) {
+  Workload w = Make(Llama3_8b(), Task::kInfer);
+  w.precision = Precision::kInt8;
+  w.engine = Engine::kTensorRtLlm;
+  w.engine_given = true;
+  const Estimate int8 = EstimateFor(w, "L40S");
+  EXPECT_DOUBLE_EQ(int8.memory.weights, Llama3_8b().params);
+  w.precision = Precision::kFp16;
+  const Estimate fp16 = EstimateFor(w, "L40S");
+  EXPECT_GT(*int8.throughput.decode_tokens_per_s, 1.5 * *fp16.throughput.decode_tokens_per_s);
+  EXPECT_GT(*int8.throughput.prefill_tokens_per_s, *fp16.throughput.prefill_tokens_per_s);
+}
+
 TEST(MemoryTest, QuantisedWeightsUseTheirRealBitsPerWeight) {
   Workload w = Make(Llama2_7b(), Task::kInfer);
   w.quant = *ParseQuantization("q4_0");

@@ -45,8 +45,11 @@ struct ModelSpec {
   // Vision and diffusion models: forward FLOPs for one sample at `resolution` (one UNet step for
   // diffusion, for one latent, without classifier-free guidance).
   double forward_flops = 0;
-  int resolution = 0;                      // pixels on a side, e.g. 224 or 512
-  double vae_decode_flops = 0;             // diffusion: decoding one image at `resolution`
+  int resolution = 0;           // pixels on a side, e.g. 224 or 512
+  double vae_decode_flops = 0;  // diffusion: decoding one image at `resolution`
+  // Diffusion: guidance distilled into the weights (FLUX.1 dev and schnell), so a step runs the
+  // network on one latent instead of classifier-free guidance's two.
+  bool guidance_distilled = false;
   double activation_bytes_per_sample = 0;  // vision training: 16-bit activations kept for backward
 
   std::string source;  // where the numbers come from (config.json URL, paper)

@@ -102,6 +102,7 @@ ModelSpec ReadModel(catalog::YamlEntry& reader) {
                                ? reader.PositiveNumber("vae_decode_flops")
                                : optional_number("vae_decode_flops");
   model.activation_bytes_per_sample = optional_number("activation_bytes_per_sample");
+  model.guidance_distilled = reader.OptionalBool("guidance_distilled").value_or(false);
 
   // Without shapes the parameters cannot be counted, so CNNs and UNets must say.
   const std::optional<double> params =
@@ -130,6 +131,7 @@ ModelSpec ReadModel(catalog::YamlEntry& reader) {
                               "resolution",
                               "vae_decode_flops",
                               "activation_bytes_per_sample",
+                              "guidance_distilled",
                               "source",
                               "notes"});
   if (!reader.status().ok()) return model;

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <string_view>
+
+#include "advisor/estimate.h"
+#include "catalog/catalog_file.h"
 
 namespace suanli::advisor {
 namespace {
@@ -108,6 +112,107 @@ TEST(ModelZooTest, UnknownNameIsNotFoundWithSuggestions) {
       << far.status().message();
 
   EXPECT_EQ(BuiltIn().Find(" -- ").status().code(), StatusCode::kInvalidArgument);
+}
+
+const catalog::GpuType& Gpu(std::string_view name) {
+  static const catalog::Catalog catalog = *catalog::LoadBuiltInCatalog();
+  return **catalog.FindExact(name);
+}
+
+// Each family people rent GPUs for loads, validates with its defaults and estimates on a node of
+// eight H200s (Llama 3.1 405B in 16 bits is 812 GB: 101 GB a GPU).
+TEST(ModelZooTest, CurrentFamiliesLoadAndEstimate) {
+  for (std::string_view name : {"llama-3.1-405b",
+                                "llama-3.2-1b",
+                                "qwen2.5-14b",
+                                "qwen2.5-32b",
+                                "qwen3-8b",
+                                "qwen3-32b",
+                                "qwen3-30b-a3b",
+                                "qwen3-235b-a22b",
+                                "deepseek-r1-distill-qwen-7b",
+                                "deepseek-r1-distill-qwen-32b",
+                                "deepseek-r1-distill-llama-8b",
+                                "deepseek-r1-distill-llama-70b",
+                                "mistral-small-24b",
+                                "mistral-nemo-12b",
+                                "gemma-2-9b",
+                                "gemma-2-27b",
+                                "gemma-3-27b",
+                                "phi-3-mini",
+                                "phi-3-medium",
+                                "phi-4",
+                                "flux.1-dev",
+                                "sd3-medium"}) {
+    const ModelSpec& model = Model(name);
+    EXPECT_EQ(model.name, name);
+    for (Task task : {Task::kInfer, Task::kServe}) {
+      Workload w;
+      w.model = model;
+      w.task = task;
+      const core::Status status = CompleteAndValidate(w);
+      ASSERT_TRUE(status.ok()) << name << ": " << status.ToString();
+      const Estimate e = EstimateOn(w, Gpu("H200"), 8);
+      EXPECT_TRUE(e.fits) << name << ": " << e.reason;
+      EXPECT_GT(e.time_s, 0) << name;
+      EXPECT_TRUE(std::isfinite(e.time_s)) << name;
+    }
+  }
+}
+
+TEST(ModelZooTest, Llama3_1ServesA22kTokenPrompt) {
+  Workload w;
+  w.model = Model("llama-3.1-8b");
+  w.task = Task::kServe;
+  w.prompt_tokens = 22000;
+  w.gen_tokens = 512;
+  ASSERT_TRUE(CompleteAndValidate(w).ok());
+  const Estimate e = EstimateOn(w, Gpu("A100 80GB SXM"), 1);
+  EXPECT_TRUE(e.fits) << e.reason;
+  // 128 KiB of KV cache a token: 22512 tokens are 2.95 GB a sequence.
+  EXPECT_GE(e.batch, 10);
+  EXPECT_LE(e.batch, 30);
+  Workload llama3 = w;
+  llama3.model = Model("llama-3-8b");
+  EXPECT_FALSE(CompleteAndValidate(llama3).ok());  // 8K context
+}
+
+// Memory holds every expert; a token computes with the 8 it is routed to.
+TEST(ModelZooTest, Qwen3MoeKeepsAllExpertsInMemoryAndComputesWithActiveOnes) {
+  const ModelSpec& moe = Model("qwen3-30b-a3b");
+  EXPECT_EQ(moe.experts, 128);
+  EXPECT_EQ(moe.experts_per_token, 8);
+  EXPECT_DOUBLE_EQ(moe.active_params, 3.3e9);
+  Workload w;
+  w.model = moe;
+  w.task = Task::kInfer;
+  w.precision = Precision::kFp16;
+  w.engine = Engine::kVllm;  // its small per-step overhead leaves the weights' bytes to decide
+  w.engine_given = true;
+  ASSERT_TRUE(CompleteAndValidate(w).ok());
+  const Estimate e = EstimateOn(w, Gpu("H100 SXM"), 1);
+  EXPECT_NEAR(e.memory.weights, 30.5e9 * 2, 1e6);
+  Workload dense = w;
+  dense.model = Model("qwen3-32b");
+  const Estimate d = EstimateOn(dense, Gpu("H100 SXM"), 1);
+  // Batch-1 decode reads the routed experts only (6.6 GB, not 61 GB): well ahead of a dense 32B.
+  EXPECT_GT(*e.throughput.decode_tokens_per_s, 2.5 * *d.throughput.decode_tokens_per_s);
+}
+
+// FLUX.1 is guidance-distilled: one transformer pass a step, where SD3 runs two (CFG).
+TEST(ModelZooTest, FluxRunsOneLatentAStepAndSd3Two) {
+  EXPECT_TRUE(Model("flux.1-dev").guidance_distilled);
+  EXPECT_FALSE(Model("sd3-medium").guidance_distilled);
+  EXPECT_TRUE(Model("FLUX.1-schnell").guidance_distilled);
+  Workload w;
+  w.model = Model("flux.1-dev");
+  w.task = Task::kInfer;
+  ASSERT_TRUE(CompleteAndValidate(w).ok());
+  Workload doubled = w;
+  doubled.model.guidance_distilled = false;
+  const Estimate one = EstimateOn(w, Gpu("H100 SXM"), 1);
+  const Estimate two = EstimateOn(doubled, Gpu("H100 SXM"), 1);
+  EXPECT_GT(*one.throughput.steps_per_s, 1.6 * *two.throughput.steps_per_s);
 }
 
 TEST(ModelZooTest, Llama3HasGroupedKvHeadsForItsKvCache) {

@@ -27,12 +27,13 @@ constexpr std::array<std::pair<std::string_view, Task>, 6> kTasks = {{{"train", 
                                                                       {"qlora", Task::kQlora},
                                                                       {"infer", Task::kInfer},
                                                                       {"serve", Task::kServe}}};
-constexpr std::array<std::pair<std::string_view, Precision>, 5> kPrecisions = {
+constexpr std::array<std::pair<std::string_view, Precision>, 6> kPrecisions = {
     {{"fp32", Precision::kFp32},
      {"tf32", Precision::kTf32},
      {"bf16", Precision::kBf16},
      {"fp16", Precision::kFp16},
-     {"fp8", Precision::kFp8}}};
+     {"fp8", Precision::kFp8},
+     {"int8", Precision::kInt8}}};
 constexpr std::array<std::pair<std::string_view, Engine>, 7> kEngines = {
     {{"pytorch", Engine::kPytorch},
      {"vllm", Engine::kVllm},
@@ -196,6 +197,19 @@ core::Status CompleteAndValidate(Workload& w) {
         "counts must be positive (batch, seq, tokens, samples, epochs, ...)");
   }
   const bool training = IsTraining(w.task);
+  if (training && w.precision == Precision::kInt8) {
+    // INT8 has no gradients worth the name: frameworks train in 16 bits (or FP8 on Ada and
+    // Hopper) and quantise afterwards.
+    return core::InvalidArgumentError(
+        "--precision int8 is for inference (TensorRT, SmoothQuant W8A8); train in bf16 or fp16, "
+        "or fp8 on Ada and Hopper, and quantise the trained model for --task infer or serve");
+  }
+  if (w.precision == Precision::kInt8 &&
+      (w.engine == Engine::kLlamaCpp || w.engine == Engine::kExllama || w.engine == Engine::kMlc)) {
+    return core::InvalidArgumentError("--engine " + std::string(EngineName(w.engine)) +
+                                      " has no INT8 tensor-core path; use --quant q8_0 or int8 "
+                                      "(8-bit weights) or --engine tensorrt-llm or vllm");
+  }
   if (training && w.engine_given && w.engine != Engine::kPytorch) {
     return core::InvalidArgumentError(
         "--engine " + std::string(EngineName(w.engine)) +
@@ -220,10 +234,10 @@ core::Status CompleteAndValidate(Workload& w) {
           "GGUF formats such as " + w.quant->name +
           " run on llama.cpp; drop --engine or use --engine llama.cpp");
     }
-    if (w.precision == Precision::kFp8) {
-      return core::InvalidArgumentError(
-          "--precision fp8 already stores 8-bit weights; drop --quant " + w.quant->name +
-          " or use --precision bf16");
+    if (w.precision == Precision::kFp8 || w.precision == Precision::kInt8) {
+      return core::InvalidArgumentError("--precision " + std::string(PrecisionName(w.precision)) +
+                                        " already stores 8-bit weights; drop --quant " +
+                                        w.quant->name + " or use --precision bf16");
     }
     if (!IsTransformer(m.kind)) {
       return core::InvalidArgumentError("--quant applies to language models; " + m.name +

@@ -17,7 +17,9 @@
 namespace suanli::advisor {
 
 enum class Task { kTrain, kFinetune, kLora, kQlora, kInfer, kServe };
-enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
+// kInt8 is INT8 tensor-core inference (TensorRT, SmoothQuant W8A8): weights and activations in 8
+// bits. Weight-only INT8 that computes in 16 bits is --quant int8.
+enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8, kInt8 };
 enum class Engine { kPytorch, kVllm, kTensorRtLlm, kSglang, kLlamaCpp, kExllama, kMlc };
 enum class Optimizer { kAdamW, kAdamW8bit, kSgd };
 

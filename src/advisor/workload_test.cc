@@ -92,6 +92,32 @@ TEST(WorkloadTest, RefusesQuantisationsTheTaskCannotUse) {
   ExpectInvalid(fp8, "--precision fp8 already stores 8-bit weights");
 }
 
+TEST(WorkloadTest, Int8IsForInferenceOnly) {
+  EXPECT_EQ(*ParsePrecision("INT8"), Precision::kInt8);
+  for (Task task : {Task::kTrain, Task::kFinetune, Task::kLora}) {
+    Workload train = Make(Llama2_7b(), task);
+    train.precision = Precision::kInt8;
+    ExpectInvalid(train, "--precision int8 is for inference");
+  }
+  Workload cnn = Make(ResNet50(), Task::kTrain);
+  cnn.precision = Precision::kInt8;
+  ExpectInvalid(cnn, "train in bf16 or fp16, or fp8 on Ada and Hopper");
+  Workload quantised = Make(Llama2_7b(), Task::kServe);
+  quantised.precision = Precision::kInt8;
+  quantised.quant = *ParseQuantization("int4");
+  ExpectInvalid(quantised, "--precision int8 already stores 8-bit weights");
+  Workload gguf = Make(Llama2_7b(), Task::kInfer);
+  gguf.precision = Precision::kInt8;
+  gguf.engine = Engine::kLlamaCpp;
+  gguf.engine_given = true;
+  ExpectInvalid(gguf, "use --quant q8_0");
+  for (ModelSpec model : {ResNet50(), Llama2_7b()}) {
+    Workload infer = Make(model, Task::kInfer);
+    infer.precision = Precision::kInt8;
+    EXPECT_TRUE(CompleteAndValidate(infer).ok()) << model.name;
+  }
+}
+
 TEST(WorkloadTest, RefusesFlagsThatDoNotApplyToTheModel) {
   Workload train = Make(Llama2_7b(), Task::kTrain);
   train.engine = Engine::kVllm;

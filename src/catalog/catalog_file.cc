@@ -27,6 +27,7 @@ core::Result<Catalog> ParseGpus(const DataFile& file) {
     gpu.chip = reader.OptionalString("chip").value_or("");
     gpu.year = reader.PositiveInteger("year");
     gpu.memory_gb = reader.PositiveNumber("memory_gb");
+    gpu.memory_mib = reader.OptionalPositiveNumber("memory_mib");
     gpu.memory_type = reader.String("memory_type");
     gpu.bandwidth_gbs = reader.PositiveNumber("bandwidth_gbs");
     gpu.fp32_tflops = reader.PositiveNumber("fp32_tflops");
@@ -43,11 +44,12 @@ core::Result<Catalog> ParseGpus(const DataFile& file) {
     gpu.form_factor = reader.String("form_factor");
     gpu.source = reader.String("source");
     gpu.notes = reader.OptionalString("notes").value_or("");
-    reader.RejectUnknownFields(
-        {"name",       "aliases",      "vendor",        "arch",        "chip",        "year",
-         "memory_gb",  "memory_type",  "bandwidth_gbs", "fp32_tflops", "fp16_tflops", "bf16_tflops",
-         "fp8_tflops", "int8_tops",    "tensor_cores",  "cuda_cores",  "sm_count",    "l2_cache_mb",
-         "tdp_w",      "interconnect", "form_factor",   "source",      "notes"});
+    reader.RejectUnknownFields({"name",          "aliases",     "vendor",       "arch",
+                                "chip",          "year",        "memory_gb",    "memory_type",
+                                "bandwidth_gbs", "fp32_tflops", "fp16_tflops",  "bf16_tflops",
+                                "fp8_tflops",    "int8_tops",   "tensor_cores", "cuda_cores",
+                                "sm_count",      "l2_cache_mb", "tdp_w",        "interconnect",
+                                "form_factor",   "source",      "notes",        "memory_mib"});
     if (!reader.status().ok()) return reader.status();
     gpus.push_back(std::move(gpu));
   }

@@ -24,6 +24,7 @@ boost::json::object GpuTypeToJson(const GpuType& gpu) {
       {"chip", gpu.chip},
       {"year", gpu.year},
       {"memory_gb", gpu.memory_gb},
+      {"memory_bytes", gpu.MemoryBytes()},
       {"memory_type", gpu.memory_type},
       {"bandwidth_gbs", gpu.bandwidth_gbs},
       {"fp32_tflops", gpu.fp32_tflops},

@@ -30,7 +30,13 @@ struct GpuType {
   std::string arch;    // family: "Ampere", "Hopper", "CDNA3"
   std::string chip;    // die, e.g. "GA100"; may be empty
   int year = 0;
+  // The datasheet's figure. Vendors count VRAM in binary gigabytes (JEDEC: 2^30 bytes), so an
+  // "RTX A6000 48 GB" holds 48 x 2^30 = 51.5e9 bytes.
   double memory_gb = 0;
+  // What NVML reports as the total (nvidia-smi memory.total), MiB, where it has been seen: HBM
+  // cards expose a little less than their label (H200 "141 GB": 143771 MiB = 150.76e9 bytes, not
+  // 141 GiB).
+  std::optional<double> memory_mib;
   std::string memory_type;  // "HBM3", "GDDR6X"
   double bandwidth_gbs = 0;
   double fp32_tflops = 0;             // non-tensor FP32
@@ -49,6 +55,11 @@ struct GpuType {
   std::string source;  // datasheet URL
   std::string notes;
   Price price;
+
+  // Bytes a program can address on one card: NVML's total where known, else the label in binary GB.
+  double MemoryBytes() const {
+    return memory_mib ? *memory_mib * 1024 * 1024 : memory_gb * 1024 * 1024 * 1024;
+  }
 
   // The 16-bit tensor rate mixed-precision training gets: BF16 where the GPU has it, else FP16.
   double Tensor16Tflops() const { return bf16_tflops.value_or(fp16_tflops); }

@@ -1,6 +1,7 @@
 // suanli advise: memory, speed, time and cost of a workload on every GPU type, and which to pick.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <charconv>
 #include <memory>
@@ -203,7 +204,7 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
   TextTable table;
   table.AddColumn("GPU", TextTable::Align::kLeft);
   table.AddColumn("FITS", TextTable::Align::kLeft);
-  table.AddColumn("MEMORY GB", TextTable::Align::kRight);
+  table.AddColumn("GB NEEDED/HELD", TextTable::Align::kRight);
   table.AddColumn("SPEED", TextTable::Align::kRight);
   table.AddColumn("BOUND", TextTable::Align::kLeft);
   table.AddColumn("TIME", TextTable::Align::kRight);
@@ -212,6 +213,9 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
   table.AddColumn("BREAK-EVEN", TextTable::Align::kRight);
   size_t shown = 0;
   size_t hidden = 0;
+  // Each assumption once, with the GPUs it applies to ("no BF16 on Turing: ..."): a person reading
+  // the table must see it, not only a script reading --json.
+  std::vector<std::pair<std::string, std::string>> notes;  // note, GPU names
   for (const Estimate& e : advice.estimates) {
     if (!all && (!e.fits || shown >= 15)) {
       ++hidden;
@@ -220,6 +224,15 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
     ++shown;
     const std::string name =
         e.count == 1 ? e.gpu->name : fmt::format("{}x {}", e.count, e.gpu->name);
+    for (const std::string& note : e.notes) {
+      auto it = std::find_if(notes.begin(), notes.end(),
+                             [&](const auto& entry) { return entry.first == note; });
+      if (it == notes.end()) {
+        notes.emplace_back(note, e.gpu->name);
+      } else if (it->second.find(e.gpu->name) == std::string::npos) {
+        it->second += ", " + e.gpu->name;
+      }
+    }
     const std::string fits = !e.supported ? "no: unsupported" : (e.fits ? "yes" : "no");
     table.AddRow({name, fits,
                   fmt::format("{:.1f}/{:.1f}", e.memory.Total() / 1e9, e.memory_capacity / 1e9),
@@ -232,6 +245,9 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
   out << table.Render();
   if (hidden > 0)
     out << hidden << " more (GPUs that do not fit, or beyond the first 15): --all shows them\n";
+  out << "GB are 1e9 bytes; datasheets count VRAM in GB of 2^30, so a \"48 GB\" card holds 51.5 "
+         "GB.\n";
+  for (const auto& [note, gpus] : notes) out << "Note (" << gpus << "): " << note << "\n";
 }
 
 core::Status RunAdvise(const AdviseFlags& flags, CommandContext& context) {
@@ -285,7 +301,8 @@ CommandRun DefineAdviseCommand(CLI::App& command) {
   command.add_option("--hf-config", flags->hf_config,
                      "A Hugging Face config.json for any other model");
   command.add_option("--task", flags->task, "train, finetune, lora, qlora, infer or serve");
-  command.add_option("--precision", flags->precision, "fp32, tf32, bf16 (default), fp16 or fp8");
+  command.add_option("--precision", flags->precision,
+                     "fp32, tf32, bf16 (default), fp16, fp8, or int8 (inference)");
   command.add_option("--quant", flags->quant,
                      "Weight format: int8, int4, nf4, q4_0, q4_k_m, q8_0, ...");
   command.add_option("--engine", flags->engine,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -309,6 +310,30 @@ TEST(AdviseCommandTest, PrintsATableAndTheReasonForPeople) {
   EXPECT_NE(outcome.out.find("BREAK-EVEN"), std::string::npos);
   EXPECT_NE(outcome.out.find("Recommendation: mistral-7b needs"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("assumed amount of work"), std::string::npos);
+}
+
+// What --json says about an estimate's assumptions, the table says too; and in one unit.
+TEST(AdviseCommandTest, TheTableStatesItsUnitAndEachGpusAssumptions) {
+  const Outcome outcome =
+      Suanli({"advise", "--model", "llama-2-7b", "--task", "lora", "--gpu", "titan rtx"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("GB NEEDED/HELD"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("GB are 1e9 bytes"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("Note (Titan RTX): no BF16 on Turing: estimated in FP16"),
+            std::string::npos)
+      << outcome.out;
+}
+
+TEST(AdviseCommandTest, Int8InferenceRunsAndInt8TrainingIsRefused) {
+  const boost::json::object advice = AdviseJson({"--model", "resnet-50", "--task", "infer",
+                                                 "--precision", "int8", "--gpu", "v100 32gb sxm2"});
+  const boost::json::object& v100 = EstimateFor(advice, "V100 32GB SXM2");
+  EXPECT_TRUE(v100.at("fits").as_bool());
+  EXPECT_NE(boost::json::serialize(v100.at("notes")).find("no INT8 tensor cores on Volta"),
+            std::string::npos);
+  ExpectOneLineError(
+      Suanli({"advise", "--model", "bert-base", "--task", "finetune", "--precision", "int8"}), 2,
+      "--precision int8 is for inference");
 }
 
 TEST(AdviseCommandTest, ReadsAHuggingFaceConfig) {
