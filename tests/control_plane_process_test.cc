@@ -255,9 +255,14 @@ TEST(ControlPlaneProcessTest, BillsTheWholeSecondsBetweenRunningAndStoppedToTheM
 
   // Terminating ends the volume's charges; then the balance is exactly credits less the ledger.
   EXPECT_EQ(api.Send("DELETE", pod_path, token).status, 409) << "the volume needs force";
-  const ApiReply terminated = api.Send("DELETE", pod_path + "?force=true", token);
-  ASSERT_EQ(terminated.status, 200) << terminated.Describe();
-  EXPECT_EQ(Str(terminated.json, "state"), "terminated");
+  // The stopped pod's volume is on its last node: that node's agent deletes it and reports the pod
+  // terminated, and the volume is charged until then.
+  const ApiReply terminating = api.Send("DELETE", pod_path + "?force=true", token);
+  ASSERT_EQ(terminating.status, 200) << terminating.Describe();
+  EXPECT_EQ(Str(terminating.json, "desired_state"), "terminated") << terminating.text;
+  EXPECT_EQ(report(4, "terminated", WallNow()).status, 200);
+  const ApiReply terminated = api.Get(pod_path, token);
+  EXPECT_EQ(Str(terminated.json, "state"), "terminated") << terminated.text;
   const core::TimePoint t3 = TimeOf(terminated.json, "state_since");
   EXPECT_EQ(charges("gpu"), gpu_expected);
   EXPECT_EQ(charges("storage"),
