@@ -5,6 +5,7 @@
 //
 //   trace_replay [--trace default] [--policy random,best-fit,fgd,suanli] [--seeds 10 | --seed S]
 //                [--data DIR] [--arrive 1.3] [--expect-ahead A:B]
+//   trace_replay --round 1000 [--busy 0.7] [--seed S]   (one round of the product's scheduler)
 //
 // A seed shuffles the trace's pods and draws the copies appended to reach the arrival ratio (the
 // experiments' seeds do both), and breaks a random policy's ties. Prints, per policy and seed, the
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "sched/packing.h"
+#include "sched/scheduler.h"
 
 namespace suanli::sched {
 namespace {
@@ -47,6 +50,12 @@ class Models {
     auto [it, added] = bits_.emplace(name, static_cast<int>(bits_.size()));
     if (it->second >= 64) throw std::runtime_error("more than 64 GPU models");
     return it->second;
+  }
+  std::string Name(int bit) const {
+    for (const auto& [name, index] : bits_) {
+      if (index == bit) return name;
+    }
+    return "";
   }
 
  private:
@@ -219,6 +228,87 @@ Run Replay(const std::vector<PackingNode>& cluster, const std::vector<Demand>& t
   return run;
 }
 
+// One round of the product's scheduler (sched::Schedule: priorities, labels, the exact type, the
+// reasons and the preemption search, over packing) on the openb cluster, as busy as production:
+// the shuffled trace placed by packing until arrivals reach `busy` of the GPUs, then the next
+// `pending_count` GPU pods pending at once. The product counts whole vCPUs: pods ask for their
+// cores rounded up, nodes offer theirs rounded down. A pod that names no GPU model is given one
+// drawn in proportion to the cluster's GPUs of each model (the product's pods always name one).
+void Round(const std::vector<PackingNode>& cluster, const std::vector<Demand>& trace,
+           const Models& models, int pending_count, double busy, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<Demand> arrivals = trace;
+  std::shuffle(arrivals.begin(), arrivals.end(), random);
+  int64_t capacity = 0;
+  std::vector<double> gpus_of_model(64, 0);
+  for (const PackingNode& node : cluster) {
+    capacity += node.GpuMilliFree();
+    if (node.model >= 0)
+      gpus_of_model[static_cast<size_t>(node.model)] += static_cast<double>(node.gpu_milli.size());
+  }
+  std::discrete_distribution<int> any_model(gpus_of_model.begin(), gpus_of_model.end());
+
+  Packer packer(Policy::kSuanli, Workload::Of(trace), cluster, seed);
+  std::vector<RunningPod> running;
+  int64_t arrived = 0;
+  size_t next = 0;
+  for (; next < arrivals.size() &&
+         static_cast<double>(arrived) < busy * static_cast<double>(capacity);
+       ++next) {
+    const Demand& pod = arrivals[next];
+    arrived += pod.GpuMilliTotal();
+    const std::optional<Placement> placement = packer.Place(pod);
+    if (!placement || pod.gpu_count == 0) continue;
+    running.push_back({fmt::format("running-{}", next), fmt::format("node-{}", placement->node),
+                       pod.gpu_count, pod.gpu_milli, placement->gpus,
+                       Resources{static_cast<int>((pod.cpu_milli + 999) / 1000), pod.memory_mib, 0},
+                       0, next, false});
+  }
+  std::vector<Node> nodes;
+  for (size_t index = 0; index < packer.nodes().size(); ++index) {
+    const PackingNode& state = packer.nodes()[index];
+    Node& node = nodes.emplace_back();
+    node.id = fmt::format("node-{}", index);
+    node.gpu_type = state.model < 0 ? "" : models.Name(state.model);
+    node.gpu_free_milli = state.gpu_milli;
+    node.free = {static_cast<int>(state.cpu_milli / 1000), state.memory_mib, 1'000'000};
+    node.vcpu_total = static_cast<int>(state.cpu_milli_capacity / 1000);
+  }
+  std::vector<PodRequest> pending;
+  for (; next < arrivals.size() && pending.size() < static_cast<size_t>(pending_count); ++next) {
+    const Demand& pod = arrivals[next];
+    if (pod.gpu_count == 0) continue;
+    const int model = pod.models == kAnyModel ? any_model(random) : std::countr_zero(pod.models);
+    pending.push_back({fmt::format("pending-{}", next),
+                       models.Name(model),
+                       pod.gpu_count,
+                       pod.gpu_milli,
+                       Resources{static_cast<int>((pod.cpu_milli + 999) / 1000), pod.memory_mib, 0},
+                       0,
+                       next,
+                       false,
+                       {}});
+  }
+  std::vector<double> milliseconds;
+  size_t placed = 0;
+  for (int repeat = 0; repeat < 7; ++repeat) {
+    std::vector<Node> round_nodes = nodes;
+    std::vector<PodRequest> round_pending = pending;
+    const auto start = std::chrono::steady_clock::now();
+    const Plan plan = Schedule(round_nodes, std::move(round_pending), running);
+    milliseconds.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    placed = plan.bindings.size();
+  }
+  std::sort(milliseconds.begin(), milliseconds.end());
+  fmt::print(
+      "round: {} nodes, {} pods running ({:.0f} % of GPUs arrived), {} pending: {} placed, {} "
+      "wait; {:.1f} ms (median of 7; fastest {:.1f}, slowest {:.1f})\n",
+      nodes.size(), running.size(), 100 * busy, pending.size(), placed, pending.size() - placed,
+      milliseconds[milliseconds.size() / 2], milliseconds.front(), milliseconds.back());
+}
+
 int Main(int argc, char** argv) {
   std::string data = std::string(SUANLI_SOURCE_DIR) + "/../shared/data/alibaba-gpu-v2023";
   std::string trace_name = "default";
@@ -228,6 +318,8 @@ int Main(int argc, char** argv) {
   double arrive = 1.3;
   std::vector<std::string> expect_ahead;
   bool explain = false;
+  int round = 0;
+  double busy = 0.7;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -244,13 +336,18 @@ int Main(int argc, char** argv) {
       seeds = 1;
     } else if (arg == "--arrive" && has_value) {
       arrive = std::stod(argv[++i]);
+    } else if (arg == "--round" && has_value) {
+      round = std::stoi(argv[++i]);
+    } else if (arg == "--busy" && has_value) {
+      busy = std::stod(argv[++i]);
     } else if (arg == "--explain") {
       explain = true;
     } else if (arg == "--expect-ahead" && has_value) {
       expect_ahead.emplace_back(argv[++i]);
     } else {
       std::cerr << "usage: trace_replay [--trace NAME] [--policy random,best-fit,fgd,suanli] "
-                   "[--seeds N | --seed S] [--data DIR] [--arrive RATIO] [--expect-ahead A:B]\n";
+                   "[--seeds N | --seed S] [--data DIR] [--arrive RATIO] [--expect-ahead A:B] "
+                   "[--round PENDING [--busy RATIO]]\n";
       return 2;
     }
   }
@@ -264,6 +361,10 @@ int Main(int argc, char** argv) {
   Models models;
   const std::vector<PackingNode> cluster = ReadNodes(nodes_path, models);
   const std::vector<Demand> trace = ReadPods(pods_path, models);
+  if (round > 0) {
+    Round(cluster, trace, models, round, busy, first_seed);
+    return 0;
+  }
   fmt::print(
       "trace {}: {} nodes, {} GPUs, {} pods; arrivals to {:.0f} % of GPU capacity\n", trace_name,
       cluster.size(),

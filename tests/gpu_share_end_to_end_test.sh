@@ -45,7 +45,7 @@ third_json=$("$suanli" pods create --template demo-http --gpu-count 0.5 --gpu 40
 third=$(json_field id <<<"$third_json")
 [ "$(json_field state <<<"$third_json")" = pending ] || fail "the third half is not pending: $third_json"
 reason=$(json_field state_reason <<<"$third_json")
-[ "$reason" = "no node has 0.5 free of an RTX 4090; all are in use" ] ||
+[ "$reason" = "no node has 0.5 free of an RTX 4090 (12 GB of its memory); all are in use" ] ||
   fail "the third half waits with the reason '$reason'"
 
 sleep 3  # GPU time is billed in whole seconds: let the halves run for a few

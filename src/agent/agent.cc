@@ -134,8 +134,9 @@ class AgentImpl final : public Agent {
       if (gpu.type.empty()) continue;  // not in the catalog: nothing to price it by
       // A GPU that cannot be read (off the bus) is not offered: the server, seeing fewer GPUs,
       // drains the node.
-      if (failing.contains(gpu.index)) continue;
-      report.gpus.push_back({gpu.index, gpu.uuid, gpu.type, gpu.memory_gb, gpu.simulated});
+      if (failing.contains(gpu.nvml_index)) continue;
+      report.gpus.push_back({gpu.index, gpu.uuid, gpu.type, gpu.memory_gb, gpu.simulated,
+                             gpu.link_group, gpu.capacity_milli, gpu.mig_profile});
     }
     report.vcpu = resources_.vcpu;
     report.memory_gb = resources_.memory_gb;

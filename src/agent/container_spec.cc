@@ -12,13 +12,15 @@ namespace {
 // A share of one device: the pod is told its part, and CUDA MPS is told to hold it to that part
 // where the host runs an MPS control daemon (docs/agent.md: MPS applies the limits per client
 // process; without the daemon the variables are inert and the share is an agreement the
-// scheduler keeps, as on a simulated GPU). The device's memory is split in the same proportion.
-void AddShareLimits(int gpu_milli, double memory_gb, ContainerSpec& spec) {
+// scheduler keeps, as on a simulated GPU). The device's memory is split in the same proportion. A
+// MIG slice is a device of `capacity_milli`: the pod's part of the GPU is its part of the slice.
+void AddShareLimits(int gpu_milli, int capacity_milli, double memory_gb, ContainerSpec& spec) {
   spec.env.emplace_back("SUANLI_GPU_SHARE", core::MilliGpuText(gpu_milli));
-  const int64_t memory_mib = static_cast<int64_t>(memory_gb * 1024 * gpu_milli / core::kMilliGpu);
+  const double of_device = std::min(1.0, static_cast<double>(gpu_milli) / capacity_milli);
+  const int64_t memory_mib = static_cast<int64_t>(memory_gb * 1024 * of_device);
   spec.env.emplace_back("SUANLI_GPU_MEMORY_MIB", std::to_string(memory_mib));
   spec.env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-                        std::to_string(std::max(1, gpu_milli / 10)));
+                        std::to_string(std::max(1, static_cast<int>(of_device * 100))));
   // Device 0 of the container: the one device a share has.
   spec.env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
                         "0=" + std::to_string(memory_mib) + "M");
@@ -29,21 +31,33 @@ void AddShareLimits(int gpu_milli, double memory_gb, ContainerSpec& spec) {
 // refuses), and is left out of the device requests, which go by UUID.
 void AddGpus(const core::Pod& pod, const ContainerHost& host, ContainerSpec& spec) {
   std::vector<std::string> uuids;
+  std::vector<std::string> cdi_names;
   std::string indices;
   bool simulated = false;
   double memory_gb = 0;
+  int capacity_milli = core::kMilliGpu;
+  std::string mig_profile;
   for (int index : pod.gpu_indices) {
+    // The CDI name of a GPU is NVML's index unless it is a MIG slice ("0:1").
+    std::string cdi_name = std::to_string(index);
     for (const Gpu& gpu : host.gpus) {
       if (gpu.index != index) continue;
       uuids.push_back(gpu.uuid);
+      if (!gpu.cdi_name.empty()) cdi_name = gpu.cdi_name;
       simulated = simulated || gpu.simulated;
       memory_gb = gpu.memory_gb;
+      capacity_milli = gpu.capacity_milli;
+      mig_profile = gpu.mig_profile;
     }
+    cdi_names.push_back(std::move(cdi_name));
     indices += (indices.empty() ? "" : ",") + std::to_string(index);
   }
   if (uuids.empty()) return;
   spec.env.emplace_back("SUANLI_GPUS", indices);
-  if (pod.gpu_milli < core::kMilliGpu) AddShareLimits(pod.gpu_milli, memory_gb, spec);
+  if (!mig_profile.empty()) spec.env.emplace_back("SUANLI_GPU_MIG_PROFILE", mig_profile);
+  if (pod.gpu_milli < core::kMilliGpu) {
+    AddShareLimits(pod.gpu_milli, capacity_milli, memory_gb, spec);
+  }
   if (simulated) {
     // So that software which reads the variables behaves, and knows.
     spec.env.emplace_back("SUANLI_GPUS_SIMULATED", "1");
@@ -52,7 +66,7 @@ void AddGpus(const core::Pod& pod, const ContainerHost& host, ContainerSpec& spe
   }
   spec.gpu_access = host.gpu_access;
   if (host.gpu_access == GpuAccess::kCdi) {
-    for (int index : pod.gpu_indices) spec.gpu_ids.push_back(std::to_string(index));
+    spec.gpu_ids = std::move(cdi_names);
   } else {
     spec.gpu_ids = std::move(uuids);
   }

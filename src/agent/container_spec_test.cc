@@ -240,6 +240,27 @@ TEST(ContainerSpecTest, AShareIsToldItsPartAndMpsItsLimits) {
       << "a whole GPU has no share and no MPS limit";
 }
 
+TEST(ContainerSpecTest, AMigSliceGoesByItsCdiNameAndItsShareIsOfTheSlice) {
+  DesiredPod desired = Jupyter();
+  desired.pod.gpu_indices = {1};
+  desired.pod.gpu_milli = 214;  // half of a 3g slice (428 of an A100)
+  std::vector<Gpu> gpus = Gpus(false);
+  gpus[1].uuid = "MIG-1";
+  gpus[1].cdi_name = "0:2";
+  gpus[1].mig_profile = "3g.40gb";
+  gpus[1].capacity_milli = 428;
+  gpus[1].memory_gb = 40;
+  const std::vector<int> host_ports = {20001, 20002};
+  const ContainerSpec cdi = BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kCdi));
+  EXPECT_EQ(cdi.gpu_ids, (std::vector<std::string>{"0:2"}));
+  EXPECT_EQ(EnvValue(cdi, "SUANLI_GPU_MIG_PROFILE"), "3g.40gb");
+  EXPECT_EQ(EnvValue(cdi, "SUANLI_GPU_SHARE"), "0.214");
+  EXPECT_EQ(EnvValue(cdi, "SUANLI_GPU_MEMORY_MIB"), "20480");  // half of the slice's 40 GB
+  EXPECT_EQ(EnvValue(cdi, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host(gpus, GpuAccess::kDeviceRequests)).gpu_ids,
+            (std::vector<std::string>{"MIG-1"}));
+}
+
 TEST(ContainerSpecDeathTest, OneHostPortPerPodPort) {
   const std::vector<int> one_port = {20001};
   EXPECT_DEATH((void)BuildContainerSpec(Jupyter(), one_port, Host()), "one host port per pod port");

@@ -6,6 +6,10 @@
 // GPU 1: GeForce RTX 4090 without ECC counters or XID events (NOT_SUPPORTED for both).
 // GPU 2: a name no catalog knows.
 // GPU 3: fallen off the bus: its handle fails with GPU_IS_LOST.
+// Topology: GPUs 0 and 2 sit below one PCIe switch; GPU 1 is across the CPUs from both.
+// With SUANLI_FAKE_NVML_MIG=1 in the environment at nvmlInit_v2, GPU 0 is in MIG mode with a
+// 3g.40gb slice in slot 0 and a 1g.10gb slice in slot 2 (slot 1 empty), as nvidia-smi would make.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -37,8 +41,27 @@ constexpr unsigned int kLostGpu = 3;
 // Devices are handed out as pointers into this array; NVML's handles are opaque all the same.
 char device_storage[3];
 char event_set_storage;
+char mig_storage[2];
 bool xid_pending = false;
 bool xid_registered = false;
+bool mig_enabled = false;
+
+struct FakeMig {
+  unsigned int slot;
+  const char* uuid;
+  unsigned int slices;
+  unsigned long long memory_mb;
+};
+constexpr FakeMig kMigs[] = {{0, "MIG-aaaaaaaa-fake-0000-0000-300000000000", 3, 40192},
+                             {2, "MIG-bbbbbbbb-fake-0000-0000-100000000000", 1, 9856}};
+
+Device MigAt(size_t index) { return reinterpret_cast<Device>(&mig_storage[index]); }
+int MigIndexOf(Device device) {
+  for (size_t index = 0; index < 2; ++index) {
+    if (device == MigAt(index)) return static_cast<int>(index);
+  }
+  return -1;
+}
 
 Device DeviceAt(unsigned int index) { return reinterpret_cast<Device>(&device_storage[index]); }
 
@@ -62,6 +85,8 @@ extern "C" {
 
 Return nvmlInit_v2() {
   xid_pending = true;
+  const char* mig = std::getenv("SUANLI_FAKE_NVML_MIG");
+  mig_enabled = mig != nullptr && std::strcmp(mig, "1") == 0;
   return nvml::kSuccess;
 }
 
@@ -109,6 +134,8 @@ Return nvmlDeviceGetName(Device device, char* name, unsigned int length) {
 }
 
 Return nvmlDeviceGetUUID(Device device, char* uuid, unsigned int length) {
+  if (const int mig = MigIndexOf(device); mig >= 0)
+    return CopyString(kMigs[mig].uuid, uuid, length);
   const int index = IndexOf(device);
   return index < 0 ? 2 : CopyString(kGpus[index].uuid, uuid, length);
 }
@@ -180,6 +207,55 @@ Return nvmlEventSetWait_v2(EventSet set, EventData* data, unsigned int /*timeout
 
 Return nvmlEventSetFree(EventSet /*set*/) {
   xid_registered = false;
+  return nvml::kSuccess;
+}
+
+Return nvmlDeviceGetTopologyCommonAncestor(Device first, Device second, int* level) {
+  const int a = IndexOf(first);
+  const int b = IndexOf(second);
+  if (a < 0 || b < 0) return 2;
+  *level = (a == 1 || b == 1) ? 50 : 10;  // NVML_TOPOLOGY_SYSTEM, NVML_TOPOLOGY_SINGLE
+  return nvml::kSuccess;
+}
+
+Return nvmlDeviceGetP2PStatus(Device first, Device second, int /*caps_index*/, int* status) {
+  if (IndexOf(first) < 0 || IndexOf(second) < 0) return 2;
+  *status = 5;  // NVML_P2P_STATUS_NOT_SUPPORTED: no NVLink here
+  return nvml::kSuccess;
+}
+
+Return nvmlDeviceGetMigMode(Device device, unsigned int* current, unsigned int* pending) {
+  const int index = IndexOf(device);
+  if (index < 0) return 2;
+  if (index != 0) return nvml::kErrorNotSupported;  // only the A100 has MIG
+  *current = *pending = mig_enabled ? nvml::kMigEnabled : 0;
+  return nvml::kSuccess;
+}
+
+Return nvmlDeviceGetMaxMigDeviceCount(Device device, unsigned int* count) {
+  if (IndexOf(device) != 0) return nvml::kErrorNotSupported;
+  *count = 7;
+  return nvml::kSuccess;
+}
+
+Return nvmlDeviceGetMigDeviceHandleByIndex(Device device, unsigned int slot, Device* mig) {
+  if (IndexOf(device) != 0 || !mig_enabled) return 2;
+  for (size_t index = 0; index < 2; ++index) {
+    if (kMigs[index].slot == slot) {
+      *mig = MigAt(index);
+      return nvml::kSuccess;
+    }
+  }
+  return nvml::kErrorNotFound;
+}
+
+Return nvmlDeviceGetAttributes_v2(Device device, nvml::DeviceAttributes* attributes) {
+  const int mig = MigIndexOf(device);
+  if (mig < 0) return nvml::kErrorNotSupported;
+  *attributes = {};
+  attributes->gpu_instance_slice_count = kMigs[mig].slices;
+  attributes->compute_instance_slice_count = kMigs[mig].slices;
+  attributes->memory_size_mb = kMigs[mig].memory_mb;
   return nvml::kSuccess;
 }
 

@@ -3,7 +3,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <map>
+#include <numeric>
+#include <optional>
 #include <utility>
 
 #include "core/check.h"
@@ -44,6 +48,51 @@ std::string Slug(std::string_view name) {
   return slug;
 }
 
+// The compute slices a MIG-capable GPU splits into (NVIDIA's MIG user guide: seven on the A100,
+// H100, H200 and B200, four on the A30); 0 for a GPU without MIG.
+int MigSlicesOf(std::string_view type_name) {
+  const std::string_view model = type_name.substr(0, type_name.find(' '));
+  if (model == "A30") return 4;
+  for (std::string_view capable : {"A100", "H100", "H200", "B200"}) {
+    if (model == capable) return 7;
+  }
+  return 0;
+}
+
+// A MIG slice's share of its GPU's compute, in milli-GPUs, rounded down: 3 of 7 is 428.
+int MigCapacityMilli(int slices, int gpu_slices) { return slices * core::kMilliGpu / gpu_slices; }
+
+struct MigProfile {
+  int slices = 0;     // compute slices: the "3g" of "3g.40gb"
+  int memory_gb = 0;  // the "40gb"
+};
+
+// "3g.40gb" as NVIDIA writes MIG profiles; nullopt for anything else.
+std::optional<MigProfile> ParseMigProfile(std::string_view text) {
+  MigProfile profile;
+  size_t at = 0;
+  auto number = [&](int& out) {
+    const size_t start = at;
+    while (at < text.size() && IsDigit(text[at]) && at - start < 4) {
+      out = out * 10 + (text[at] - '0');
+      ++at;
+    }
+    return at > start;
+  };
+  if (!number(profile.slices) || text.substr(at, 2) != "g.") return std::nullopt;
+  at += 2;
+  if (!number(profile.memory_gb) || text.substr(at) != "gb") return std::nullopt;
+  if (profile.slices < 1 || profile.memory_gb < 1) return std::nullopt;
+  return profile;
+}
+
+// The link groups of simulated GPUs (see ParseSimulatedGpus): an SXM entry's GPUs are one NVLink
+// group, others are grouped by fours as PCIe switches; a group is named by its first GPU.
+int SimulatedLinkGroup(std::string_view type_name, int first_of_entry, int position_in_entry) {
+  if (type_name.find("SXM") != std::string_view::npos) return first_of_entry;
+  return first_of_entry + position_in_entry / 4 * 4;
+}
+
 core::Status CountError(std::string_view entry, std::string_view what) {
   return core::InvalidArgumentError("--simulate-gpus entry '" + std::string(entry) + "' " +
                                     std::string(what) + "; " + std::string(kSpecExample));
@@ -51,7 +100,28 @@ core::Status CountError(std::string_view entry, std::string_view what) {
 
 // Appends the GPUs of one entry ("2xA100 80GB", "RTX 4090") to `gpus`.
 core::Status AddSimulatedEntry(std::string_view entry, const catalog::Catalog& catalog,
-                               std::vector<Gpu>& gpus) {
+                               std::vector<Gpu>& gpus, int& physical_gpus) {
+  std::vector<MigProfile> slices;
+  if (const size_t mig = entry.find(" mig="); mig != std::string_view::npos) {
+    const std::string_view profiles = entry.substr(mig + 5);
+    entry = Trim(entry.substr(0, mig));
+    size_t start = 0;
+    while (start <= profiles.size()) {
+      const size_t plus = profiles.find('+', start);
+      const std::string_view text = profiles.substr(start, plus - start);
+      const std::optional<MigProfile> profile = ParseMigProfile(text);
+      if (!profile) {
+        return core::InvalidArgumentError(
+            "--simulate-gpus entry '" + std::string(entry) + "': '" + std::string(text) +
+            "' is not a MIG profile; write them as NVIDIA names them, joined by '+', e.g. "
+            "'1xA100 80GB mig=3g.40gb+2g.20gb+2g.20gb'");
+      }
+      slices.push_back(*profile);
+      if (plus == std::string_view::npos) break;
+      start = plus + 1;
+    }
+  }
+  if (entry.empty()) return CountError(entry, "names no GPU");
   if (entry.front() == '-' || entry.front() == '+') {
     return CountError(entry, "needs a whole count from 1 to 64 before the 'x'");
   }
@@ -83,19 +153,61 @@ core::Status AddSimulatedEntry(std::string_view entry, const catalog::Catalog& c
     return core::InvalidArgumentError("--simulate-gpus: " + match.status().message());
   }
   const catalog::GpuType& type = *match->gpu;
-  if (gpus.size() + static_cast<size_t>(count) > kMaxSimulatedGpus) {
-    return core::InvalidArgumentError("--simulate-gpus asks for more than 64 GPUs in all; " +
-                                      std::string(kSpecExample));
+  const int gpu_slices = MigSlicesOf(type.name);
+  if (!slices.empty()) {
+    if (gpu_slices == 0) {
+      return core::InvalidArgumentError("--simulate-gpus: the " + type.name +
+                                        " has no MIG; only the A100, A30, H100, H200 and B200 do");
+    }
+    int used = 0;
+    double memory = 0;
+    for (const MigProfile& slice : slices) {
+      used += slice.slices;
+      memory += slice.memory_gb;
+    }
+    if (used > gpu_slices || memory > type.memory_gb * 1.01) {
+      return core::InvalidArgumentError(
+          "--simulate-gpus: the slices of an " + type.name + " add up to " + std::to_string(used) +
+          " compute slices and " + std::to_string(static_cast<int>(memory)) +
+          " GB, more than its " + std::to_string(gpu_slices) + " and " +
+          std::to_string(static_cast<int>(type.memory_gb)) + " GB");
+    }
   }
-  for (int i = 0; i < count; ++i) {
+  const size_t devices_each = slices.empty() ? 1 : slices.size();
+  if (gpus.size() + static_cast<size_t>(count) * devices_each > kMaxSimulatedGpus) {
+    return core::InvalidArgumentError(std::string("--simulate-gpus asks for more than 64 ") +
+                                      (slices.empty() ? "GPUs" : "GPUs and MIG slices") +
+                                      " in all; " + std::string(kSpecExample));
+  }
+  const int first_of_entry = physical_gpus;
+  for (int i = 0; i < count; ++i, ++physical_gpus) {
     Gpu gpu;
-    gpu.index = static_cast<int>(gpus.size());
-    gpu.uuid = "SIM-GPU-" + std::to_string(gpu.index) + "-" + Slug(type.name);
     gpu.name = type.name;
     gpu.type = type.name;
     gpu.memory_gb = type.memory_gb;
     gpu.simulated = true;
-    gpus.push_back(std::move(gpu));
+    gpu.link_group = SimulatedLinkGroup(type.name, first_of_entry, i);
+    gpu.nvml_index = physical_gpus;
+    if (slices.empty()) {
+      gpu.index = static_cast<int>(gpus.size());
+      gpu.uuid = "SIM-GPU-" + std::to_string(gpu.index) + "-" + Slug(type.name);
+      gpu.cdi_name = std::to_string(physical_gpus);
+      gpus.push_back(std::move(gpu));
+      continue;
+    }
+    for (size_t slice = 0; slice < slices.size(); ++slice) {
+      Gpu part = gpu;
+      part.index = static_cast<int>(gpus.size());
+      part.uuid = "SIM-MIG-" + std::to_string(physical_gpus) + "-" + std::to_string(slice) + "-" +
+                  Slug(type.name);
+      part.mig_profile = std::to_string(slices[slice].slices) + "g." +
+                         std::to_string(slices[slice].memory_gb) + "gb";
+      part.name = type.name + " MIG " + part.mig_profile;
+      part.memory_gb = slices[slice].memory_gb;
+      part.capacity_milli = MigCapacityMilli(slices[slice].slices, gpu_slices);
+      part.cdi_name = std::to_string(physical_gpus) + ":" + std::to_string(slice);
+      gpus.push_back(std::move(part));
+    }
   }
   return core::Status::Ok();
 }
@@ -151,6 +263,7 @@ core::Result<std::vector<Gpu>> ParseSimulatedGpus(std::string_view spec,
     return core::InvalidArgumentError("--simulate-gpus is empty; " + std::string(kSpecExample));
   }
   std::vector<Gpu> gpus;
+  int physical_gpus = 0;
   size_t start = 0;
   while (true) {
     const size_t comma = spec.find(',', start);
@@ -160,7 +273,7 @@ core::Result<std::vector<Gpu>> ParseSimulatedGpus(std::string_view spec,
       return core::InvalidArgumentError("--simulate-gpus '" + std::string(spec) +
                                         "' has an empty entry; " + std::string(kSpecExample));
     }
-    SUANLI_RETURN_IF_ERROR(AddSimulatedEntry(entry, catalog, gpus));
+    SUANLI_RETURN_IF_ERROR(AddSimulatedEntry(entry, catalog, gpus, physical_gpus));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -208,6 +321,12 @@ struct Nvml::Api {
   nvml::DeviceRegisterEventsFn register_events = nullptr;
   nvml::EventSetWaitFn event_set_wait = nullptr;
   nvml::EventSetFreeFn event_set_free = nullptr;
+  nvml::DeviceGetMigModeFn mig_mode = nullptr;
+  nvml::DeviceGetMaxMigDeviceCountFn max_mig_devices = nullptr;
+  nvml::DeviceGetMigDeviceHandleByIndexFn mig_device = nullptr;
+  nvml::DeviceGetAttributesFn attributes = nullptr;
+  nvml::DeviceGetTopologyCommonAncestorFn common_ancestor = nullptr;
+  nvml::DeviceGetP2PStatusFn p2p_status = nullptr;
 };
 
 core::Result<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library_name) {
@@ -257,6 +376,15 @@ core::Result<std::unique_ptr<Nvml>> Nvml::Load(const std::string& library_name) 
   api->register_events = Symbol<nvml::DeviceRegisterEventsFn>(library, "nvmlDeviceRegisterEvents");
   api->event_set_wait = Symbol<nvml::EventSetWaitFn>(library, "nvmlEventSetWait_v2");
   api->event_set_free = Symbol<nvml::EventSetFreeFn>(library, "nvmlEventSetFree");
+  api->mig_mode = Symbol<nvml::DeviceGetMigModeFn>(library, "nvmlDeviceGetMigMode");
+  api->max_mig_devices =
+      Symbol<nvml::DeviceGetMaxMigDeviceCountFn>(library, "nvmlDeviceGetMaxMigDeviceCount");
+  api->mig_device = Symbol<nvml::DeviceGetMigDeviceHandleByIndexFn>(
+      library, "nvmlDeviceGetMigDeviceHandleByIndex");
+  api->attributes = Symbol<nvml::DeviceGetAttributesFn>(library, "nvmlDeviceGetAttributes_v2");
+  api->common_ancestor = Symbol<nvml::DeviceGetTopologyCommonAncestorFn>(
+      library, "nvmlDeviceGetTopologyCommonAncestor");
+  api->p2p_status = Symbol<nvml::DeviceGetP2PStatusFn>(library, "nvmlDeviceGetP2PStatus");
 
   if (const nvml::Return code = api->init(); code != nvml::kSuccess) {
     const char* text = api->error_string(code);
@@ -324,7 +452,10 @@ GpuInventory Nvml::Discover(const catalog::Catalog& catalog) {
   }
 
   std::vector<std::string> problems;
-  for (const Device& device : devices_) {
+  const std::vector<int> link_groups = LinkGroups();
+  bool any_mig = false;
+  for (size_t position = 0; position < devices_.size(); ++position) {
+    const Device& device = devices_[position];
     const std::string label = "GPU " + std::to_string(device.index) + ": ";
     if (device.handle == nullptr) {
       problems.push_back(label + device.problem);
@@ -346,7 +477,36 @@ GpuInventory Nvml::Discover(const catalog::Catalog& catalog) {
     gpu.name = FromBuffer(name);
     gpu.memory_gb = static_cast<double>(memory.total) / kBytesPerGib;
     gpu.type = CatalogTypeForNvmlName(gpu.name, gpu.memory_gb, catalog);
+    gpu.link_group = link_groups[position];
+    gpu.cdi_name = std::to_string(device.index);
+    gpu.nvml_index = device.index;
+    unsigned int mig_current = 0;
+    unsigned int mig_pending = 0;
+    if (api_->mig_mode != nullptr &&
+        api_->mig_mode(device.handle, &mig_current, &mig_pending) == nvml::kSuccess &&
+        mig_current == nvml::kMigEnabled) {
+      any_mig = true;
+      const double nominal_gb = [&] {
+        core::Result<const catalog::GpuType*> type = catalog.FindExact(gpu.type);
+        return type.ok() ? (*type)->memory_gb : gpu.memory_gb;
+      }();
+      const size_t before = inventory.gpus.size();
+      AddMigDevices(device, gpu, static_cast<double>(memory.total), nominal_gb, inventory.gpus,
+                    problems);
+      if (inventory.gpus.size() == before) {
+        problems.push_back(label +
+                           "MIG is on but it has no MIG devices to offer (create them: nvidia-smi "
+                           "mig -cgi PROFILES -C), so none of it is offered");
+      }
+      continue;
+    }
     inventory.gpus.push_back(std::move(gpu));
+  }
+  // With MIG slices a GPU is several devices: they are numbered in order, as the server counts
+  // them; cdi_name and uuid still say which is which.
+  if (any_mig) {
+    for (size_t position = 0; position < inventory.gpus.size(); ++position)
+      inventory.gpus[position].index = static_cast<int>(position);
   }
   if (devices_.empty()) {
     inventory.note =
@@ -357,6 +517,81 @@ GpuInventory Nvml::Discover(const catalog::Catalog& catalog) {
     inventory.note += (inventory.note.empty() ? "" : "; ") + problem;
   }
   return inventory;
+}
+
+std::vector<int> Nvml::LinkGroups() {
+  // Union-find over the GPUs NVML listed; a group is named by its first GPU's index.
+  std::vector<size_t> parent(devices_.size());
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto root = [&parent](size_t at) {
+    while (parent[at] != at) at = parent[at] = parent[parent[at]];
+    return at;
+  };
+  for (size_t a = 0; a < devices_.size(); ++a) {
+    for (size_t b = a + 1; b < devices_.size(); ++b) {
+      const nvml::Device first = devices_[a].handle;
+      const nvml::Device second = devices_[b].handle;
+      if (first == nullptr || second == nullptr) continue;
+      int status = -1;
+      int level = -1;
+      const bool nvlink =
+          api_->p2p_status != nullptr &&
+          api_->p2p_status(first, second, nvml::kP2pCapsIndexNvlink, &status) == nvml::kSuccess &&
+          status == nvml::kP2pStatusOk;
+      const bool one_switch = api_->common_ancestor != nullptr &&
+                              api_->common_ancestor(first, second, &level) == nvml::kSuccess &&
+                              level >= 0 && level <= nvml::kTopologyMultiple;
+      if (nvlink || one_switch) parent[std::max(root(a), root(b))] = std::min(root(a), root(b));
+    }
+  }
+  std::vector<int> groups;
+  for (size_t at = 0; at < devices_.size(); ++at) groups.push_back(devices_[root(at)].index);
+  return groups;
+}
+
+void Nvml::AddMigDevices(const Device& device, const Gpu& whole, double total_bytes,
+                         double nominal_gb, std::vector<Gpu>& out,
+                         std::vector<std::string>& problems) {
+  unsigned int count = 0;
+  if (api_->max_mig_devices == nullptr || api_->mig_device == nullptr ||
+      api_->attributes == nullptr ||
+      api_->max_mig_devices(device.handle, &count) != nvml::kSuccess || count == 0) {
+    problems.push_back("GPU " + std::to_string(device.index) +
+                       ": MIG is on but this driver cannot list its MIG devices");
+    return;
+  }
+  for (unsigned int slot = 0; slot < count; ++slot) {
+    nvml::Device handle = nullptr;
+    const nvml::Return found = api_->mig_device(device.handle, slot, &handle);
+    if (found == nvml::kErrorNotFound) continue;  // no instance in this slot
+    const std::string label =
+        "MIG device " + std::to_string(device.index) + ":" + std::to_string(slot) + ": ";
+    char uuid[nvml::kDeviceUuidBufferSize] = {};
+    nvml::DeviceAttributes attributes = {};
+    nvml::Return code = found;
+    if (code == nvml::kSuccess) code = api_->device_uuid(handle, uuid, sizeof uuid);
+    if (code == nvml::kSuccess) code = api_->attributes(handle, &attributes);
+    if (code != nvml::kSuccess) {
+      problems.push_back(label + ErrorText(code));
+      continue;
+    }
+    Gpu slice = whole;
+    slice.uuid = FromBuffer(uuid);
+    slice.cdi_name = std::to_string(device.index) + ":" + std::to_string(slot);
+    slice.memory_gb = static_cast<double>(attributes.memory_size_mb) / 1024.0;
+    const int compute_slices = static_cast<int>(attributes.gpu_instance_slice_count);
+    slice.capacity_milli =
+        std::clamp(compute_slices * core::kMilliGpu / static_cast<int>(count), 1, core::kMilliGpu);
+    // NVIDIA names a profile by its compute slices and its memory in GB, the memory counted in
+    // eighths of the GPU's nominal size ("3g.40gb" on an 80 GB A100: 4 of 8 eighths).
+    const double eighths =
+        std::round(static_cast<double>(attributes.memory_size_mb) * 1048576.0 / total_bytes * 8);
+    slice.mig_profile = std::to_string(compute_slices) + "g." +
+                        std::to_string(static_cast<int>(std::round(eighths * nominal_gb / 8))) +
+                        "gb";
+    slice.name = whole.name + " MIG " + slice.mig_profile;
+    out.push_back(std::move(slice));
+  }
 }
 
 std::vector<GpuHealth> Nvml::Health() {

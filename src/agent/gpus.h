@@ -40,6 +40,17 @@ struct Gpu {
   std::string type;  // the catalog's canonical type name, "" when unknown (see above)
   double memory_gb = 0;  // GiB NVML reports (a little under the nominal size), or the catalog's
   bool simulated = false;
+  // GPUs with the same link group talk over NVLink or through one PCIe switch (core::GpuDevice).
+  int link_group = 0;
+  // A MIG slice: its part of the GPU (3 of 7 compute slices: 428) and NVIDIA's profile name.
+  int capacity_milli = core::kMilliGpu;
+  std::string mig_profile;
+  // What the engine's CDI spec calls it after "nvidia.com/gpu=": NVML's index ("0"), or for a MIG
+  // slice the GPU's index and the slice's ("0:1"), as nvidia-ctk names them.
+  std::string cdi_name;
+  // NVML's index of the GPU this is or is part of (health readings go by it); `index` differs from
+  // it only on a host with MIG slices, whose devices are numbered in order.
+  int nvml_index = 0;
 };
 
 // One reading of a GPU, as the heartbeat carries it (some boards report no power: -1).
@@ -62,6 +73,14 @@ struct GpuInventory {
 // uuid "SIM-GPU-<index>-<type slug>", so an agent restarted with the same flag reports the same
 // devices. INVALID_ARGUMENT, saying which entry is wrong and how to write it, for an empty spec or
 // entry, a missing, zero, negative or too large count, or an unknown GPU (with "did you mean").
+//
+// An entry of a MIG-capable type (A100, A30, H100, H200, B200) may end with " mig=" and the
+// slices each of its GPUs is split into, as NVIDIA names their profiles: "1xA100 80GB
+// mig=3g.40gb+2g.20gb+2g.20gb". Each slice is then a device of its own (uuid
+// "SIM-MIG-<gpu>-<slice>-<type slug>") with its part of the GPU's compute as capacity.
+//
+// Simulated GPUs have a fixed topology: the GPUs of an SXM entry share one NVLink group (an
+// NVSwitch board), other GPUs are linked by PCIe switches of four (0-3, 4-7, ...).
 core::Result<std::vector<Gpu>> ParseSimulatedGpus(std::string_view spec,
                                                   const catalog::Catalog& catalog);
 
@@ -108,6 +127,13 @@ class Nvml {
 
   Nvml(void* library, std::unique_ptr<Api> api);
   std::string ErrorText(nvml::Return code) const;
+  // Per device, in devices_' order: its link group, the index of the first GPU it shares NVLink or
+  // a PCIe switch with (itself when none; all apart when the driver cannot tell).
+  std::vector<int> LinkGroups() REQUIRES(mutex_);
+  // The MIG devices of a GPU in MIG mode, each a Gpu like `whole` with its own UUID, memory,
+  // capacity (its compute slices of the GPU's maximum) and profile.
+  void AddMigDevices(const Device& device, const Gpu& whole, double total_bytes, double nominal_gb,
+                     std::vector<Gpu>& out, std::vector<std::string>& problems) REQUIRES(mutex_);
   void CollectXidEvents() REQUIRES(mutex_);
 
   void* library_;  // dlopen handle, closed by the destructor

@@ -11,7 +11,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "catalog/catalog_file.h"
 
@@ -78,6 +80,44 @@ TEST(SimulatedGpusTest, ParsesListsBareNamesAndForgivingSpelling) {
 
   EXPECT_EQ(Parse("64xL4").size(), 64u);
   EXPECT_EQ(Parse("3090 Ti")[0].type, "RTX 3090 Ti");  // leading digits without an 'x' are a name
+}
+
+TEST(SimulatedGpusTest, HaveAFixedTopology) {
+  // PCIe cards: a switch per four GPUs. SXM boards: one NVLink group.
+  const std::vector<Gpu> pcie = Parse("8xL40S");
+  ASSERT_EQ(pcie.size(), 8u);
+  for (const Gpu& gpu : pcie) EXPECT_EQ(gpu.link_group, gpu.index < 4 ? 0 : 4) << gpu.index;
+  const std::vector<Gpu> sxm = Parse("2xRTX 4090,8xH100 SXM");
+  ASSERT_EQ(sxm.size(), 10u);
+  EXPECT_EQ(sxm[1].link_group, 0);
+  for (size_t i = 2; i < sxm.size(); ++i) EXPECT_EQ(sxm[i].link_group, 2) << i;
+  EXPECT_EQ(sxm[5].cdi_name, "5");
+}
+
+TEST(SimulatedGpusTest, SplitsMigCapableGpusIntoSlices) {
+  const std::vector<Gpu> gpus = Parse("2xA100 80GB SXM mig=3g.40gb+2g.20gb+1g.10gb");
+  ASSERT_EQ(gpus.size(), 6u);
+  EXPECT_EQ(gpus[0].mig_profile, "3g.40gb");
+  EXPECT_EQ(gpus[0].capacity_milli, 428);  // 3 of 7 compute slices
+  EXPECT_EQ(gpus[0].memory_gb, 40);
+  EXPECT_EQ(gpus[0].type, "A100 80GB SXM");
+  EXPECT_EQ(gpus[0].name, "A100 80GB SXM MIG 3g.40gb");
+  EXPECT_EQ(gpus[0].uuid, "SIM-MIG-0-0-a100-80gb-sxm");
+  EXPECT_EQ(gpus[1].capacity_milli, 285);
+  EXPECT_EQ(gpus[2].capacity_milli, 142);
+  EXPECT_EQ(gpus[4].cdi_name, "1:1");  // the second GPU's second slice
+  EXPECT_EQ(gpus[4].nvml_index, 1);
+  EXPECT_EQ(gpus[4].index, 4);
+  EXPECT_EQ(Parse("H100 SXM mig=7g.80gb")[0].capacity_milli, core::kMilliGpu);  // all 7
+
+  EXPECT_EQ(ParseError("1xRTX 4090 mig=1g.5gb"),
+            "--simulate-gpus: the RTX 4090 has no MIG; only the A100, A30, H100, H200 and B200 do");
+  EXPECT_EQ(ParseError("1xA100 80GB SXM mig=4g.40gb+4g.40gb"),
+            "--simulate-gpus: the slices of an A100 80GB SXM add up to 8 compute slices and 80 GB, "
+            "more than its 7 and 80 GB");
+  EXPECT_EQ(ParseError("1xA100 80GB SXM mig=3g"),
+            "--simulate-gpus entry '1xA100 80GB SXM': '3g' is not a MIG profile; write them as "
+            "NVIDIA names them, joined by '+', e.g. '1xA100 80GB mig=3g.40gb+2g.20gb+2g.20gb'");
 }
 
 TEST(SimulatedGpusTest, ARestartReportsTheSameDevices) {
@@ -233,6 +273,42 @@ TEST(NvmlTest, DiscoversTheGpusOfAFakeNvml) {
   EXPECT_EQ(inventory.gpus[2].name, "NVIDIA Quantum X1");
   EXPECT_EQ(inventory.gpus[2].type, "");
   EXPECT_EQ(inventory.note, "GPU 3: GPU is lost");
+  // GPUs 0 and 2 share a PCIe switch; GPU 1 is across the CPUs.
+  EXPECT_EQ(inventory.gpus[0].link_group, 0);
+  EXPECT_EQ(inventory.gpus[1].link_group, 1);
+  EXPECT_EQ(inventory.gpus[2].link_group, 0);
+  EXPECT_EQ(inventory.gpus[1].cdi_name, "1");
+  EXPECT_EQ(inventory.gpus[0].mig_profile, "");
+}
+
+TEST(NvmlTest, OffersTheMigSlicesOfAGpuInMigMode) {
+  setenv("SUANLI_FAKE_NVML_MIG", "1", 1);
+  std::unique_ptr<Nvml> nvml = LoadFake();
+  unsetenv("SUANLI_FAKE_NVML_MIG");
+  ASSERT_NE(nvml, nullptr);
+  const GpuInventory inventory = nvml->Discover(BuiltIn());
+  // GPU 0's two slices, then GPUs 1 and 2, numbered in order.
+  ASSERT_EQ(inventory.gpus.size(), 4u);
+  const Gpu& big = inventory.gpus[0];
+  EXPECT_EQ(big.index, 0);
+  EXPECT_EQ(big.uuid, "MIG-aaaaaaaa-fake-0000-0000-300000000000");
+  EXPECT_EQ(big.type, "A100 80GB SXM");
+  EXPECT_EQ(big.mig_profile, "3g.40gb");
+  EXPECT_EQ(big.capacity_milli, 428);
+  EXPECT_EQ(big.cdi_name, "0:0");
+  EXPECT_NEAR(big.memory_gb, 39.25, 0.01);
+  EXPECT_EQ(big.name, "NVIDIA A100-SXM4-80GB MIG 3g.40gb");
+  const Gpu& small = inventory.gpus[1];
+  EXPECT_EQ(small.mig_profile, "1g.10gb");
+  EXPECT_EQ(small.capacity_milli, 142);
+  EXPECT_EQ(small.cdi_name, "0:2");
+  EXPECT_EQ(small.nvml_index, 0);
+  EXPECT_EQ(inventory.gpus[2].index, 2);
+  EXPECT_EQ(inventory.gpus[2].nvml_index, 1);
+  EXPECT_EQ(inventory.gpus[2].cdi_name, "1");
+  EXPECT_EQ(inventory.gpus[2].mig_profile, "");
+  // Health stays per GPU.
+  EXPECT_EQ(nvml->Health().size(), 4u);
 }
 
 TEST(NvmlTest, ReadsHealthAndCountsXidEventsOfAFakeNvml) {
@@ -298,7 +374,9 @@ TEST(NvmlTest, DiscoversThisHostsGpusOrSaysWhyNone) {
             << "\ncuda: " << inventory->cuda_version << "\nnote: " << inventory->note << "\n";
   for (const Gpu& gpu : inventory->gpus) {
     std::cout << "gpu " << gpu.index << ": " << gpu.name << " | type '" << gpu.type << "' | "
-              << gpu.memory_gb << " GiB | " << gpu.uuid << "\n";
+              << gpu.memory_gb << " GiB | " << gpu.uuid << " | link group " << gpu.link_group
+              << " | cdi " << gpu.cdi_name << " | mig '" << gpu.mig_profile << "' ("
+              << gpu.capacity_milli << " milli)\n";
   }
   if (!has_driver) {
     EXPECT_EQ(inventory->source, "none");
@@ -310,16 +388,18 @@ TEST(NvmlTest, DiscoversThisHostsGpusOrSaysWhyNone) {
   EXPECT_EQ(inventory->source, "nvml") << inventory->note;
   EXPECT_FALSE(inventory->driver_version.empty());
   EXPECT_FALSE(inventory->gpus.empty()) << inventory->note;
+  std::set<int> physical;
   for (const Gpu& gpu : inventory->gpus) {
-    EXPECT_EQ(gpu.uuid.rfind("GPU-", 0), 0u) << gpu.uuid;
+    EXPECT_EQ(gpu.uuid.rfind(gpu.mig_profile.empty() ? "GPU-" : "MIG-", 0), 0u) << gpu.uuid;
     EXPECT_GT(gpu.memory_gb, 0);
     EXPECT_FALSE(gpu.name.empty());
     EXPECT_FALSE(gpu.simulated);
+    physical.insert(gpu.nvml_index);
   }
   core::Result<std::unique_ptr<Nvml>> nvml = Nvml::Load();
   ASSERT_TRUE(nvml.ok()) << nvml.status().ToString();
   const std::vector<GpuHealth> health = (*nvml)->Health();
-  EXPECT_EQ(health.size(), inventory->gpus.size());
+  EXPECT_EQ(health.size(), physical.size());  // readings are per GPU, MIG slices or not
   for (const GpuHealth& reading : health) {
     std::cout << "health " << reading.index << ": " << reading.utilization_percent << "% | "
               << reading.memory_used_gb << " GiB used | " << reading.temperature_c << " C | "

@@ -18,6 +18,7 @@ using Return = int;
 inline constexpr Return kSuccess = 0;
 inline constexpr Return kErrorNotSupported = 3;
 inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
 inline constexpr Return kErrorTimeout = 10;
 inline constexpr Return kErrorGpuIsLost = 15;
 
@@ -47,6 +48,19 @@ struct EventData {
   unsigned int compute_instance_id;
 };
 
+// nvmlDeviceAttributes_t (v2, CUDA 11.1 on): what a MIG device is made of.
+struct DeviceAttributes {
+  unsigned int multiprocessor_count;
+  unsigned int shared_copy_engine_count;
+  unsigned int shared_decoder_count;
+  unsigned int shared_encoder_count;
+  unsigned int shared_jpeg_count;
+  unsigned int shared_ofa_count;
+  unsigned int gpu_instance_slice_count;
+  unsigned int compute_instance_slice_count;
+  unsigned long long memory_size_mb;
+};
+
 inline constexpr unsigned int kDeviceNameBufferSize = 96;     // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 inline constexpr unsigned int kDeviceUuidBufferSize = 96;     // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 inline constexpr unsigned int kDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_...
@@ -54,7 +68,13 @@ inline constexpr int kTemperatureGpu = 0;                     // NVML_TEMPERATUR
 inline constexpr int kMemoryErrorTypeUncorrected = 1;         // NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 inline constexpr int kVolatileEcc = 0;  // NVML_VOLATILE_ECC: since driver load
 inline constexpr unsigned long long kEventTypeXidCriticalError =
-    0x8;  // nvmlEventTypeXidCriticalError
+    0x8;                                        // nvmlEventTypeXidCriticalError
+inline constexpr unsigned int kMigEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
+// nvmlGpuTopologyLevel_t: NVML_TOPOLOGY_MULTIPLE, GPUs below one tree of PCIe switches (levels
+// above it go through a host bridge or the CPUs).
+inline constexpr int kTopologyMultiple = 20;
+inline constexpr int kP2pCapsIndexNvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
+inline constexpr int kP2pStatusOk = 0;         // NVML_P2P_STATUS_OK
 
 // The signatures of the functions gpus.cc looks up, by their exported names. Enum parameters
 // (nvmlTemperatureSensors_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t) are C enums: int.
@@ -75,5 +95,11 @@ using EventSetCreateFn = Return (*)(EventSet*);
 using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned int);  // nvmlEventSetWait_v2, ms
 using EventSetFreeFn = Return (*)(EventSet);
+using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);  // current, pending
+using DeviceGetMaxMigDeviceCountFn = Return (*)(Device, unsigned int*);
+using DeviceGetMigDeviceHandleByIndexFn = Return (*)(Device, unsigned int, Device*);
+using DeviceGetAttributesFn = Return (*)(Device, DeviceAttributes*);  // nvmlDeviceGetAttributes_v2
+using DeviceGetTopologyCommonAncestorFn = Return (*)(Device, Device, int*);  // a topology level
+using DeviceGetP2PStatusFn = Return (*)(Device, Device, int, int*);          // caps index -> status
 
 }  // namespace suanli::agent::nvml

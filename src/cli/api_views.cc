@@ -562,6 +562,8 @@ std::string NodeDetail(const boost::json::value& node, const boost::json::array&
     TextTable table;
     table.AddColumn("INDEX", Align::kRight);
     table.AddColumn("TYPE", Align::kLeft);
+    // GPUs with the same LINK share NVLink or a PCIe switch: multi-GPU pods get them together.
+    table.AddColumn("LINK", Align::kRight);
     table.AddColumn("MEM GB", Align::kRight);
     table.AddColumn("UTIL", Align::kRight);
     table.AddColumn("USED GB", Align::kRight);
@@ -580,11 +582,14 @@ std::string NodeDetail(const boost::json::value& node, const boost::json::array&
         if (text.empty()) return std::string("-");
         return fmt::format("{:.{}f}{}", std::strtod(text.c_str(), nullptr), decimals, unit);
       };
+      const std::string mig = JsonText(gpu, "mig_profile");
       table.AddRow({JsonText(gpu, "index"),
-                    JsonText(gpu, "type") + (JsonBool(gpu, "simulated") ? " (simulated)" : ""),
-                    JsonText(gpu, "memory_gb"), figure("utilization_percent", "%"),
-                    figure("memory_used_gb", "", 1), figure("temperature_c", "C"),
-                    figure("power_w", "W"), figure("xid_errors", ""), JsonText(gpu, "uuid")});
+                    JsonText(gpu, "type") + (mig.empty() ? "" : " MIG " + mig) +
+                        (JsonBool(gpu, "simulated") ? " (simulated)" : ""),
+                    OrDash(JsonText(gpu, "link_group")), JsonText(gpu, "memory_gb"),
+                    figure("utilization_percent", "%"), figure("memory_used_gb", "", 1),
+                    figure("temperature_c", "C"), figure("power_w", "W"), figure("xid_errors", ""),
+                    JsonText(gpu, "uuid")});
     }
     for (const boost::json::value& reading : JsonArray(node, "gpu_health")) {
       if (const std::string problem = JsonText(reading, "problem"); !problem.empty()) {

@@ -169,6 +169,13 @@ struct GpuDevice {
   std::string type;  // canonical catalog name
   double memory_gb = 0;
   bool simulated = false;
+  // GPUs with the same link group talk over NVLink or through one PCIe switch: a multi-GPU pod
+  // gets its GPUs from as few groups as the node allows.
+  int link_group = 0;
+  // A MIG slice of a GPU ("3g.40gb") is a device of its own with less than a GPU's capacity:
+  // shares go on it, whole-GPU pods never.
+  int capacity_milli = kMilliGpu;
+  std::string mig_profile;
 
   friend bool operator==(const GpuDevice&, const GpuDevice&) = default;
 };

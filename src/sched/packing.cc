@@ -51,15 +51,86 @@ double Imbalance(const PackingNode& node) {
   if (node.gpu_milli.empty() || node.cpu_milli_capacity <= 0) return 0;
   const double cpu_free =
       static_cast<double>(node.cpu_milli) / static_cast<double>(node.cpu_milli_capacity);
-  const double gpu_free = static_cast<double>(node.GpuMilliFree()) /
-                          static_cast<double>(kMilliGpu * node.gpu_milli.size());
+  const double gpu_free =
+      static_cast<double>(node.GpuMilliFree()) / static_cast<double>(node.GpuMilliCapacity());
   return std::abs(cpu_free - gpu_free);
+}
+
+int LinkGroup(const PackingNode& node, size_t gpu) {
+  return gpu < node.gpu_link_group.size() ? node.gpu_link_group[gpu] : 0;
+}
+
+// Whole devices (each with the pod's gpu_milli free) from as few link groups as possible: the
+// group with the fewest such devices that holds the pod (larger free groups stay for larger
+// pods), else the groups with the most first. Lowest indices first within a group.
+std::vector<int> WholeDevices(const PackingNode& node, const Demand& pod) {
+  const size_t want = static_cast<size_t>(pod.gpu_count);
+  std::vector<int> gpus;
+  if (node.gpu_link_group.empty()) {
+    for (size_t gpu = 0; gpu < node.gpu_milli.size() && gpus.size() < want; ++gpu) {
+      if (node.gpu_milli[gpu] >= pod.gpu_milli) gpus.push_back(static_cast<int>(gpu));
+    }
+    return gpus;
+  }
+  std::map<int, std::vector<int>> groups;  // link group -> its devices with room, ascending
+  for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
+    if (node.gpu_milli[gpu] >= pod.gpu_milli)
+      groups[LinkGroup(node, gpu)].push_back(static_cast<int>(gpu));
+  }
+  std::vector<const std::vector<int>*> order;
+  for (const auto& [group, devices] : groups) order.push_back(&devices);
+  std::stable_sort(order.begin(), order.end(), [want](const auto* a, const auto* b) {
+    const bool a_holds = a->size() >= want;
+    const bool b_holds = b->size() >= want;
+    if (a_holds != b_holds) return a_holds;
+    return a_holds ? a->size() < b->size() : a->size() > b->size();
+  });
+  for (const std::vector<int>* devices : order) {
+    for (int gpu : *devices) {
+      if (gpus.size() == want) break;
+      gpus.push_back(gpu);
+    }
+  }
+  std::sort(gpus.begin(), gpus.end());
+  return gpus;
+}
+
+// The devices a share could go on, one per distinct free capacity (devices with the same free are
+// the same choice to packing). Among equals, the one whose link group has the fewest whole free
+// devices: a group left whole stays whole for a multi-GPU pod.
+std::vector<int> ShareCandidates(const PackingNode& node, int milli) {
+  std::map<int, int> whole_in_group;
+  if (!node.gpu_link_group.empty()) {
+    for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
+      if (node.gpu_milli[gpu] == kMilliGpu) ++whole_in_group[LinkGroup(node, gpu)];
+    }
+  }
+  std::vector<int> candidates;
+  for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
+    const int free = node.gpu_milli[gpu];
+    if (free < milli) continue;
+    auto same = std::find_if(candidates.begin(), candidates.end(), [&](int other) {
+      return node.gpu_milli[static_cast<size_t>(other)] == free;
+    });
+    if (same == candidates.end()) {
+      candidates.push_back(static_cast<int>(gpu));
+    } else if (whole_in_group[LinkGroup(node, gpu)] <
+               whole_in_group[LinkGroup(node, static_cast<size_t>(*same))]) {
+      *same = static_cast<int>(gpu);
+    }
+  }
+  return candidates;
 }
 
 }  // namespace
 
 int64_t PackingNode::GpuMilliFree() const {
   return std::accumulate(gpu_milli.begin(), gpu_milli.end(), int64_t{0});
+}
+
+int64_t PackingNode::GpuMilliCapacity() const {
+  return gpu_milli_capacity > 0 ? gpu_milli_capacity
+                                : static_cast<int64_t>(kMilliGpu * gpu_milli.size());
 }
 
 Workload Workload::Of(const std::vector<Demand>& pods) {
@@ -142,8 +213,7 @@ Packer::Packer(Policy policy, Workload workload, std::vector<PackingNode> nodes,
       version_(nodes_.size(), 1) {
   for (const PackingNode& node : nodes_) {
     largest_cpu_ = std::max(largest_cpu_, std::max(node.cpu_milli_capacity, node.cpu_milli));
-    largest_gpu_milli_ =
-        std::max(largest_gpu_milli_, static_cast<int64_t>(kMilliGpu * node.gpu_milli.size()));
+    largest_gpu_milli_ = std::max(largest_gpu_milli_, node.GpuMilliCapacity());
   }
 }
 
@@ -201,22 +271,10 @@ std::optional<Packer::Choice> Packer::BestOn(const PackingNode& node, const Dema
   const double fragmentation =
       policy_ == Policy::kFgd || policy_ == Policy::kSuanli ? Fragmentation(node) : 0;
   if (pod.gpu_count == 0) return Score(node, fragmentation, pod, {});
-  if (!pod.IsShare()) {
-    std::vector<int> gpus;
-    for (size_t gpu = 0;
-         gpu < node.gpu_milli.size() && gpus.size() < static_cast<size_t>(pod.gpu_count); ++gpu) {
-      if (node.gpu_milli[gpu] >= pod.gpu_milli) gpus.push_back(static_cast<int>(gpu));
-    }
-    return Score(node, fragmentation, pod, std::move(gpus));
-  }
-  // One choice per distinct free capacity: devices with the same free are the same choice.
+  if (!pod.IsShare()) return Score(node, fragmentation, pod, WholeDevices(node, pod));
   std::optional<Choice> best;
-  std::vector<int> seen;
-  for (size_t gpu = 0; gpu < node.gpu_milli.size(); ++gpu) {
-    const int free = node.gpu_milli[gpu];
-    if (free < pod.gpu_milli || std::find(seen.begin(), seen.end(), free) != seen.end()) continue;
-    seen.push_back(free);
-    Choice choice = Score(node, fragmentation, pod, {static_cast<int>(gpu)});
+  for (int gpu : ShareCandidates(node, pod.gpu_milli)) {
+    Choice choice = Score(node, fragmentation, pod, {gpu});
     if (!best || choice.Before(*best)) best = std::move(choice);
   }
   return best;

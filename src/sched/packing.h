@@ -70,8 +70,16 @@ struct PackingNode {
   int64_t cpu_milli = 0;  // free
   int64_t memory_mib = 0;
   std::vector<int> gpu_milli;  // free capacity of each device
+  // Per device, its link group: devices that talk over NVLink or through one PCIe switch share a
+  // number. Empty: all in one group. Whole-GPU pods take their devices from as few groups as
+  // possible, and single devices and shares go where they break up the fewest whole groups.
+  std::vector<int> gpu_link_group;
+  // All devices' capacity together, when some are less than a whole GPU (MIG slices); 0: each
+  // device is kMilliGpu.
+  int64_t gpu_milli_capacity = 0;
 
   int64_t GpuMilliFree() const;
+  int64_t GpuMilliCapacity() const;
 };
 
 // The mix of pods a cluster serves: each distinct demand and its share of the pods (shares sum to

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 namespace suanli::sched {
 namespace {
@@ -167,6 +168,58 @@ TEST(PackingTest, PolicyNamesRoundTrip) {
     EXPECT_EQ(ParsePolicy(PolicyName(policy)), policy);
   }
   EXPECT_EQ(ParsePolicy("first-fit"), std::nullopt);
+}
+
+TEST(PackingTest, WholeGpusComeFromAsFewLinkGroupsAsPossible) {
+  PackingNode node = Node(0, 8);
+  node.gpu_link_group = {0, 0, 0, 0, 1, 1, 1, 1};
+  node.gpu_milli[5] = 0;
+  Packer packer(Policy::kSuanli, Workload::Of({Whole(1), Whole(2), Whole(4)}), {node}, 1);
+  // Three free in group 1, four in group 0: a 2-GPU pod takes the smaller group that holds it.
+  std::optional<Placement> two = packer.Place(Whole(2));
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->gpus, (std::vector<int>{4, 6}));
+  // Group 0 is still whole for a 4-GPU pod.
+  std::optional<Placement> four = packer.Place(Whole(4));
+  ASSERT_TRUE(four);
+  EXPECT_EQ(four->gpus, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(PackingTest, APodNoGroupHoldsSpansTheFewestGroups) {
+  PackingNode node = Node(0, 8);
+  node.gpu_link_group = {0, 0, 1, 1, 1, 2, 2, 2};
+  node.gpu_milli[2] = node.gpu_milli[5] = 0;
+  // Free: group 0 {0,1}, group 1 {3,4}, group 2 {6,7}; a 4-GPU pod needs two groups, not three.
+  Packer packer(Policy::kBestFit, Workload::Of({Whole(4)}), {node}, 1);
+  std::optional<Placement> four = packer.Place(Whole(4));
+  ASSERT_TRUE(four);
+  std::set<int> groups;
+  for (int gpu : four->gpus) groups.insert(node.gpu_link_group[static_cast<size_t>(gpu)]);
+  EXPECT_EQ(four->gpus.size(), 4u);
+  EXPECT_EQ(groups.size(), 2u);
+}
+
+TEST(PackingTest, ASharePrefersTheGroupAlreadyBrokenUp) {
+  PackingNode node = Node(0, 4);
+  node.gpu_link_group = {0, 0, 1, 1};
+  node.gpu_milli[3] = 0;  // group 1 has one whole GPU left, group 0 two
+  Packer packer(Policy::kSuanli, Workload::Of({Share(500), Whole(2)}), {node}, 1);
+  std::optional<Placement> share = packer.Place(Share(500));
+  ASSERT_TRUE(share);
+  EXPECT_EQ(share->gpus, std::vector<int>{2});
+  std::optional<Placement> two = packer.Place(Whole(2));
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->gpus, (std::vector<int>{0, 1}));
+}
+
+TEST(PackingTest, MigSlicesCountAsTheirCapacity) {
+  PackingNode node = Node(0, 2);
+  node.gpu_milli = {428, 571};  // a 3g and a 4g slice of one A100
+  node.gpu_milli_capacity = 999;
+  EXPECT_EQ(node.GpuMilliCapacity(), 999);
+  EXPECT_FALSE(Fits(node, Whole(1)));
+  EXPECT_TRUE(Fits(node, Share(500)));
+  EXPECT_EQ(Node(0, 2).GpuMilliCapacity(), 2 * kMilliGpu);
 }
 
 }  // namespace

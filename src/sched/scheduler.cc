@@ -1,8 +1,10 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -24,6 +26,13 @@ std::string Plural(int n, const std::string& word) {
 }
 
 bool IsShare(const PodRequest& pod) { return pod.gpu_milli < kMilliGpu; }
+
+// "12 GB", "7.5 GB": a person reads GB to the tenth.
+std::string GbText(double gb) {
+  const int64_t tenths = static_cast<int64_t>(gb * 10 + 0.5);
+  return std::to_string(tenths / 10) + (tenths % 10 == 0 ? "" : "." + std::to_string(tenths % 10)) +
+         " GB";
+}
 
 // What a pod with these GPUs could still get on `node`: whole free devices, or for a share the
 // most milli-GPUs left on one device.
@@ -49,8 +58,10 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
   const bool share = IsShare(pod);
   int most = -1;
   int nodes_with_most = 0;
+  double gpu_memory_gb = 0;
   for (const Node& node : nodes) {
     if (!node.schedulable || node.gpu_type != pod.gpu_type || node.gpu_free_milli.empty()) continue;
+    gpu_memory_gb = std::max(gpu_memory_gb, node.gpu_memory_gb);
     const int room = Room(node.gpu_free_milli, share);
     if (room > most) {
       most = room;
@@ -59,8 +70,11 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
     if (room == most) ++nodes_with_most;
   }
   if (most < 0) return "no ready node has " + pod.gpu_type + " GPUs";
-  const std::string want = share ? core::MilliGpuText(pod.gpu_milli) + " free of an " + pod.gpu_type
-                                 : std::to_string(pod.gpu_count) + " free " + pod.gpu_type;
+  std::string want = share ? core::MilliGpuText(pod.gpu_milli) + " free of an " + pod.gpu_type
+                           : std::to_string(pod.gpu_count) + " free " + pod.gpu_type;
+  if (share && gpu_memory_gb > 0) {
+    want += " (" + GbText(gpu_memory_gb * pod.gpu_milli / kMilliGpu) + " of its memory)";
+  }
   const bool short_of_gpus = share ? most < pod.gpu_milli : most < pod.gpu_count;
   if (short_of_gpus) {
     if (most == 0) return "no node has " + want + "; all are in use";
@@ -172,6 +186,12 @@ std::optional<std::string> Invalid(const PodRequest& pod) {
 
 int Node::FreeGpus() const { return Room(gpu_free_milli, false); }
 
+int64_t Node::GpuMilliCapacity() const {
+  return gpu_capacity_milli.empty()
+             ? int64_t{kMilliGpu} * static_cast<int64_t>(gpu_free_milli.size())
+             : std::accumulate(gpu_capacity_milli.begin(), gpu_capacity_milli.end(), int64_t{0});
+}
+
 Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
               const std::vector<RunningPod>& running, Policy policy) {
   Preemption preemption(running, nodes);
@@ -186,6 +206,8 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
     packing.cpu_milli = int64_t{node.free.vcpu} * 1000;
     packing.memory_mib = node.free.ram_mb;
     packing.gpu_milli = node.gpu_free_milli;
+    packing.gpu_link_group = node.gpu_link_group;
+    if (!node.gpu_capacity_milli.empty()) packing.gpu_milli_capacity = node.GpuMilliCapacity();
   }
   // The mix packing keeps room for: what runs now and what waits.
   std::unordered_map<std::string_view, int> model_of_node;
@@ -209,6 +231,7 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
   });
   Plan plan;
   plan.bindings.reserve(pending.size());
+  std::vector<std::pair<size_t, const PodRequest*>> why_unplaced;  // plan.unplaced's index, pod
   for (const PodRequest& pod : pending) {
     if (std::optional<std::string> invalid = Invalid(pod)) {
       plan.unplaced.push_back({pod.id, std::move(*invalid)});
@@ -222,12 +245,10 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
              node.free.disk_gb >= pod.needs.disk_gb && HasLabels(node, pod.node_selector);
     });
     if (!placement) {
-      std::string reason = WhyUnplaced(pod, nodes);
-      if (!pod.interruptible) {
-        if (std::optional<std::string> waiting = preemption.Try(pod, nodes, plan))
-          reason = *waiting;
-      }
-      plan.unplaced.push_back({pod.id, std::move(reason)});
+      std::optional<std::string> waiting;
+      if (!pod.interruptible) waiting = preemption.Try(pod, nodes, plan);
+      if (!waiting) why_unplaced.emplace_back(plan.unplaced.size(), &pod);
+      plan.unplaced.push_back({pod.id, waiting.value_or("")});
       continue;
     }
     Node& node = nodes[placement->node];
@@ -237,6 +258,16 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
     node.free.vcpu -= pod.needs.vcpu;
     node.free.ram_mb -= pod.needs.ram_mb;
     node.free.disk_gb -= pod.needs.disk_gb;
+  }
+  // Reasons from the nodes as the round leaves them, once per kind of request: a round of many
+  // pods that all wait (a full cluster) would otherwise scan every node for each of them.
+  std::map<std::tuple<std::string_view, int, int, int, int64_t, int64_t>, std::string> reasons;
+  for (const auto& [index, pod] : why_unplaced) {
+    auto [it, added] =
+        reasons.try_emplace({pod->gpu_type, pod->gpu_count, pod->gpu_milli, pod->needs.vcpu,
+                             pod->needs.ram_mb, pod->needs.disk_gb});
+    if (added) it->second = WhyUnplaced(*pod, nodes);
+    plan.unplaced[index].reason = it->second;
   }
   return plan;
 }

@@ -41,14 +41,22 @@ struct Resources {
 struct Node {
   std::string id;
   std::string gpu_type;  // canonical catalog name; a node has one type
-  // Per device (at most 64): the milli-GPUs not yet given to pods; kMilliGpu when it is free.
+  // Per device (at most 64): the milli-GPUs not yet given to pods; kMilliGpu when a whole GPU is
+  // free. A MIG slice is a device of less than a GPU (its capacity): shares go on it, whole-GPU
+  // pods never.
   std::vector<int> gpu_free_milli;
-  Resources free;           // vCPU, RAM and disk not yet given to pods
-  int vcpu_total = 0;       // the node's vCPU (packing weighs the CPU left beside free GPUs)
-  bool schedulable = true;  // ready, not cordoned or draining
+  std::vector<int> gpu_capacity_milli;  // per device; empty: kMilliGpu each
+  // Per device: GPUs with the same number talk over NVLink or one PCIe switch (packing.h); empty:
+  // all alike. Multi-GPU pods get devices from as few groups as possible.
+  std::vector<int> gpu_link_group;
+  double gpu_memory_gb = 0;  // of one whole GPU of the type, for the reason a share waits
+  Resources free;            // vCPU, RAM and disk not yet given to pods
+  int vcpu_total = 0;        // the node's vCPU (packing weighs the CPU left beside free GPUs)
+  bool schedulable = true;   // ready, not cordoned or draining
   std::map<std::string, std::string> labels;
 
-  int FreeGpus() const;  // devices nobody uses
+  int FreeGpus() const;              // whole devices nobody uses
+  int64_t GpuMilliCapacity() const;  // all devices together
 };
 
 // A pod bound to a node now. All of them describe the mix of pods the cluster serves (packing

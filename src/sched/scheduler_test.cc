@@ -209,6 +209,40 @@ TEST(SchedulerTest, SharesOfOneGpuGoOnTheSameDeviceAndTheThirdWaitsWithItsReason
   ASSERT_EQ(short_plan.unplaced.size(), 1u);
   EXPECT_EQ(short_plan.unplaced[0].reason,
             "no node has 0.5 free of an RTX 4090; 2 nodes have 0.25");
+  // Where the nodes say how much memory a GPU has, the reason names the share's part of it.
+  quarters[0].gpu_memory_gb = quarters[1].gpu_memory_gb = 24;
+  const Plan with_memory = Schedule(quarters, {Share("half", "RTX 4090", 500)});
+  ASSERT_EQ(with_memory.unplaced.size(), 1u);
+  EXPECT_EQ(with_memory.unplaced[0].reason,
+            "no node has 0.5 free of an RTX 4090 (12 GB of its memory); 2 nodes have 0.25");
+}
+
+TEST(SchedulerTest, MultiGpuPodsTakeGpusThatShareALink) {
+  // Two PCIe switches of four GPUs; GPU 0 runs a pod. A 4-GPU pod takes the other switch whole,
+  // not GPUs 1-4 across the two; a 2-GPU pod then takes two of the first switch's three.
+  std::vector<Node> nodes = {MakeNode("n", "L40S", 8)};
+  nodes[0].gpu_link_group = {0, 0, 0, 0, 1, 1, 1, 1};
+  nodes[0].gpu_free_milli[0] = 0;
+  const Plan plan = Schedule(nodes, {MakePod("four", "L40S", 4, 1), MakePod("two", "L40S", 2, 2)});
+  ASSERT_EQ(plan.bindings.size(), 2u);
+  EXPECT_EQ(plan.bindings[0].gpu_indices, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(plan.bindings[1].gpu_indices, (std::vector<int>{1, 2}));
+}
+
+TEST(SchedulerTest, SharesGoOnMigSlicesAndWholeGpuPodsNever) {
+  // An A100 split into a 3g (3/7) and two 2g slices: shares that fit a slice go there; a
+  // whole-GPU pod waits, since no slice is a GPU.
+  std::vector<Node> nodes = {MakeNode("mig", "A100 80GB SXM", 3)};
+  nodes[0].gpu_capacity_milli = nodes[0].gpu_free_milli = {428, 285, 285};
+  const Plan plan = Schedule(
+      nodes, {Share("small", "A100 80GB SXM", 250, 1), Share("third", "A100 80GB SXM", 400, 2),
+              MakePod("whole", "A100 80GB SXM", 1, 3)});
+  ASSERT_EQ(plan.bindings.size(), 2u);
+  EXPECT_EQ(NodeOf(plan)["third"], "mig");
+  EXPECT_EQ(plan.bindings[1].gpu_indices, (std::vector<int>{0}));  // only the 3g slice holds 0.4
+  EXPECT_NE(plan.bindings[0].gpu_indices, (std::vector<int>{0}));
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].pod_id, "whole");
 }
 
 TEST(SchedulerTest, SharesPackTogetherInsteadOfBreakingWholeGpus) {

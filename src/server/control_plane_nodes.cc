@@ -156,7 +156,9 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     entry.simulated = entry.simulated || nodes_.at(view.id).gpus.front().simulated;
     if (!view.schedulable) continue;
     const int free = view.FreeGpus();
-    entry.total += static_cast<int>(view.gpu_free_milli.size());
+    // MIG slices count as the GPUs they are part of.
+    entry.total +=
+        static_cast<int>((view.GpuMilliCapacity() + core::kMilliGpu / 2) / core::kMilliGpu);
     entry.free += free;
     entry.largest_free_on_one_node = std::max(entry.largest_free_on_one_node, free);
     for (int left : view.gpu_free_milli) {
@@ -258,7 +260,9 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   bool changed = node.state != core::NodeState::kReady;
   node.state = core::NodeState::kReady;
   auto same_gpus = [](const core::GpuDevice& a, const core::GpuDevice& b) {
-    return a.index == b.index && a.uuid == b.uuid && a.type == b.type && a.simulated == b.simulated;
+    return a.index == b.index && a.uuid == b.uuid && a.type == b.type &&
+           a.simulated == b.simulated && a.link_group == b.link_group &&
+           a.capacity_milli == b.capacity_milli && a.mig_profile == b.mig_profile;
   };
   if (!std::equal(node.gpus.begin(), node.gpus.end(), report.gpus.begin(), report.gpus.end(),
                   same_gpus) ||

@@ -406,8 +406,17 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
     sched::Node view;
     view.id = id;
     view.gpu_type = node.gpus.empty() ? "" : node.gpus.front().type;
-    view.gpu_free_milli.assign(std::min<size_t>(node.gpus.size(), sched::kMaxGpusPerNode),
-                               core::kMilliGpu);
+    bool mig = false;
+    for (const core::GpuDevice& gpu : node.gpus) {
+      if (view.gpu_free_milli.size() == sched::kMaxGpusPerNode) break;
+      view.gpu_free_milli.push_back(gpu.capacity_milli);
+      view.gpu_link_group.push_back(gpu.link_group);
+      mig = mig || gpu.capacity_milli < core::kMilliGpu;
+    }
+    if (mig) view.gpu_capacity_milli = view.gpu_free_milli;  // before any pod takes its part
+    if (Result<const catalog::GpuType*> type = catalog_.FindExact(view.gpu_type); type.ok()) {
+      view.gpu_memory_gb = (*type)->memory_gb;
+    }
     view.free = {node.vcpu, int64_t{node.memory_gb} * 1024, node.disk_gb};
     view.vcpu_total = node.vcpu;
     view.schedulable = node.state == core::NodeState::kReady && !node.cordoned && !node.draining;

@@ -8,6 +8,7 @@
 
 #include "advisor/model_zoo.h"
 #include "billing/meter.h"
+#include "billing/spend.h"
 #include "catalog/catalog_file.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
@@ -69,7 +70,8 @@ class ControlPlaneTest : public ::testing::Test {
     NodeReport report;
     report.name = std::move(name);
     for (int i = 0; i < gpus; ++i) {
-      report.gpus.push_back({i, "GPU-" + std::to_string(i), type, 24, true});
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), type, 24, true, 0, core::kMilliGpu, ""});
     }
     report.vcpu = 64;
     report.memory_gb = 256;
@@ -83,7 +85,8 @@ class ControlPlaneTest : public ::testing::Test {
   void Heartbeat(const Principal& node, int gpus) {
     NodeReport report;
     for (int i = 0; i < gpus; ++i)
-      report.gpus.push_back({i, "GPU-" + std::to_string(i), "RTX 4090", 24, true});
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
     report.vcpu = 64;
     report.memory_gb = 256;
     report.disk_gb = 2000;
@@ -302,6 +305,74 @@ TEST_F(ControlPlaneTest, APendingPodSaysWhyItWaits) {
   const core::Pod pod = CreatePod(alice, 2);
   EXPECT_EQ(pod.state, PodState::kPending);
   EXPECT_NE(pod.state_reason.find("2 free RTX 4090"), std::string::npos) << pod.state_reason;
+}
+
+TEST_F(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
+  const Principal alice = NewUser("alice", "100");
+  auto join = plane_->CreateJoinToken(admin_, "test");
+  ASSERT_TRUE(join.ok());
+  NodeReport report;
+  report.name = "mig";
+  report.gpus = {{0, "MIG-0", "A100 80GB SXM", 40, true, 0, 428, "3g.40gb"},
+                 {1, "MIG-1", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"},
+                 {2, "MIG-2", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"}};
+  report.vcpu = 64;
+  report.memory_gb = 256;
+  report.disk_gb = 2000;
+  auto node = plane_->RegisterNode(join->value.second, report);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  Durable(node->sequence);
+
+  // The slices are one GPU's worth, all of it shared, none of it whole.
+  const std::vector<Availability> available = plane_->GpuAvailability(alice)->value;
+  ASSERT_EQ(available.size(), 1u);
+  EXPECT_EQ(available[0].total, 1);
+  EXPECT_EQ(available[0].free, 0);
+  EXPECT_EQ(available[0].shared_free_milli, 998);
+  EXPECT_EQ(available[0].largest_share_free_milli, 428);
+
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "a100-80g";
+  spec.gpu_milli = 400;
+  auto share = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(share.ok()) << share.status().ToString();
+  Durable(share->sequence);
+  EXPECT_EQ(share->value.state, PodState::kStarting);
+  EXPECT_EQ(share->value.gpu_indices, std::vector<int>{0});  // only the 3g slice holds 0.4
+  const Principal agent = *plane_->Authenticate(node->value.second);
+  ASSERT_TRUE(Report(agent, share->value.id, 1, PodState::kRunning, clock_.Now()).ok());
+  EXPECT_EQ(Get(alice, share->value.id).gpu_price_per_hour,
+            billing::GpuRate(plane_->GpuPrice("A100 80GB SXM"), 1, 400));
+
+  spec.gpu_milli = core::kMilliGpu;
+  auto whole = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->value.state, PodState::kPending);
+  EXPECT_NE(whole->value.state_reason.find("1 free A100 80GB SXM"), std::string::npos)
+      << whole->value.state_reason;
+}
+
+TEST_F(ControlPlaneTest, AMultiGpuPodGetsGpusThatShareALink) {
+  const Principal alice = NewUser("alice", "1000");
+  auto join = plane_->CreateJoinToken(admin_, "test");
+  ASSERT_TRUE(join.ok());
+  NodeReport report;
+  report.name = "two-switches";
+  for (int i = 0; i < 8; ++i) {
+    report.gpus.push_back(
+        {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, i < 4 ? 0 : 4, core::kMilliGpu, ""});
+  }
+  report.vcpu = 64;
+  report.memory_gb = 256;
+  report.disk_gb = 2000;
+  auto node = plane_->RegisterNode(join->value.second, report);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  Durable(node->sequence);
+  EXPECT_EQ(CreatePod(alice, 1).gpu_indices, std::vector<int>{0});
+  // Three left below the first switch, four below the second: four GPUs take the second.
+  EXPECT_EQ(CreatePod(alice, 4).gpu_indices, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(CreatePod(alice, 2).gpu_indices, (std::vector<int>{1, 2}));
 }
 
 TEST_F(ControlPlaneTest, APodCannotStartWithoutTenMinutesOfBalance) {

@@ -325,7 +325,10 @@ json::object ToDocument(const core::Node& node) {
                                    {"uuid", gpu.uuid},
                                    {"type", gpu.type},
                                    {"memory_gb", gpu.memory_gb},
-                                   {"simulated", gpu.simulated}});
+                                   {"simulated", gpu.simulated},
+                                   {"link_group", gpu.link_group},
+                                   {"capacity_milli", gpu.capacity_milli},
+                                   {"mig_profile", gpu.mig_profile}});
   }
   return {{"id", node.id},
           {"name", node.name},
@@ -365,6 +368,9 @@ Result<core::Node> NodeFromDocument(const json::object& document) {
     gpu.String("type", &device.type, kText);
     gpu.Number("memory_gb", &device.memory_gb, {0, 1e9});
     gpu.Bool("simulated", &device.simulated);
+    gpu.Int("link_group", &device.link_group, kAnyInt);
+    gpu.Int("capacity_milli", &device.capacity_milli, {1, core::kMilliGpu});
+    gpu.String("mig_profile", &device.mig_profile, kText);
     node.gpus.push_back(std::move(device));
   });
   fields.Int("vcpu", &node.vcpu, kAnyInt);

@@ -94,7 +94,8 @@ TEST(DocumentsTest, EveryEntityRoundTrips) {
   node.state = core::NodeState::kUnreachable;
   node.cordoned = node.draining = true;
   node.labels = {{"zone", "b"}};
-  node.gpus = {{0, "GPU-1", "RTX 4090", 23.5, true}};
+  node.gpus = {{0, "GPU-1", "RTX 4090", 23.5, true, 0, core::kMilliGpu, ""},
+               {1, "MIG-2", "RTX 4090", 12, false, 4, 428, "3g.12gb"}};
   node.vcpu = 16;
   node.memory_gb = 64;
   node.disk_gb = 500;

@@ -56,11 +56,15 @@ Result<T> Finished(JsonFields& fields, T value) {
 std::string EncodeNodeReport(const NodeReport& report) {
   json::array gpus;
   for (const core::GpuDevice& gpu : report.gpus) {
-    gpus.emplace_back(json::object{{"index", gpu.index},
-                                   {"uuid", gpu.uuid},
-                                   {"type", gpu.type},
-                                   {"memory_mb", static_cast<int64_t>(gpu.memory_gb * 1024)},
-                                   {"simulated", gpu.simulated}});
+    json::object device{
+        {"index", gpu.index},         {"uuid", gpu.uuid},
+        {"type", gpu.type},           {"memory_mb", static_cast<int64_t>(gpu.memory_gb * 1024)},
+        {"simulated", gpu.simulated}, {"link_group", gpu.link_group}};
+    if (!gpu.mig_profile.empty()) {
+      device["mig_profile"] = gpu.mig_profile;
+      device["capacity_milli"] = gpu.capacity_milli;
+    }
+    gpus.emplace_back(std::move(device));
   }
   json::object body{{"vcpu", report.vcpu},
                     {"memory_gb", report.memory_gb},
@@ -107,6 +111,9 @@ Result<NodeReport> DecodeNodeReport(std::string_view text, NodeReportFor purpose
     gpu.Int64("memory_mb", &memory_mb, {0, kMaxMemoryMb});
     device.memory_gb = static_cast<double>(memory_mb) / 1024.0;
     gpu.Bool("simulated", &device.simulated);
+    gpu.Int("link_group", &device.link_group, {0, kMaxGpuIndex});
+    gpu.String("mig_profile", &device.mig_profile, {.max_length = kMaxGpuTextLength});
+    gpu.Int("capacity_milli", &device.capacity_milli, {1, core::kMilliGpu});
     report.gpus.push_back(std::move(device));
   });
   fields.Objects("gpu_health", kMaxNodeGpus, [&report](JsonFields& reading) {

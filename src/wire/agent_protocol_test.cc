@@ -15,7 +15,9 @@ core::TimePoint At(int64_t millis) { return core::TimePoint(std::chrono::millise
 NodeReport SampleNodeReport() {
   NodeReport report;
   report.name = "gpu-host-1";
-  report.gpus = {{0, "GPU-aaa", "RTX 4090", 24.0, true}, {1, "GPU-bbb", "RTX 4090", 23.5, false}};
+  // The second is a MIG slice in another link group, so that every field makes the trip.
+  report.gpus = {{0, "GPU-aaa", "RTX 4090", 24.0, true, 0, core::kMilliGpu, ""},
+                 {1, "MIG-bbb", "A100 80GB SXM", 39.25, false, 1, 428, "3g.40gb"}};
   report.vcpu = 32;
   report.memory_gb = 128;
   report.disk_gb = 900;

@@ -159,11 +159,14 @@ json::object GpuHealthView(const core::GpuHealth& health) {
 json::object NodeView(const core::Node& node) {
   json::array gpus;
   for (const core::GpuDevice& gpu : node.gpus) {
-    gpus.emplace_back(json::object{{"index", gpu.index},
-                                   {"uuid", gpu.uuid},
-                                   {"type", gpu.type},
-                                   {"memory_gb", gpu.memory_gb},
-                                   {"simulated", gpu.simulated}});
+    json::object device{{"index", gpu.index},         {"uuid", gpu.uuid},
+                        {"type", gpu.type},           {"memory_gb", gpu.memory_gb},
+                        {"simulated", gpu.simulated}, {"link_group", gpu.link_group}};
+    if (!gpu.mig_profile.empty()) {
+      device["mig_profile"] = gpu.mig_profile;
+      device["capacity_milli"] = gpu.capacity_milli;
+    }
+    gpus.emplace_back(std::move(device));
   }
   json::array health;
   for (const core::GpuHealth& reading : node.gpu_health)
