@@ -71,6 +71,7 @@ std::string NodeGpusText(const boost::json::value& node) {
   std::vector<std::pair<std::string, int>> counts;
   for (const boost::json::value& gpu : JsonArray(node, "gpus")) {
     std::string type = JsonText(gpu, "type");
+    if (!JsonText(gpu, "mig_profile").empty()) type += " MIG slice";
     if (JsonBool(gpu, "simulated")) type += " (simulated)";
     auto found = std::find_if(counts.begin(), counts.end(),
                               [&type](const auto& entry) { return entry.first == type; });

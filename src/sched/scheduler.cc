@@ -59,9 +59,16 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
   int most = -1;
   int nodes_with_most = 0;
   double gpu_memory_gb = 0;
+  int largest_device =
+      0;  // the largest device's capacity: less than a GPU where all are MIG slices
   for (const Node& node : nodes) {
     if (!node.schedulable || node.gpu_type != pod.gpu_type || node.gpu_free_milli.empty()) continue;
     gpu_memory_gb = std::max(gpu_memory_gb, node.gpu_memory_gb);
+    largest_device =
+        node.gpu_capacity_milli.empty()
+            ? kMilliGpu
+            : std::max(largest_device, *std::max_element(node.gpu_capacity_milli.begin(),
+                                                         node.gpu_capacity_milli.end()));
     const int room = Room(node.gpu_free_milli, share);
     if (room > most) {
       most = room;
@@ -76,6 +83,10 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
     want += " (" + GbText(gpu_memory_gb * pod.gpu_milli / kMilliGpu) + " of its memory)";
   }
   const bool short_of_gpus = share ? most < pod.gpu_milli : most < pod.gpu_count;
+  if (short_of_gpus && largest_device < (share ? pod.gpu_milli : kMilliGpu)) {
+    return "no node has " + want + ": their GPUs are split into MIG slices, the largest " +
+           core::MilliGpuText(largest_device) + " of a GPU; ask for a share of at most that";
+  }
   if (short_of_gpus) {
     if (most == 0) return "no node has " + want + "; all are in use";
     return "no node has " + want + "; " + Plural(nodes_with_most, "node") +

@@ -243,6 +243,9 @@ TEST(SchedulerTest, SharesGoOnMigSlicesAndWholeGpuPodsNever) {
   EXPECT_NE(plan.bindings[0].gpu_indices, (std::vector<int>{0}));
   ASSERT_EQ(plan.unplaced.size(), 1u);
   EXPECT_EQ(plan.unplaced[0].pod_id, "whole");
+  EXPECT_EQ(plan.unplaced[0].reason,
+            "no node has 1 free A100 80GB SXM: their GPUs are split into MIG slices, the largest "
+            "0.428 of a GPU; ask for a share of at most that");
 }
 
 TEST(SchedulerTest, SharesPackTogetherInsteadOfBreakingWholeGpus) {
