@@ -3,16 +3,38 @@
 # suanli_test(NAME SOURCES... LIBS lib...): one GoogleTest binary whose tests ctest lists one by one,
 # labelled with their folder (`ctest -L server`; the end-to-end tests in tests/ are `e2e`).
 function(suanli_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "POSTGRES" "" "SOURCES;LIBS" ${ARGN})
   if(NOT SUANLI_BUILD_TESTS)
     return()
   endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
   suanli_test_label(label)
+  set(fixtures "")
+  if(ARG_POSTGRES)
+    # Its tests need the throwaway PostgreSQL cluster that the `postgres` fixture starts.
+    set(fixtures postgres)
+    target_compile_definitions(${name} PRIVATE
+                               SUANLI_TEST_POSTGRES_DIR="${SUANLI_TEST_POSTGRES_DIR}")
+  endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
                        PROPERTIES ENVIRONMENT "SUANLI_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
-                                  LABELS ${label})
+                                  LABELS ${label} FIXTURES_REQUIRED "${fixtures}")
+endfunction()
+
+# The `postgres` fixture: a throwaway PostgreSQL cluster (scripts/postgres.sh) that ctest starts
+# before the first test that needs it and stops after the last, in a folder of /tmp named after
+# the build, so that two builds' tests never share one (and the `postgres` user can reach it).
+function(suanli_postgres_fixture)
+  if(NOT SUANLI_BUILD_TESTS)
+    return()
+  endif()
+  add_test(NAME postgres_start
+           COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/postgres.sh" start "${SUANLI_TEST_POSTGRES_DIR}")
+  set_tests_properties(postgres_start PROPERTIES FIXTURES_SETUP postgres LABELS store)
+  add_test(NAME postgres_stop
+           COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/postgres.sh" stop "${SUANLI_TEST_POSTGRES_DIR}")
+  set_tests_properties(postgres_stop PROPERTIES FIXTURES_CLEANUP postgres LABELS store)
 endfunction()
 
 # suanli_test_label(VAR): the ctest label of the tests defined in the current folder: the module's

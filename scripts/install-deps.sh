@@ -7,6 +7,8 @@ packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libboost1.81-dev libboost-json1.81-dev   # Boost.JSON (Asio/Beast arrive with the server)
   libcli11-dev libfmt-dev libspdlog-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
+  libpq-dev                                # PostgreSQL's client library: the PostgreSQL store
+  postgresql-15                            # the store's tests run on a throwaway cluster (scripts/postgres.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
   libarchive-dev                           # tar archives for the engine's archive API
   clang-format clang-tidy

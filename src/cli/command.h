@@ -50,6 +50,7 @@ CommandRun DefineCompareCommand(CLI::App& command);
 CommandRun DefineAdviseCommand(CLI::App& command);
 CommandRun DefineServerCommand(CLI::App& command);
 CommandRun DefineUpCommand(CLI::App& command);
+CommandRun DefineStoreCommand(CLI::App& command);
 CommandRun DefineAgentCommand(CLI::App& command);
 CommandRun DefineLoginCommand(CLI::App& command);
 CommandRun DefinePodsCommand(CLI::App& command);

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "core/stop_signal.h"
 #include "server/server.h"
+#include "store/store.h"
 
 namespace suanli::cli {
 namespace {
@@ -64,6 +65,14 @@ core::Result<std::string> CreateJoinToken(const std::string& url,
   return std::string(secret->as_string());
 }
 
+void AddStoreOption(CLI::App& command, std::string& store) {
+  command
+      .add_option("--store", store,
+                  "Where the state lives: sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB "
+                  "(default: SQLite in --data-dir)")
+      ->envname("SUANLI_STORE");
+}
+
 }  // namespace
 
 CommandRun DefineServerCommand(CLI::App& command) {
@@ -74,6 +83,7 @@ CommandRun DefineServerCommand(CLI::App& command) {
       .add_option("--data-dir", options->data_dir,
                   "Where the SQLite store and the admin token live (created if missing)")
       ->capture_default_str();
+  AddStoreOption(command, options->store);
   command.add_option("--max-body", options->max_body_bytes, "Largest request body, in bytes")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
@@ -99,6 +109,7 @@ CommandRun DefineUpCommand(CLI::App& command) {
       .add_option("--data-dir", server_options->data_dir,
                   "Where the store and the admin token live")
       ->capture_default_str();
+  AddStoreOption(command, server_options->store);
   command.add_option(
       "--simulate-gpus", agent_options->simulate_gpus,
       "GPUs for the local agent to pretend it has, marked simulated, e.g. \"2xRTX 4090\"");
@@ -154,6 +165,39 @@ CommandRun DefineUpCommand(CLI::App& command) {
     (*agent)->Stop();
     (*server)->Stop();
     return failure;
+  };
+}
+
+// `suanli store migrate`: the state of a stopped server, copied to a new store. Both stores are
+// opened as a server opens them (their locks refuse a server that still runs on either).
+CommandRun DefineStoreCommand(CLI::App& command) {
+  struct Flags {
+    std::filesystem::path data_dir = "suanli-data";
+    std::string from;
+    std::string to;
+  };
+  auto flags = std::make_shared<Flags>();
+  command.require_subcommand(1);
+  CLI::App* migrate = command.add_subcommand(
+      "migrate", "Copy every user, pod, node, transition and ledger entry to an empty store");
+  migrate->add_option("--from", flags->from, "The store to copy (default: SQLite in --data-dir)");
+  migrate->add_option("--to", flags->to, "The new, empty store: postgres://USER:PASSWORD@HOST/DB")
+      ->required();
+  migrate->add_option("--data-dir", flags->data_dir, "The server's data folder")
+      ->capture_default_str();
+  return [flags](CommandContext& context) -> core::Status {
+    core::Result<std::unique_ptr<store::Store>> from =
+        store::OpenStore(flags->from, flags->data_dir);
+    if (!from.ok()) return from.status().WithContext("--from");
+    core::Result<std::unique_ptr<store::Store>> to = store::OpenStore(flags->to, flags->data_dir);
+    if (!to.ok()) return to.status().WithContext("--to");
+    core::Result<store::CopyCounts> copied = store::CopyStore(**from, **to);
+    if (!copied.ok()) return copied.status();
+    context.out << "copied " << copied->documents << " documents, " << copied->transitions
+                << " transitions and " << copied->ledger_entries << " ledger entries to "
+                << store::RedactedUrl(flags->to) << "; start the server with --store "
+                << store::RedactedUrl(flags->to) << "\n";
+    return core::Status::Ok();
   };
 }
 

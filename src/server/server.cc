@@ -68,7 +68,7 @@ class ServerImpl final : public Server {
     }
     std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all, error);
     core::Result<std::unique_ptr<store::Store>> store =
-        store::OpenSqliteStore(options.data_dir / "suanli.db");
+        store::OpenStore(options.store, options.data_dir);
     if (!store.ok()) return store.status();
     store_ = std::move(*store);
     queue_ = std::make_unique<store::CommitQueue>(*store_);
@@ -162,8 +162,9 @@ core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Cata
   if (!server.ok()) return server.status();
   const std::string url = "http://" + options.listen.substr(0, options.listen.rfind(':')) + ":" +
                           std::to_string((*server)->port());
-  log << "suanli server listening on " << url << " (data in " << options.data_dir.string() << ")"
-      << std::endl;
+  log << "suanli server listening on " << url << " (data in "
+      << (options.store.empty() ? options.data_dir.string() : store::RedactedUrl(options.store))
+      << ")" << std::endl;
   if (on_ready) on_ready(url);
   const core::Status failure = core::WaitForStopSignal([&] { return (*server)->failure(); });
   if (failure.ok())

@@ -18,6 +18,9 @@ namespace suanli::server {
 struct ServerOptions {
   std::string listen = "127.0.0.1:7070";  // HOST:PORT; port 0 picks a free one
   std::filesystem::path data_dir = "suanli-data";
+  // Where the state lives: "" for SQLite in data_dir, or a store URL (store::OpenStore:
+  // sqlite://PATH, postgres://USER:PASSWORD@HOST:PORT/DATABASE). The admin token stays in data_dir.
+  std::string store;
   size_t max_body_bytes = 1 << 20;
   int threads = 2;
 };

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "core/mutex.h"
+#include "store/rows.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -43,10 +44,6 @@ namespace {
 
 using core::Result;
 using core::Status;
-
-constexpr std::array kCollections = {
-    Collection::kUsers, Collection::kApiTokens, Collection::kSshKeys,    Collection::kTemplates,
-    Collection::kPods,  Collection::kNodes,     Collection::kJoinTokens, Collection::kSettings};
 
 // The schema, one step per version: step i takes user_version i to i + 1. A step, once released,
 // never changes (a database in the field already ran it); changes are new steps at the end. That is
@@ -91,24 +88,6 @@ CREATE INDEX ledger_by_user_to ON ledger (user_id, to_ns);
 CREATE INDEX ledger_by_pod ON ledger (pod_id);
 )sql",
 };
-
-int64_t ToNanos(core::TimePoint time) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
-}
-
-core::TimePoint FromNanos(int64_t nanos) {
-  return core::TimePoint(
-      std::chrono::duration_cast<core::Duration>(std::chrono::nanoseconds(nanos)));
-}
-
-// Indexed by core::LedgerKind; the ledger table's `kind` column.
-constexpr std::array<std::string_view, 3> kLedgerKindNames = {"credit", "gpu", "storage"};
-
-std::string_view LedgerKindName(core::LedgerKind kind) {
-  const auto index = static_cast<size_t>(kind);
-  SUANLI_CHECK(index < kLedgerKindNames.size(), "a LedgerKind outside the enum");
-  return kLedgerKindNames[index];
-}
 
 // `<store>.lock`, held with flock(LOCK_EX) for the life of the store so that a second server on the
 // same file fails at start instead of interleaving writes with the first. The kernel drops the lock
@@ -167,20 +146,6 @@ class LockFile {
 
   int fd_;
 };
-
-Result<core::PodState> ReadPodState(const std::string& name) {
-  Result<core::PodState> state = core::ParsePodState(name);
-  if (!state.ok())
-    return core::InternalError("the store holds an unknown pod state '" + name + "'");
-  return state;
-}
-
-Result<core::LedgerKind> ReadLedgerKind(const std::string& name) {
-  for (size_t index = 0; index < kLedgerKindNames.size(); ++index) {
-    if (kLedgerKindNames[index] == name) return static_cast<core::LedgerKind>(index);
-  }
-  return core::InternalError("the store holds an unknown ledger kind '" + name + "'");
-}
 
 class SqliteStore final : public Store {
  public:

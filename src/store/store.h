@@ -4,10 +4,11 @@
 // store only at start-up (Load) and for history that it does not keep in memory (the ledger and the
 // transitions). Entities (users, tokens, pods, nodes, ...) are JSON documents keyed by id, so
 // adding a field needs no migration; the append-only ledger and transitions have typed columns,
-// because billing queries and sums them. SqliteStore is the implementation (PostgreSQL can follow
-// behind the same interface).
+// because billing queries and sums them. SqliteStore (the embedded default: one file) and
+// PostgresStore (a database server, for deployments that outgrow a file) are the implementations.
 //
-// Durability: Commit returns OK only once the batches are on disk (SQLite WAL, synchronous=FULL);
+// Durability: Commit returns OK only once the batches are on disk (SQLite WAL, synchronous=FULL;
+// PostgreSQL's WAL flushed at COMMIT);
 // on any error nothing of them is applied. Commit is called by one writer thread (CommitQueue);
 // Ledger and Transitions may be called from other threads at the same time.
 #pragma once
@@ -97,5 +98,31 @@ class Store {
 // migrates its schema to the current version. FAILED_PRECONDITION when the file was written by a
 // newer suanli; UNAVAILABLE when it cannot be opened or locked (another server uses it).
 core::Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path& file);
+
+// Connects to the PostgreSQL database at `url` (postgres://USER:PASSWORD@HOST:PORT/DATABASE),
+// takes the server's advisory lock and migrates the schema. UNAVAILABLE when PostgreSQL cannot be
+// reached or another suanli server holds the database; FAILED_PRECONDITION when a newer suanli
+// wrote it.
+core::Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url);
+
+// The store `url` names: "" (the default) is SQLite in `data_dir`/suanli.db, "sqlite://PATH" a
+// SQLite file, "postgres://..." or "postgresql://..." PostgreSQL. INVALID_ARGUMENT for anything
+// else, saying how to write it.
+core::Result<std::unique_ptr<Store>> OpenStore(std::string_view url,
+                                               const std::filesystem::path& data_dir);
+
+// `url` with its password (if any) replaced by "***", for logs and messages.
+std::string RedactedUrl(std::string_view url);
+
+struct CopyCounts {
+  size_t documents = 0;
+  size_t transitions = 0;
+  size_t ledger_entries = 0;
+};
+
+// Copies every document, transition and ledger entry of `from` into `to`, in one commit, and
+// checks that `to` then holds as many of each with the same last seqs: how a SQLite deployment
+// moves to PostgreSQL (`suanli store migrate`). FAILED_PRECONDITION when `to` is not empty.
+core::Result<CopyCounts> CopyStore(Store& from, Store& to);
 
 }  // namespace suanli::store

@@ -1,12 +1,15 @@
+#include "store/store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "store/store.h"
+#include "store/postgres_testing.h"
 #include "store/store_testing.h"
 #include "testing/temp_dir.h"
 
@@ -98,9 +101,40 @@ std::string RawQuery(const std::filesystem::path& file, const char* sql) {
   return value;
 }
 
-TEST(SqliteStoreTest, RoundTripsDocumentsTransitionsAndLedger) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+// Every test of the Store interface runs on both backends: SQLite in a temporary folder, and
+// PostgreSQL in a database of its own on the test cluster (postgres_testing.h).
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "postgres") {
+      database_.emplace();
+      ASSERT_EQ(database_->error(), "");
+    }
+  }
+
+  // Opens the store at the same place each call (the file, or the database).
+  core::Result<std::unique_ptr<Store>> TryOpen() {
+    if (database_) return OpenPostgresStore(database_->url());
+    return OpenSqliteStore(dir_.File("suanli.db"));
+  }
+
+  std::unique_ptr<Store> Open() {
+    core::Result<std::unique_ptr<Store>> store = TryOpen();
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  TempDir dir_;
+  std::optional<testing::PostgresDatabase> database_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string>& backend) {
+                           return backend.param;
+                         });
+
+TEST_P(StoreTest, RoundTripsDocumentsTransitionsAndLedger) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
 
   core::Transition started = MakeTransition(1, "pod-a", "alice", 10);
@@ -118,7 +152,7 @@ TEST(SqliteStoreTest, RoundTripsDocumentsTransitionsAndLedger) {
   core::LedgerEntry charge = MakeCharge(2, "alice", "pod-a", 10, 70);
 
   Batch first;
-  first.puts = {{Collection::kUsers, "alice", R"({"name":"Alice"})"},
+  first.puts = {{Collection::kUsers, "alice", R"({"name": "Alice",  "tags" : [1, 2]})"},
                 {Collection::kPods, "pod-a", R"({"state":"running"})"},
                 {Collection::kPods, "pod-b", R"({"state":"pending"})"},
                 {Collection::kSettings, "prices", R"({"RTX 4090":0.74})"}};
@@ -133,7 +167,7 @@ TEST(SqliteStoreTest, RoundTripsDocumentsTransitionsAndLedger) {
   ASSERT_TRUE(store->Commit(batches).ok());
 
   EXPECT_EQ(Documents(*store), (std::vector<std::string>{
-                                   R"(users/alice={"name":"Alice"})",
+                                   R"(users/alice={"name": "Alice",  "tags" : [1, 2]})",
                                    R"(pods/pod-a={"state":"stopped"})",
                                    R"(settings/prices={"RTX 4090":0.74})",
                                }));
@@ -155,9 +189,8 @@ TEST(SqliteStoreTest, RoundTripsDocumentsTransitionsAndLedger) {
   ExpectSameEntry((*ledger)[1], charge);
 }
 
-TEST(SqliteStoreTest, EmptyStoreLoadsNothing) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, EmptyStoreLoadsNothing) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   core::Result<Snapshot> snapshot = store->Load();
   ASSERT_TRUE(snapshot.ok());
@@ -167,10 +200,9 @@ TEST(SqliteStoreTest, EmptyStoreLoadsNothing) {
   EXPECT_TRUE(store->Commit({}).ok());
 }
 
-TEST(SqliteStoreTest, ReopeningKeepsEverything) {
-  TempDir dir;
+TEST_P(StoreTest, ReopeningKeepsEverything) {
   {
-    std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+    std::unique_ptr<Store> store = Open();
     ASSERT_NE(store, nullptr);
     Batch batch;
     batch.puts = {{Collection::kNodes, "node-1", R"({"gpus":8})"}};
@@ -178,7 +210,7 @@ TEST(SqliteStoreTest, ReopeningKeepsEverything) {
     batch.ledger = {MakeCharge(9, "alice", "pod-a", 5, 65)};
     ASSERT_TRUE(CommitOne(*store, batch).ok());
   }
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(Documents(*store), std::vector<std::string>{R"(nodes/node-1={"gpus":8})"});
   core::Result<Snapshot> snapshot = store->Load();
@@ -189,9 +221,8 @@ TEST(SqliteStoreTest, ReopeningKeepsEverything) {
   EXPECT_EQ(Seqs(*store->Ledger({})), std::vector<int64_t>{9});
 }
 
-TEST(SqliteStoreTest, ReusedLedgerSeqAppliesNothingOfTheWholeCommit) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, ReusedLedgerSeqAppliesNothingOfTheWholeCommit) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   Batch earlier;
   earlier.ledger = {MakeCharge(1, "alice", "pod-a", 0, 60)};
@@ -221,9 +252,8 @@ TEST(SqliteStoreTest, ReusedLedgerSeqAppliesNothingOfTheWholeCommit) {
   EXPECT_EQ(Seqs(*store->Ledger({})), (std::vector<int64_t>{1, 2}));
 }
 
-TEST(SqliteStoreTest, ReusedTransitionSeqIsInvalidArgument) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, ReusedTransitionSeqIsInvalidArgument) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   Batch batch;
   batch.transitions = {MakeTransition(4, "pod-a", "alice", 0)};
@@ -234,9 +264,8 @@ TEST(SqliteStoreTest, ReusedTransitionSeqIsInvalidArgument) {
   EXPECT_TRUE(Documents(*store).empty());
 }
 
-TEST(SqliteStoreTest, DocumentThatIsNotJsonAppliesNothing) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, DocumentThatIsNotJsonAppliesNothing) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   Batch batch;
   batch.transitions = {MakeTransition(1, "pod-a", "alice", 0)};
@@ -250,9 +279,8 @@ TEST(SqliteStoreTest, DocumentThatIsNotJsonAppliesNothing) {
   EXPECT_TRUE(store->Transitions({})->empty());
 }
 
-TEST(SqliteStoreTest, HistoryFiltersByUserPodAndTime) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, HistoryFiltersByUserPodAndTime) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   Batch batch;
   batch.ledger = {MakeCharge(1, "alice", "pod-a", 0, 60), MakeCharge(2, "bob", "pod-b", 0, 60),
@@ -303,19 +331,21 @@ TEST(SqliteStoreTest, HistoryFiltersByUserPodAndTime) {
   EXPECT_TRUE(ledger(query).empty());
 }
 
-TEST(SqliteStoreTest, SecondOpenOfTheSameFileIsUnavailableUntilTheFirstCloses) {
-  TempDir dir;
-  std::unique_ptr<Store> first = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
+  std::unique_ptr<Store> first = Open();
   ASSERT_NE(first, nullptr);
-  core::Result<std::unique_ptr<Store>> second = OpenSqliteStore(dir.File("suanli.db"));
+  core::Result<std::unique_ptr<Store>> second = TryOpen();
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(second.status().message().find("in use by another suanli server"), std::string::npos)
       << second.status().message();
-  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
-      << second.status().message();
+  if (GetParam() == "sqlite") {
+    EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())),
+              std::string::npos)
+        << second.status().message();
+  }
   first.reset();
-  EXPECT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
+  EXPECT_NE(Open(), nullptr);
 }
 
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
@@ -357,9 +387,8 @@ TEST(SqliteStoreTest, FileThatIsNotADatabaseIsUnavailable) {
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable) << store.status().ToString();
 }
 
-TEST(SqliteStoreTest, HistoryReadsRunBesideCommits) {
-  TempDir dir;
-  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+TEST_P(StoreTest, HistoryReadsRunBesideCommits) {
+  std::unique_ptr<Store> store = Open();
   ASSERT_NE(store, nullptr);
   constexpr int kCommits = 200;
   std::thread writer([&] {
@@ -381,6 +410,110 @@ TEST(SqliteStoreTest, HistoryReadsRunBesideCommits) {
     for (size_t i = 0; i < seen; ++i) ASSERT_EQ((*ledger)[i].seq, static_cast<int64_t>(i + 1));
   }
   writer.join();
+}
+
+TEST_P(StoreTest, ADocumentDeletedAndPutAgainInOneCommitEndsAsTheLastSaid) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch put;
+  put.puts = {{Collection::kPods, "pod-a", R"({"v":1})"}, {Collection::kPods, "pod-b", "{}"}};
+  Batch delete_and_put;
+  delete_and_put.deletes = {{Collection::kPods, "pod-a"}, {Collection::kPods, "pod-b"}};
+  delete_and_put.puts = {{Collection::kPods, "pod-a", R"({"v":2})"}};
+  const std::vector<Batch> batches = {put, delete_and_put};
+  ASSERT_TRUE(store->Commit(batches).ok());
+  // A batch applies its puts before its deletes: pod-a's delete is its last word, as pod-b's.
+  EXPECT_TRUE(Documents(*store).empty());
+  Batch again;
+  again.puts = {{Collection::kPods, "pod-a", R"({"v":3})"}};
+  ASSERT_TRUE(CommitOne(*store, again).ok());
+  EXPECT_EQ(Documents(*store), std::vector<std::string>{R"(pods/pod-a={"v":3})"});
+}
+
+TEST(PostgresStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
+  testing::PostgresDatabase database;
+  ASSERT_EQ(database.error(), "");
+  ASSERT_TRUE(OpenPostgresStore(database.url()).ok());
+  core::Result<pg::Connection> raw = pg::Connection::Open(database.url());
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  ASSERT_TRUE(raw->Exec("UPDATE suanli_schema SET version = 99", "").ok());
+  core::Result<std::unique_ptr<Store>> store = OpenPostgresStore(database.url());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(store.status().message().find("newer suanli"), std::string::npos)
+      << store.status().message();
+}
+
+TEST(PostgresStoreTest, AnUnreachableServerIsUnavailableAndNoPasswordIsShown) {
+  core::Result<std::unique_ptr<Store>> store =
+      OpenPostgresStore("postgres://suanli:secret@127.0.0.1:1/suanli?connect_timeout=2");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(store.status().message().find("postgres://suanli:***@127.0.0.1:1/suanli"),
+            std::string::npos)
+      << store.status().message();
+  EXPECT_EQ(store.status().message().find("secret"), std::string::npos);
+}
+
+TEST(CopyStoreTest, MovesSqliteToPostgresAndBackWithNothingLost) {
+  TempDir dir;
+  testing::PostgresDatabase database;
+  ASSERT_EQ(database.error(), "");
+  std::unique_ptr<Store> sqlite = OpenOrDie(dir.File("suanli.db"));
+  ASSERT_NE(sqlite, nullptr);
+  Batch batch;
+  batch.puts = {
+      {Collection::kUsers, "alice", R"({"name": "Alice"})"},
+      {Collection::kPods, "pod-a", R"({"state":"running","note":"a \"quoted\" \\ word"})"},
+      {Collection::kSettings, "prices", "{}"}};
+  for (int64_t seq = 1; seq <= 50; ++seq) {
+    batch.transitions.push_back(MakeTransition(seq, "pod-a", "alice", seq));
+    batch.ledger.push_back(MakeCharge(seq, "alice", "pod-a", seq * 60, seq * 60 + 60));
+  }
+  ASSERT_TRUE(CommitOne(*sqlite, batch).ok());
+
+  core::Result<std::unique_ptr<Store>> postgres = OpenPostgresStore(database.url());
+  ASSERT_TRUE(postgres.ok()) << postgres.status().ToString();
+  core::Result<CopyCounts> copied = CopyStore(*sqlite, **postgres);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  EXPECT_EQ(copied->documents, 3u);
+  EXPECT_EQ(copied->transitions, 50u);
+  EXPECT_EQ(copied->ledger_entries, 50u);
+  EXPECT_EQ(Documents(**postgres), Documents(*sqlite));
+  const std::vector<core::LedgerEntry> ledger = *(*postgres)->Ledger({});
+  ASSERT_EQ(ledger.size(), 50u);
+  for (size_t i = 0; i < ledger.size(); ++i) ExpectSameEntry(ledger[i], batch.ledger[i]);
+  const std::vector<core::Transition> transitions = *(*postgres)->Transitions({});
+  ASSERT_EQ(transitions.size(), 50u);
+  for (size_t i = 0; i < transitions.size(); ++i)
+    ExpectSameTransition(transitions[i], batch.transitions[i]);
+
+  // A store that holds anything is not a target: nothing is written to it.
+  core::Result<CopyCounts> again = CopyStore(*sqlite, **postgres);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Seqs(*(*postgres)->Ledger({})).size(), 50u);
+
+  // And back, into a new file.
+  std::unique_ptr<Store> back = OpenOrDie(dir.File("back.db"));
+  ASSERT_NE(back, nullptr);
+  ASSERT_TRUE(CopyStore(**postgres, *back).ok());
+  EXPECT_EQ(Documents(*back), Documents(*sqlite));
+  EXPECT_EQ(Seqs(*back->Ledger({})), Seqs(*sqlite->Ledger({})));
+}
+
+TEST(OpenStoreTest, ChoosesTheBackendByItsUrl) {
+  TempDir dir;
+  EXPECT_TRUE(OpenStore("", dir.path()).ok());  // the default: SQLite in the data folder
+  EXPECT_TRUE(std::filesystem::exists(dir.File("suanli.db")));
+  EXPECT_TRUE(OpenStore("sqlite://" + dir.File("other.db").string(), dir.path()).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir.File("other.db")));
+  core::Result<std::unique_ptr<Store>> bad = OpenStore("mysql://root:pw@db/suanli", dir.path());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "--store 'mysql://root:***@db/suanli' is not a store; write sqlite://PATH or "
+            "postgres://USER:PASSWORD@HOST:PORT/DATABASE");
 }
 
 }  // namespace
