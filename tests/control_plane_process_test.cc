@@ -29,6 +29,7 @@
 #include "billing/meter.h"
 #include "core/clock.h"
 #include "process_testing.h"
+#include "store/postgres_testing.h"
 #include "testing/api_client.h"
 
 namespace suanli {
@@ -344,17 +345,31 @@ void RunCreditLoad(const std::string& url, const std::string& admin, const std::
   }
 }
 
-TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDone) {
+// On both stores: SQLite in the data folder, and a PostgreSQL database of its own.
+class KillNineTest : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Stores, KillNineTest, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string>& store) {
+                           return store.param;
+                         });
+
+TEST_P(KillNineTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDone) {
   constexpr int kRounds = 5;
   constexpr int kAcksBeforeKill = 100;
   constexpr int64_t kInitialCredits = 100'000'000'000;  // $100,000: thousands of pending pods
   TempDir root;
   ASSERT_FALSE(root.path().empty());
   const std::filesystem::path data = root.path() / "data";
+  std::optional<store::testing::PostgresDatabase> database;
+  if (GetParam() == "postgres") {
+    database.emplace();
+    ASSERT_EQ(database->error(), "");
+  }
+  const std::string store = database ? database->url() : "";
   int starts = 0;
   auto start = [&] {
     auto process = std::make_unique<ServerProcess>(
-        data, root.path() / ("server-" + std::to_string(++starts) + ".log"));
+        data, root.path() / ("server-" + std::to_string(++starts) + ".log"), "127.0.0.1:0", store);
     EXPECT_TRUE(process->WaitUntilListening()) << process->log_text();
     return process;
   };

@@ -112,14 +112,13 @@ class ChildProcess {
   std::optional<int> exit_status_;
 };
 
-// `suanli server --listen LISTEN --data-dir DIR`; the port is read from the line it prints once it
-// listens (LISTEN may end in :0).
+// `suanli server --listen LISTEN --data-dir DIR [--store STORE]`; the port is read from the line
+// it prints once it listens (LISTEN may end in :0).
 class ServerProcess : public ChildProcess {
  public:
   ServerProcess(const std::filesystem::path& data_dir, const std::filesystem::path& log,
-                std::string listen = "127.0.0.1:0")
-      : ChildProcess({SUANLI_BINARY, "server", "--listen", listen, "--data-dir", data_dir.string()},
-                     log),
+                std::string listen = "127.0.0.1:0", const std::string& store = "")
+      : ChildProcess(Arguments(data_dir, listen, store), log),
         host_(listen.substr(0, listen.rfind(':'))) {}
 
   // Waits until the server prints that it listens; false if it exits or the deadline passes.
@@ -136,6 +135,17 @@ class ServerProcess : public ChildProcess {
   std::string url() const { return "http://" + host_ + ":" + std::to_string(port_); }
 
  private:
+  static std::vector<std::string> Arguments(const std::filesystem::path& data_dir,
+                                            const std::string& listen, const std::string& store) {
+    std::vector<std::string> arguments = {SUANLI_BINARY, "server",     "--listen",
+                                          listen,        "--data-dir", data_dir.string()};
+    if (!store.empty()) {
+      arguments.push_back("--store");
+      arguments.push_back(store);
+    }
+    return arguments;
+  }
+
   std::string host_;
   int port_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json/parse.hpp>
 #include <future>
+#include <optional>
 
 #include "advisor/model_zoo.h"
 #include "billing/meter.h"
@@ -12,6 +13,7 @@
 #include "catalog/catalog_file.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
+#include "store/postgres_testing.h"
 #include "testing/temp_dir.h"
 
 namespace suanli::server {
@@ -23,17 +25,24 @@ using std::chrono::seconds;
 
 Money Dollars(std::string_view text) { return *Money::ParseDollars(text); }
 
-// A control plane on a real SQLite file, with time that moves only when a test says so.
-class ControlPlaneTest : public ::testing::Test {
+// A control plane on a real store, with time that moves only when a test says so. Every test runs
+// on both stores: a SQLite file, and a PostgreSQL database of its own on the test cluster.
+class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     clock_.Set(core::TimePoint(seconds(1'796'200'000)));  // 2026-12-02
+    if (GetParam() == "postgres") {
+      database_.emplace();
+      ASSERT_EQ(database_->error(), "");
+    }
     Open();
     admin_ = *plane_->Authenticate(admin_token_);
   }
 
   void Open() {
-    store_ = store::OpenSqliteStore(dir_.File("suanli.db")).value();
+    store_ = (database_ ? store::OpenPostgresStore(database_->url())
+                        : store::OpenSqliteStore(dir_.File("suanli.db")))
+                 .value();
     queue_ = std::make_unique<store::CommitQueue>(*store_);
     std::string token;
     auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
@@ -134,6 +143,7 @@ class ControlPlaneTest : public ::testing::Test {
   }
 
   suanli::testing::TempDir dir_;
+  std::optional<store::testing::PostgresDatabase> database_;
   core::ManualClock clock_;
   OpenSslEntropy entropy_;
   std::unique_ptr<store::Store> store_;
@@ -143,7 +153,12 @@ class ControlPlaneTest : public ::testing::Test {
   Principal admin_;
 };
 
-TEST_F(ControlPlaneTest, CreditsThatWouldPassTheBalanceLimitAreRefusedNotWrapped) {
+INSTANTIATE_TEST_SUITE_P(Stores, ControlPlaneTest, ::testing::Values("sqlite", "postgres"),
+                         [](const ::testing::TestParamInfo<std::string>& store) {
+                           return store.param;
+                         });
+
+TEST_P(ControlPlaneTest, CreditsThatWouldPassTheBalanceLimitAreRefusedNotWrapped) {
   const Principal user = NewUser("ann", "0");
   const Money big = Money::FromMicros(Money::kMaxBalanceMicros / 4);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(plane_->AddCredits(admin_, user.user_id, big, "").ok());
@@ -156,7 +171,7 @@ TEST_F(ControlPlaneTest, CreditsThatWouldPassTheBalanceLimitAreRefusedNotWrapped
   EXPECT_TRUE(plane_->AddCredits(admin_, user.user_id, Money() - big, "").ok());
 }
 
-TEST_F(ControlPlaneTest, FirstStartCreatesTheAdminOnceAndItSurvivesARestart) {
+TEST_P(ControlPlaneTest, FirstStartCreatesTheAdminOnceAndItSurvivesARestart) {
   ASSERT_TRUE(admin_.is_admin());
   const std::string first_token = admin_token_;
   Reopen();
@@ -167,7 +182,7 @@ TEST_F(ControlPlaneTest, FirstStartCreatesTheAdminOnceAndItSurvivesARestart) {
   EXPECT_EQ(plane_->ListUsers(admin_)->value.size(), 1u);
 }
 
-TEST_F(ControlPlaneTest, UnknownOrRevokedTokensAreUnauthenticated) {
+TEST_P(ControlPlaneTest, UnknownOrRevokedTokensAreUnauthenticated) {
   EXPECT_EQ(plane_->Authenticate("sl_nope").status().code(), core::StatusCode::kUnauthenticated);
   EXPECT_EQ(plane_->Authenticate("").status().code(), core::StatusCode::kUnauthenticated);
   const Principal alice = NewUser("alice", "5");
@@ -179,7 +194,7 @@ TEST_F(ControlPlaneTest, UnknownOrRevokedTokensAreUnauthenticated) {
             core::StatusCode::kUnauthenticated);
 }
 
-TEST_F(ControlPlaneTest, PodIsBilledPerSecondFromRunningToStoppedToTheMicroDollar) {
+TEST_P(ControlPlaneTest, PodIsBilledPerSecondFromRunningToStoppedToTheMicroDollar) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 2);
   core::Pod pod = CreatePod(alice);
@@ -217,7 +232,7 @@ TEST_F(ControlPlaneTest, PodIsBilledPerSecondFromRunningToStoppedToTheMicroDolla
   EXPECT_EQ(pod.cost, expected);
 }
 
-TEST_F(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
+TEST_P(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
   const Principal alice = NewUser("alice", "50");
   const Principal node = NewNode("n1", 8);
   std::vector<std::string> pods;
@@ -265,7 +280,7 @@ TEST_F(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
   }
 }
 
-TEST_F(ControlPlaneTest, ARepeatedReportChangesNothing) {
+TEST_P(ControlPlaneTest, ARepeatedReportChangesNothing) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice);
@@ -279,7 +294,7 @@ TEST_F(ControlPlaneTest, ARepeatedReportChangesNothing) {
   EXPECT_EQ(after.report_seq, 5);
 }
 
-TEST_F(ControlPlaneTest, AnAgentCannotReportAnotherNodesPod) {
+TEST_P(ControlPlaneTest, AnAgentCannotReportAnotherNodesPod) {
   const Principal alice = NewUser("alice", "10");
   const Principal first = NewNode("n1", 1);
   const Principal second = NewNode("n2", 1);
@@ -290,7 +305,7 @@ TEST_F(ControlPlaneTest, AnAgentCannotReportAnotherNodesPod) {
   EXPECT_EQ(Get(alice, pod.id).state, PodState::kStarting);
 }
 
-TEST_F(ControlPlaneTest, ABadJoinTokenIsRefusedBeforeTheReportIsLookedAt) {
+TEST_P(ControlPlaneTest, ABadJoinTokenIsRefusedBeforeTheReportIsLookedAt) {
   EXPECT_EQ(plane_->CheckJoinToken("slj_forged").code(), core::StatusCode::kUnauthenticated);
   NodeReport nonsense;
   nonsense.name = "";  // invalid too, but the stranger must not learn that
@@ -299,7 +314,7 @@ TEST_F(ControlPlaneTest, ABadJoinTokenIsRefusedBeforeTheReportIsLookedAt) {
   EXPECT_TRUE(plane_->ListNodes(admin_)->value.empty());
 }
 
-TEST_F(ControlPlaneTest, APendingPodSaysWhyItWaits) {
+TEST_P(ControlPlaneTest, APendingPodSaysWhyItWaits) {
   const Principal alice = NewUser("alice", "100");
   NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice, 2);
@@ -307,7 +322,7 @@ TEST_F(ControlPlaneTest, APendingPodSaysWhyItWaits) {
   EXPECT_NE(pod.state_reason.find("2 free RTX 4090"), std::string::npos) << pod.state_reason;
 }
 
-TEST_F(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
+TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   const Principal alice = NewUser("alice", "100");
   auto join = plane_->CreateJoinToken(admin_, "test");
   ASSERT_TRUE(join.ok());
@@ -353,7 +368,7 @@ TEST_F(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
       << whole->value.state_reason;
 }
 
-TEST_F(ControlPlaneTest, AMultiGpuPodGetsGpusThatShareALink) {
+TEST_P(ControlPlaneTest, AMultiGpuPodGetsGpusThatShareALink) {
   const Principal alice = NewUser("alice", "1000");
   auto join = plane_->CreateJoinToken(admin_, "test");
   ASSERT_TRUE(join.ok());
@@ -375,7 +390,7 @@ TEST_F(ControlPlaneTest, AMultiGpuPodGetsGpusThatShareALink) {
   EXPECT_EQ(CreatePod(alice, 2).gpu_indices, (std::vector<int>{1, 2}));
 }
 
-TEST_F(ControlPlaneTest, APodCannotStartWithoutTenMinutesOfBalance) {
+TEST_P(ControlPlaneTest, APodCannotStartWithoutTenMinutesOfBalance) {
   const Principal alice = NewUser("alice", "0.01");
   PodSpec spec;
   spec.image = "busybox";
@@ -387,7 +402,7 @@ TEST_F(ControlPlaneTest, APodCannotStartWithoutTenMinutesOfBalance) {
   EXPECT_TRUE(plane_->ListPods(alice)->value.empty());
 }
 
-TEST_F(ControlPlaneTest, ASpendCapRefusesAPodThatWouldExceedIt) {
+TEST_P(ControlPlaneTest, ASpendCapRefusesAPodThatWouldExceedIt) {
   const Principal alice = NewUser("alice", "100");
   ASSERT_TRUE(plane_->SetSpendCap(alice, Dollars("0.10")).ok());
   PodSpec spec;
@@ -398,7 +413,7 @@ TEST_F(ControlPlaneTest, ASpendCapRefusesAPodThatWouldExceedIt) {
   EXPECT_NE(pod.status().message().find("spend cap"), std::string::npos);
 }
 
-TEST_F(ControlPlaneTest, AnEmptyBalanceStopsRunningPodsAndTellsTheOwner) {
+TEST_P(ControlPlaneTest, AnEmptyBalanceStopsRunningPodsAndTellsTheOwner) {
   const Principal alice = NewUser("alice", "0.20");  // ~16 minutes of a 4090
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice);
@@ -419,7 +434,7 @@ TEST_F(ControlPlaneTest, AnEmptyBalanceStopsRunningPodsAndTellsTheOwner) {
   EXPECT_EQ(Get(alice, pod.id).state, PodState::kStopped);
 }
 
-TEST_F(ControlPlaneTest, LoweringTheSpendCapStopsTheNewestPodsUntilUnderIt) {
+TEST_P(ControlPlaneTest, LoweringTheSpendCapStopsTheNewestPodsUntilUnderIt) {
   const Principal alice = NewUser("alice", "100");
   const Principal node = NewNode("n1", 4);
   const core::Pod first = CreatePod(alice);
@@ -442,7 +457,7 @@ TEST_F(ControlPlaneTest, LoweringTheSpendCapStopsTheNewestPodsUntilUnderIt) {
   EXPECT_EQ(Get(alice, second.id).desired, core::DesiredState::kRunning);
 }
 
-TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForceOnceItRan) {
+TEST_P(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForceOnceItRan) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice, 1, 20);
@@ -455,7 +470,7 @@ TEST_F(ControlPlaneTest, TerminatingAPodWithAVolumeNeedsForceOnceItRan) {
   EXPECT_EQ(forced->value.desired, core::DesiredState::kTerminated);
 }
 
-TEST_F(ControlPlaneTest, APodThatNeverRanNeedsNoForceAndPaysNoStorage) {
+TEST_P(ControlPlaneTest, APodThatNeverRanNeedsNoForceAndPaysNoStorage) {
   const Principal alice = NewUser("alice", "10");
   const core::Pod pod = CreatePod(alice, 1, 20);  // no node: pending, no volume anywhere
   clock_.Advance(std::chrono::hours(2));
@@ -468,7 +483,7 @@ TEST_F(ControlPlaneTest, APodThatNeverRanNeedsNoForceAndPaysNoStorage) {
   EXPECT_EQ(terminated->value.state, PodState::kTerminated);  // never placed: gone at once
 }
 
-TEST_F(ControlPlaneTest, TerminatingAStoppedPodHasItsLastNodeDeleteTheVolume) {
+TEST_P(ControlPlaneTest, TerminatingAStoppedPodHasItsLastNodeDeleteTheVolume) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice, 1, 20);
@@ -501,7 +516,7 @@ TEST_F(ControlPlaneTest, TerminatingAStoppedPodHasItsLastNodeDeleteTheVolume) {
   EXPECT_TRUE(plane_->DesiredFor(node)->pods.empty());
 }
 
-TEST_F(ControlPlaneTest, RemovingANodeTerminatesThePodsWhoseVolumeOnlyItHeld) {
+TEST_P(ControlPlaneTest, RemovingANodeTerminatesThePodsWhoseVolumeOnlyItHeld) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice, 1, 20);
@@ -513,7 +528,7 @@ TEST_F(ControlPlaneTest, RemovingANodeTerminatesThePodsWhoseVolumeOnlyItHeld) {
   EXPECT_EQ(Get(alice, pod.id).state, PodState::kTerminated);
 }
 
-TEST_F(ControlPlaneTest, WrongActionsAreRefusedWithTheReason) {
+TEST_P(ControlPlaneTest, WrongActionsAreRefusedWithTheReason) {
   const Principal alice = NewUser("alice", "10");
   const core::Pod pod = CreatePod(alice);  // pending: no nodes
   auto start = plane_->Act(alice, pod.id, core::PodAction::kStart);
@@ -528,7 +543,7 @@ TEST_F(ControlPlaneTest, WrongActionsAreRefusedWithTheReason) {
   EXPECT_EQ(started->value.state, PodState::kPending);
 }
 
-TEST_F(ControlPlaneTest, UsersSeeAndTouchOnlyTheirOwnPods) {
+TEST_P(ControlPlaneTest, UsersSeeAndTouchOnlyTheirOwnPods) {
   const Principal alice = NewUser("alice", "10");
   const Principal bob = NewUser("bob", "10");
   const core::Pod pod = CreatePod(alice);
@@ -540,7 +555,7 @@ TEST_F(ControlPlaneTest, UsersSeeAndTouchOnlyTheirOwnPods) {
   EXPECT_EQ(plane_->ListUsers(bob).status().code(), core::StatusCode::kPermissionDenied);
 }
 
-TEST_F(ControlPlaneTest, AnOnDemandPodPreemptsAnInterruptibleOne) {
+TEST_P(ControlPlaneTest, AnOnDemandPodPreemptsAnInterruptibleOne) {
   const Principal alice = NewUser("alice", "10");
   const Principal bob = NewUser("bob", "10");
   const Principal node = NewNode("n1", 1);
@@ -558,7 +573,7 @@ TEST_F(ControlPlaneTest, AnOnDemandPodPreemptsAnInterruptibleOne) {
   EXPECT_EQ(Get(bob, urgent.id).node_id, node.node_id);
 }
 
-TEST_F(ControlPlaneTest, ASilentNodeBecomesUnreachableAndItsPodsKeepRunning) {
+TEST_P(ControlPlaneTest, ASilentNodeBecomesUnreachableAndItsPodsKeepRunning) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice);
@@ -571,7 +586,7 @@ TEST_F(ControlPlaneTest, ASilentNodeBecomesUnreachableAndItsPodsKeepRunning) {
   EXPECT_EQ(plane_->GetNode(admin_, node.node_id)->value.state, core::NodeState::kReady);
 }
 
-TEST_F(ControlPlaneTest, DrainingANodeStopsItsPodsAndPlacesNoNewOnes) {
+TEST_P(ControlPlaneTest, DrainingANodeStopsItsPodsAndPlacesNoNewOnes) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 2);
   const core::Pod pod = CreatePod(alice);
@@ -583,7 +598,7 @@ TEST_F(ControlPlaneTest, DrainingANodeStopsItsPodsAndPlacesNoNewOnes) {
             core::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(ControlPlaneTest, ANodeThatLosesAGpuIsDrainedUntilAnAdminUncordonsIt) {
+TEST_P(ControlPlaneTest, ANodeThatLosesAGpuIsDrainedUntilAnAdminUncordonsIt) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 2);
   const core::Pod pod = CreatePod(alice);
@@ -606,7 +621,7 @@ TEST_F(ControlPlaneTest, ANodeThatLosesAGpuIsDrainedUntilAnAdminUncordonsIt) {
   EXPECT_EQ(back.drain_reason, "");
 }
 
-TEST_F(ControlPlaneTest, APullsProgressShowsWhileStartingAndGoesWithTheNextState) {
+TEST_P(ControlPlaneTest, APullsProgressShowsWhileStartingAndGoesWithTheNextState) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice);
@@ -626,7 +641,7 @@ TEST_F(ControlPlaneTest, APullsProgressShowsWhileStartingAndGoesWithTheNextState
   EXPECT_FALSE(Get(alice, pod.id).pull.has_value());
 }
 
-TEST_F(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
+TEST_P(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod placed = CreatePod(alice);
@@ -644,7 +659,7 @@ TEST_F(ControlPlaneTest, ARestartedServerHasEveryAcknowledgedChange) {
   EXPECT_EQ(Get(alice, waiting.id).state, PodState::kStarting);
 }
 
-TEST_F(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
+TEST_P(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const int64_t generation = plane_->DesiredFor(node)->generation;
@@ -656,7 +671,7 @@ TEST_F(ControlPlaneTest, TheAgentsLongPollWakesWhenItsNodeChanges) {
   EXPECT_GT(plane_->DesiredFor(node)->generation, generation);
 }
 
-TEST_F(ControlPlaneTest, ThePodListShowsEachPodsCurrentStateAndCost) {
+TEST_P(ControlPlaneTest, ThePodListShowsEachPodsCurrentStateAndCost) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
   const core::Pod pod = CreatePod(alice);
@@ -681,7 +696,7 @@ TEST_F(ControlPlaneTest, ThePodListShowsEachPodsCurrentStateAndCost) {
   EXPECT_EQ(list_of(NewUser("bob", "1")).at("pods").as_array().size(), 0u);
 }
 
-TEST_F(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
+TEST_P(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
   const Principal alice = NewUser("alice", "100");
   PodSpec spec;
   spec.image = "vllm/vllm-openai";
