@@ -54,6 +54,7 @@ struct Options {
   int server_threads = 2;
   std::string url;  // empty: start a server in this process
   std::string data_dir;
+  std::string store;  // the in-process server's store URL; empty: SQLite in its data directory
 };
 
 struct Target {
@@ -286,11 +287,15 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       options->url = argv[++i];
     } else if (arg == "--data-dir" && has_value) {
       options->data_dir = argv[++i];
+    } else if (arg == "--store" && has_value) {
+      options->store = argv[++i];
     } else {
       std::cerr
           << "usage: api_create_bench [--seconds 10] [--connections 64] [--threads 2]\n"
              "         [--server-threads 2] [--url http://127.0.0.1:PORT --data-dir DIR]\n"
-             "Without --url, starts a server in this process on a temporary data directory.\n";
+             "         [--store postgres://USER@HOST:PORT/DB]\n"
+             "Without --url, starts a server in this process on a temporary data directory\n"
+             "(and the store --store names: an empty PostgreSQL database, say).\n";
       return false;
     }
   }
@@ -326,6 +331,7 @@ int Main(int argc, char** argv) {
     server::ServerOptions server_options;
     server_options.listen = "127.0.0.1:0";
     server_options.data_dir = data_dir;
+    server_options.store = options.store;
     server_options.threads = options.server_threads;
     core::Result<std::unique_ptr<server::Server>> started =
         server::Server::Start(server_options, std::move(*catalog), clock, server_log);
