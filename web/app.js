@@ -82,6 +82,18 @@ async function api(method, path, body, candidate) {
   throw new ApiError(response.status, error.code, error.message);
 }
 
+// A list the server pages ({pods: [...], next_after: ID}), every page of it, as one {[key]: [...]}.
+async function everyPage(path, key) {
+  const all = [];
+  let next = path;
+  for (;;) {
+    const page = await api('GET', next);
+    all.push(...page[key]);
+    if (!page.next_after) return {[key]: all};
+    next = path + (path.includes('?') ? '&' : '?') + 'after=' + encodeURIComponent(page.next_after);
+  }
+}
+
 function errorBox(error) {
   return h('p', {class: 'error', role: 'alert'}, error.message || String(error));
 }
@@ -545,7 +557,7 @@ function pods() {
   const holder = h('div', {'aria-live': 'polite'});
   poll(2000, async () => {
     try {
-      const {pods: list} = await api('GET', '/v1/pods');
+      const {pods: list} = await everyPage('/v1/pods', 'pods');
       holder.replaceChildren(list.length === 0
         ? h('p', {}, 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))
         : table([
@@ -687,7 +699,7 @@ async function billing() {
 
 async function admin() {
   const [{nodes}, {users}, {pods: all}, {gpus: catalog}] = await Promise.all([
-    api('GET', '/v1/nodes'), api('GET', '/v1/users'), api('GET', '/v1/pods'), api('GET', '/v1/gpus')]);
+    api('GET', '/v1/nodes'), api('GET', '/v1/users'), everyPage('/v1/pods', 'pods'), api('GET', '/v1/gpus')]);
   const status = h('div', {role: 'status'});
   const attempt = async (work) => {
     try {

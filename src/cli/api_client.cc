@@ -284,6 +284,26 @@ core::Result<boost::json::value> ApiClient::Send(std::string_view method, std::s
 core::Result<boost::json::value> ApiClient::Get(std::string_view target) {
   return Send("GET", target, nullptr);
 }
+core::Result<boost::json::value> ApiClient::GetEveryPage(std::string_view target,
+                                                         std::string_view key) {
+  boost::json::array all;
+  std::string next(target);
+  // Bounded, so that a server that never ends a list cannot keep the CLI forever.
+  for (int page = 0; page < 100'000; ++page) {
+    core::Result<boost::json::value> answer = Get(next);
+    if (!answer.ok() || !answer->is_object()) return answer;
+    const boost::json::object& object = answer->as_object();
+    if (const boost::json::value* items = object.if_contains(key); items && items->is_array()) {
+      for (const boost::json::value& item : items->as_array()) all.push_back(item);
+    }
+    const boost::json::value* after = object.if_contains("next_after");
+    if (after == nullptr || !after->is_string() || after->as_string().empty()) break;
+    next = std::string(target) + (target.find('?') == std::string_view::npos ? "?" : "&") +
+           "after=" + net::PercentEncode(std::string_view(after->as_string()));
+  }
+  return boost::json::value(boost::json::object{{key, std::move(all)}});
+}
+
 core::Result<boost::json::value> ApiClient::Post(std::string_view target,
                                                  const boost::json::value& body) {
   return Send("POST", target, &body);

@@ -85,6 +85,9 @@ class ApiClient {
   // body); an error answer becomes its Status; UNAVAILABLE when the server cannot be reached, with
   // a hint to start it or set SUANLI_URL; INTERNAL when a 2xx body is not JSON.
   core::Result<boost::json::value> Get(std::string_view target);
+  // A list the server pages ({"pods": [...], "next_after": ID}), every page of it, as one
+  // {"<key>": [...]}: `target` first, then `target?after=ID` while the answer has a next_after.
+  core::Result<boost::json::value> GetEveryPage(std::string_view target, std::string_view key);
   core::Result<boost::json::value> Post(std::string_view target, const boost::json::value& body);
   core::Result<boost::json::value> Put(std::string_view target, const boost::json::value& body);
   core::Result<boost::json::value> Patch(std::string_view target, const boost::json::value& body);

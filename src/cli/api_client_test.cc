@@ -182,6 +182,25 @@ TEST(ApiClientTest, AnUnreachableServerIsUnavailableWithAHint) {
       << answer.status().message();
 }
 
+TEST(ApiClientTest, GetEveryPageFollowsNextAfterToTheEnd) {
+  FakeApiServer server([](const FakeRequest& request) {
+    if (request.target == "/v1/pods") {
+      return FakeApiServer::Json(200, R"({"pods":[{"id":"a"},{"id":"b"}],"next_after":"b"})");
+    }
+    if (request.target == "/v1/pods?after=b") {
+      return FakeApiServer::Json(200, R"({"pods":[{"id":"c"}]})");
+    }
+    return FakeApiServer::Json(404, R"({"error":{"code":"NOT_FOUND","message":"no"}})");
+  });
+  core::Result<std::unique_ptr<ApiClient>> api =
+      ApiClient::Create({"http://127.0.0.1:7070", "sl_abc"}, server.Environment());
+  ASSERT_TRUE(api.ok()) << api.status().ToString();
+  core::Result<boost::json::value> all = (*api)->GetEveryPage("/v1/pods", "pods");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(*all, boost::json::parse(R"({"pods":[{"id":"a"},{"id":"b"},{"id":"c"}]})"));
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
 TEST(PrettyJsonTest, IndentsAndRoundTrips) {
   const boost::json::value json =
       boost::json::parse(R"({"pods":[{"id":"pod_1","env":{},"n":3}],"empty":[],"s":"a\"b"})");

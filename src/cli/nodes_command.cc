@@ -19,7 +19,7 @@ struct NodesFlags {
 // --json, which prints the server's answer unchanged.
 core::Result<boost::json::array> PodsForTable(bool json, ApiClient& api) {
   if (json) return boost::json::array();
-  core::Result<boost::json::value> list = api.Get("/v1/pods");
+  core::Result<boost::json::value> list = api.GetEveryPage("/v1/pods", "pods");
   if (!list.ok()) return list.status();
   return JsonArray(*list, "pods");
 }

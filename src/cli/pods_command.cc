@@ -188,7 +188,7 @@ core::Status RunCreate(const PodsFlags& flags, CommandContext& context) {
 core::Status RunList(const PodsFlags& flags, CommandContext& context) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  core::Result<boost::json::value> pods = (*api)->Get("/v1/pods");
+  core::Result<boost::json::value> pods = (*api)->GetEveryPage("/v1/pods", "pods");
   return PrintResult(context, flags.json, pods, [&context](const boost::json::value& list) {
     const boost::json::array& rows = JsonArray(list, "pods");
     if (rows.empty()) {

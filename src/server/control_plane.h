@@ -130,6 +130,18 @@ struct PodListEntry {
   core::Money cost;
 };
 
+// A page of a pod list, in id order: the pods whose id sorts after `after` ("" from the first),
+// at most `limit` of them.
+struct PodPage {
+  std::string after;
+  size_t limit = SIZE_MAX;
+};
+
+struct PodPageEnd {
+  uint64_t sequence = 0;   // the store sequence to wait for
+  std::string next_after;  // the last id shown when more pods follow; "" at the end
+};
+
 struct UsageRow {
   std::string key;  // pod id or day ("2026-12-02")
   core::Money gpu;
@@ -206,10 +218,10 @@ class ControlPlane {
   // Pods as shown: `cost` includes what has accrued since the last charge.
   core::Result<Written<std::vector<core::Pod>>> ListPods(const Principal& caller) const;
   // ListPods without copies, for a list that caches each pod's view (routes/pod_list.h): calls
-  // `visit` for each pod the caller may see, under the control plane's lock (so `visit` must not
-  // call the control plane), and returns the store sequence to wait for.
-  core::Result<uint64_t> VisitPods(const Principal& caller,
-                                   const std::function<void(const PodListEntry&)>& visit) const;
+  // `visit` for each pod of `page` the caller may see, under the control plane's lock (so `visit`
+  // must not call the control plane).
+  core::Result<PodPageEnd> VisitPods(const Principal& caller, const PodPage& page,
+                                     const std::function<void(const PodListEntry&)>& visit) const;
   core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
   // The pod and its node, for a relayed request. NOT_FOUND as GetPod.
   core::Result<PodPlacement> Placement(const Principal& caller, std::string_view pod_id) const;

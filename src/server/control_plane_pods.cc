@@ -297,8 +297,9 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
   return Written<std::vector<core::Pod>>{std::move(pods), queue_.submitted()};
 }
 
-Result<uint64_t> ControlPlane::VisitPods(
-    const Principal& caller, const std::function<void(const PodListEntry&)>& visit) const {
+Result<PodPageEnd> ControlPlane::VisitPods(
+    const Principal& caller, const PodPage& page,
+    const std::function<void(const PodListEntry&)>& visit) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   const core::TimePoint now = Now();
@@ -310,13 +311,30 @@ Result<uint64_t> ControlPlane::VisitPods(
                        node == nodes_.end() ? kNoAddress : node->second.address,
                        pod.cost + billing::Unbilled(pod, now)});
   };
+  PodPageEnd end{queue_.submitted(), ""};
+  // Both walks are in id order, from just after `page.after`: a page costs its own pods only.
+  auto walk = [&](auto it, auto finish, auto pod_of) REQUIRES(mutex_) {
+    size_t shown = 0;
+    std::string last;
+    for (; it != finish; ++it) {
+      if (shown == page.limit) {
+        end.next_after = std::move(last);
+        return;
+      }
+      const core::Pod& pod = *pod_of(it);
+      show(pod);
+      last = pod.id;
+      ++shown;
+    }
+  };
   if (caller.is_admin()) {
-    for (const auto& entry : pods_) show(entry.second);
+    walk(pods_.upper_bound(page.after), pods_.end(), [](auto it) { return &it->second; });
   } else if (const auto owned = pods_by_owner_.find(caller.user_id);
              owned != pods_by_owner_.end()) {
-    for (const std::string& id : owned->second) show(pods_.at(id));
+    walk(owned->second.upper_bound(page.after), owned->second.end(),
+         [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); });
   }
-  return queue_.submitted();
+  return end;
 }
 
 Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,

@@ -23,7 +23,16 @@ struct ApiReply {
   int status = 0;           // 0 when the server could not be reached
   std::string text;         // the body as sent
   boost::json::value json;  // the body parsed; null when it is not JSON
+  net::Headers headers;     // names in lower case
   std::string transport_error;
+
+  // The first value of header `name` (lower case), or "".
+  std::string Header(std::string_view name) const {
+    for (const auto& [key, value] : headers) {
+      if (key == name) return value;
+    }
+    return "";
+  }
 
   bool ok() const { return status >= 200 && status < 300; }
   // The "error" object's fields, or "" when the body has none.
@@ -65,13 +74,12 @@ class ApiClient {
 
   // `token` empty: no Authorization header.
   ApiReply Send(std::string_view method, std::string_view target, std::string_view token = {},
-                std::string_view body = {}) {
+                std::string_view body = {}, net::Headers headers = {}) {
     ApiReply reply;
     if (!client_) {
       reply.transport_error = "bad base URL " + base_url_;
       return reply;
     }
-    net::Headers headers;
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + std::string(token));
     if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
     core::Result<net::HttpResponse> response = client_->Send(method, target, body, headers);
@@ -81,6 +89,7 @@ class ApiClient {
     }
     reply.status = response->status;
     reply.text = std::move(response->body);
+    reply.headers = std::move(response->headers);
     boost::system::error_code error;
     boost::json::value parsed = boost::json::parse(reply.text, error);
     if (!error) reply.json = std::move(parsed);

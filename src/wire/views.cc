@@ -283,6 +283,19 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
   return view;
 }
 
+json::object PodListViewWithoutTime(const core::Pod& pod) {
+  json::object full = PodViewWithoutTime(pod);
+  json::object compact;
+  for (std::string_view key :
+       {"id", "owner_id", "name", "template_id", "image", "gpu_type", "gpu_count", "gpu_milli",
+        "interruptible", "desired_state", "state", "state_reason", "state_since", "ready",
+        "node_id", "gpu_price_per_hour_micros", "storage_price_per_hour_micros", "created_at",
+        "actions"}) {
+    compact[key] = std::move(full[key]);
+  }
+  return compact;
+}
+
 void AddPodViewContext(const core::Pod& pod, const PodViewContext& context, json::object& view) {
   if (context.with_jupyter_token) view["jupyter_token"] = pod.jupyter_token;
   if (context.with_link_token) view["link_token"] = pod.link_token;

@@ -45,6 +45,10 @@ boost::json::object LedgerEntryView(const core::LedgerEntry& entry);
 // `cost_micros`, `uptime_s` or `node_address`. With `actions` and the storage prices. What a list
 // can cache per pod revision.
 boost::json::object PodViewWithoutTime(const core::Pod& pod);
+// The fields a list of pods shows (GET /v1/pods?view=compact), likewise without the time: id,
+// owner, name, template, image, GPU, state and its reason, readiness, node, prices, creation and
+// actions. Callers add `cost_micros` and `uptime_s`.
+boost::json::object PodListViewWithoutTime(const core::Pod& pod);
 
 struct PodViewContext {
   core::TimePoint now{};            // for uptime_s

@@ -65,8 +65,54 @@ void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int stat
                                  "); nothing was changed, and the server must be restarted"));
       return;
     }
+    if (response->status == 200 && shared->request.method == "GET") {
+      AddEntityTag(shared->request, *response);
+    }
     shared->Respond(std::move(*response));
   });
+}
+
+namespace {
+
+// FNV-1a, 64 bits: a change of any byte changes the tag. Not a defence against anyone (the tag
+// only spares a poller the bytes of an answer it already has), so no cryptographic hash.
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+// Whether an If-None-Match value ("\"a\", W/\"b\"" or "*") names `tag`.
+bool Matches(std::string_view if_none_match, std::string_view tag) {
+  while (!if_none_match.empty()) {
+    const size_t comma = if_none_match.find(',');
+    std::string_view item = if_none_match.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.starts_with("W/")) item.remove_prefix(2);
+    if (item == tag || item == "*") return true;
+    if (comma == std::string_view::npos) break;
+    if_none_match.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+}  // namespace
+
+void AddEntityTag(const net::HttpRequest& request, net::HttpResponse& response) {
+  const std::string tag = fmt::format("\"{:016x}\"", Fnv1a(response.body));
+  response.headers.emplace_back("ETag", tag);
+  // Browsers keep the answer but ask again each time, with If-None-Match: the console's polls
+  // then cost a 304 while nothing changed.
+  response.headers.emplace_back("Cache-Control", "private, no-cache");
+  if (const std::optional<std::string> asked = request.Header("if-none-match");
+      asked && Matches(*asked, tag)) {
+    response.status = 304;
+    response.body.clear();
+  }
 }
 
 }  // namespace suanli::server

@@ -105,4 +105,9 @@ class Call {
   core::MonotonicTime started_;
 };
 
+// A successful GET's answer gets an ETag (a hash of its body); when the request's If-None-Match
+// names it, the answer becomes 304 Not Modified with no body. Every JSON read has it, so a poller
+// (the console, `--wait`) pays for the bytes of an answer only when it changed.
+void AddEntityTag(const net::HttpRequest& request, net::HttpResponse& response);
+
 }  // namespace suanli::server

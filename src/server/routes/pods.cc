@@ -19,9 +19,31 @@ namespace json = boost::json;
 using core::Result;
 using core::Status;
 
+// A page holds at most this many pods; without ?limit=, kDefaultPodPage.
+constexpr int64_t kMaxPodPage = 1000;
+constexpr int64_t kDefaultPodPage = 500;
+
 void ListPods(Call& call) {
+  PodPage page;
+  page.after = call.request.QueryValue("after").value_or("");
+  const std::optional<std::string> limit = call.request.QueryValue("limit");
+  const std::optional<int64_t> parsed =
+      limit ? ParseInteger(*limit, 1, kMaxPodPage) : std::optional<int64_t>(kDefaultPodPage);
+  if (!parsed) {
+    return call.Respond(core::InvalidArgumentError("limit must be a whole number from 1 to " +
+                                                   std::to_string(kMaxPodPage) + ", not '" +
+                                                   *limit + "'"));
+  }
+  page.limit = static_cast<size_t>(*parsed);
+  const std::string view = call.request.QueryValue("view").value_or("full");
+  if (view != "full" && view != "compact") {
+    return call.Respond(
+        core::InvalidArgumentError("view must be full or compact, not '" + view + "'"));
+  }
   // The hot read: written from views cached per pod revision.
-  call.Respond(call.pod_list().Json(call.plane(), call.principal, call.clock().Now()));
+  call.Respond(
+      call.pod_list().Json(call.plane(), call.principal, call.clock().Now(), page,
+                           view == "full" ? PodList::View::kFull : PodList::View::kCompact));
 }
 
 void CreatePod(Call& call) {
