@@ -422,11 +422,18 @@ TEST_P(KillNineTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDon
         EXPECT_EQ(Str(pod.json, "state"), "stopped") << id;
       }
     }
-    // Every pod that is there was written whole: its history starts with its creation.
-    const ApiReply pods = api.Get("/v1/pods", token);
-    ASSERT_EQ(pods.status, 200) << pods.Describe();
-    EXPECT_GE(Array(pods.json, "pods").size(), acked.created.size());
-    for (const json::value& pod : Array(pods.json, "pods")) {
+    // Every pod that is there was written whole: its history starts with its creation. The
+    // list comes in pages (of 500 by default).
+    json::array all_pods;
+    for (std::string after;;) {
+      const ApiReply page = api.Get("/v1/pods?after=" + after, token);
+      ASSERT_EQ(page.status, 200) << page.Describe();
+      for (const json::value& pod : Array(page.json, "pods")) all_pods.push_back(pod);
+      after = Str(page.json, "next_after");
+      if (after.empty()) break;
+    }
+    EXPECT_GE(all_pods.size(), acked.created.size());
+    for (const json::value& pod : all_pods) {
       const std::string id = Str(pod, "id");
       const ApiReply history = api.Get("/v1/pods/" + id + "/transitions", token);
       ASSERT_EQ(history.status, 200) << history.Describe();

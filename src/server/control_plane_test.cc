@@ -74,14 +74,20 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
   }
 
   Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090") {
+    std::vector<core::GpuDevice> devices;
+    for (int i = 0; i < gpus; ++i) {
+      devices.push_back({i, "GPU-" + std::to_string(i), type, 24, true, 0, core::kMilliGpu, ""});
+    }
+    return NewNode(std::move(name), std::move(devices));
+  }
+
+  // A node of 64 vCPU, 256 GB and these GPUs, registered with a fresh join token.
+  Principal NewNode(std::string name, std::vector<core::GpuDevice> gpus) {
     auto join = plane_->CreateJoinToken(admin_, "test");
     EXPECT_TRUE(join.ok());
     NodeReport report;
     report.name = std::move(name);
-    for (int i = 0; i < gpus; ++i) {
-      report.gpus.push_back(
-          {i, "GPU-" + std::to_string(i), type, 24, true, 0, core::kMilliGpu, ""});
-    }
+    report.gpus = std::move(gpus);
     report.vcpu = 64;
     report.memory_gb = 256;
     report.disk_gb = 2000;
@@ -324,19 +330,10 @@ TEST_P(ControlPlaneTest, APendingPodSaysWhyItWaits) {
 
 TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   const Principal alice = NewUser("alice", "100");
-  auto join = plane_->CreateJoinToken(admin_, "test");
-  ASSERT_TRUE(join.ok());
-  NodeReport report;
-  report.name = "mig";
-  report.gpus = {{0, "MIG-0", "A100 80GB SXM", 40, true, 0, 428, "3g.40gb"},
-                 {1, "MIG-1", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"},
-                 {2, "MIG-2", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"}};
-  report.vcpu = 64;
-  report.memory_gb = 256;
-  report.disk_gb = 2000;
-  auto node = plane_->RegisterNode(join->value.second, report);
-  ASSERT_TRUE(node.ok()) << node.status().ToString();
-  Durable(node->sequence);
+  const Principal agent =
+      NewNode("mig", {{0, "MIG-0", "A100 80GB SXM", 40, true, 0, 428, "3g.40gb"},
+                      {1, "MIG-1", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"},
+                      {2, "MIG-2", "A100 80GB SXM", 20, true, 0, 285, "2g.20gb"}});
 
   // The slices are one GPU's worth, all of it shared, none of it whole.
   const std::vector<Availability> available = plane_->GpuAvailability(alice)->value;
@@ -355,7 +352,6 @@ TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   Durable(share->sequence);
   EXPECT_EQ(share->value.state, PodState::kStarting);
   EXPECT_EQ(share->value.gpu_indices, std::vector<int>{0});  // only the 3g slice holds 0.4
-  const Principal agent = *plane_->Authenticate(node->value.second);
   ASSERT_TRUE(Report(agent, share->value.id, 1, PodState::kRunning, clock_.Now()).ok());
   EXPECT_EQ(Get(alice, share->value.id).gpu_price_per_hour,
             billing::GpuRate(plane_->GpuPrice("A100 80GB SXM"), 1, 400));
@@ -370,20 +366,12 @@ TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
 
 TEST_P(ControlPlaneTest, AMultiGpuPodGetsGpusThatShareALink) {
   const Principal alice = NewUser("alice", "1000");
-  auto join = plane_->CreateJoinToken(admin_, "test");
-  ASSERT_TRUE(join.ok());
-  NodeReport report;
-  report.name = "two-switches";
+  std::vector<core::GpuDevice> gpus;
   for (int i = 0; i < 8; ++i) {
-    report.gpus.push_back(
+    gpus.push_back(
         {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, i < 4 ? 0 : 4, core::kMilliGpu, ""});
   }
-  report.vcpu = 64;
-  report.memory_gb = 256;
-  report.disk_gb = 2000;
-  auto node = plane_->RegisterNode(join->value.second, report);
-  ASSERT_TRUE(node.ok()) << node.status().ToString();
-  Durable(node->sequence);
+  NewNode("two-switches", std::move(gpus));
   EXPECT_EQ(CreatePod(alice, 1).gpu_indices, std::vector<int>{0});
   // Three left below the first switch, four below the second: four GPUs take the second.
   EXPECT_EQ(CreatePod(alice, 4).gpu_indices, (std::vector<int>{4, 5, 6, 7}));
