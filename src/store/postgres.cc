@@ -53,7 +53,8 @@ core::Result<Connection> Connection::Open(const std::string& url) {
                                   Trimmed(PQerrorMessage(connection.get())));
   }
   // NOTICEs ("relation ... already exists, skipping") are for people at psql, not our logs.
-  PQsetNoticeProcessor(connection.get(), [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      connection.get(), [](void*, const char*) {}, nullptr);
   return Connection(std::move(connection), where);
 }
 
@@ -72,6 +73,10 @@ core::Result<ResultHandle> Connection::Exec(const std::string& sql, const Params
   const ExecStatusType status = result ? PQresultStatus(result.get()) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   return ErrorOf(result.get(), connection_.get(), std::string(what));
+}
+
+void Connection::ReconnectIfLost() {
+  if (PQstatus(connection_.get()) != CONNECTION_OK) PQreset(connection_.get());
 }
 
 std::string Text(const PGresult* result, int row, int column) {

@@ -46,6 +46,10 @@ class Connection {
     return Exec(sql, {}, what);
   }
 
+  // Connects again if the link was lost (PostgreSQL restarted): for connections whose session holds
+  // nothing, like the store's reader. Its later Exec calls fail as before when that fails.
+  void ReconnectIfLost();
+
   // The text of `url` without its password, for messages.
   const std::string& where() const { return where_; }
 

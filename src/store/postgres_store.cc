@@ -14,6 +14,11 @@
 // second `suanli server` on the same database fails at start (as the SQLite store's lock file
 // does); PostgreSQL drops the lock with the connection, kill -9 included.
 //
+// When PostgreSQL goes away, a commit fails (UNAVAILABLE) and the control plane stops, as it does
+// for a failed SQLite commit: the writer's session held the server lock, which went with it, so it
+// must not carry on as if it still had the database to itself; a restart takes the lock again.
+// Reads reconnect by themselves.
+//
 // Thread-safety: Commit from one thread at a time; Load, Ledger and Transitions from any thread
 // (their own connection, behind reader_mutex_).
 #include <algorithm>
@@ -267,6 +272,7 @@ Status PostgresStore::WriteLedger(std::span<const Batch> batches) {
 
 Result<Snapshot> PostgresStore::Load() {
   core::MutexLock lock(reader_mutex_);
+  reader_.ReconnectIfLost();
   // One snapshot for the documents and the last seqs.
   SUANLI_RETURN_IF_ERROR(
       reader_.Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", "cannot read the store")
@@ -318,6 +324,7 @@ Result<std::vector<core::LedgerEntry>> PostgresStore::Ledger(const HistoryQuery&
       "SELECT seq, user_id, pod_id, kind, amount_micros, from_ns, to_ns, at_ns, note FROM ledger" +
       HistoryWhere(query, "to_ns", params);
   core::MutexLock lock(reader_mutex_);
+  reader_.ReconnectIfLost();
   Result<pg::ResultHandle> rows = reader_.Exec(sql, params, "cannot read the ledger");
   if (!rows.ok()) return rows.status();
   const PGresult* result = rows->get();
@@ -348,6 +355,7 @@ Result<std::vector<core::Transition>> PostgresStore::Transitions(const HistoryQu
       "gpu_price_micros, reason FROM transitions" +
       HistoryWhere(query, "at_ns", params);
   core::MutexLock lock(reader_mutex_);
+  reader_.ReconnectIfLost();
   Result<pg::ResultHandle> rows = reader_.Exec(sql, params, "cannot read the transitions");
   if (!rows.ok()) return rows.status();
   const PGresult* result = rows->get();
