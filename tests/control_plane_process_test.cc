@@ -301,8 +301,8 @@ void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
   std::vector<std::string> mine;
   while (!stop) {
     if (mine.empty() || random() % 3 != 0) {
-      const ApiReply reply =
-          api.Post("/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0})");
+      const ApiReply reply = api.Post(
+          "/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"queue":true})");
       if (reply.status == 0) return;  // the server is gone
       if (reply.status == 201) {
         std::lock_guard lock(acked.mutex);

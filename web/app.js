@@ -453,7 +453,9 @@ async function deploy(query = '') {
   const chosenTemplate = () => gallery.querySelector('input[name=template]:checked')?.value;
   // Shares (0.5 of a GPU) use what partly used devices have left: shown beside the whole ones.
   const sharedFree = (g) => g.shared_free_milli > 0 ? ` + ${g.shared_free_milli / 1000} shared` : '';
-  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`;
+  // A GPU nobody uses whose node lacks the vCPU or RAM a pod needs beside it is not free (stranded).
+  const stranded = (g) => g.stranded > 0 ? ` (${g.stranded} more idle, without the vCPU or RAM to use ${g.stranded > 1 ? 'them' : 'it'})` : '';
+  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free${stranded(g)}, ${money(g.price_per_hour_micros)}/h`;
   const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')}, gpuLabel(g))));
   // Whole GPUs, or a share of one (0.5, 0.25: several pods on one device, each billed its part).
   const count = h('input', {id: 'count', type: 'number', min: 0.001, max: 64, step: 'any', value: wanted.get('count') || 1, required: true,

@@ -381,15 +381,26 @@ std::string AvailabilityTable(const boost::json::array& gpus) {
   table.AddColumn("MAX ON ONE NODE", Align::kRight);
   table.AddColumn("SHARED FREE", Align::kRight);  // left on devices that shares use
   table.AddColumn("$/H", Align::kRight);
+  int64_t stranded = 0;
   for (const boost::json::value& gpu : gpus) {
     std::string type = JsonText(gpu, "gpu_type");
     if (JsonBool(gpu, "simulated")) type += " (simulated)";
-    table.AddRow({type, std::to_string(JsonInteger(gpu, "free")),
-                  std::to_string(JsonInteger(gpu, "total")),
+    std::string free = std::to_string(JsonInteger(gpu, "free"));
+    if (JsonInteger(gpu, "stranded") > 0) {
+      free += " (+" + std::to_string(JsonInteger(gpu, "stranded")) + " idle*)";
+      stranded += JsonInteger(gpu, "stranded");
+    }
+    table.AddRow({type, free, std::to_string(JsonInteger(gpu, "total")),
                   std::to_string(JsonInteger(gpu, "largest_free_on_one_node")), SharedFreeText(gpu),
                   MoneyText(gpu, "price_per_hour_micros")});
   }
-  return table.Render();
+  std::string out = table.Render();
+  if (stranded > 0) {
+    out +=
+        "* idle GPUs whose node lacks the vCPU or RAM a pod needs beside them (2 vCPU and 8 GB "
+        "each by default): not free\n";
+  }
+  return out;
 }
 
 std::string PodDetail(const boost::json::value& pod, std::string_view server_url) {

@@ -188,8 +188,9 @@ TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
   threads.emplace_back([&, url] {
     ApiClient renter_client(url);
     while (!stop) {
-      const ApiReply pod = renter_client.Post(
-          "/v1/pods", renter.token, R"({"image":"busybox","gpu_type":"L4","volume_gb":0})");
+      const ApiReply pod =
+          renter_client.Post("/v1/pods", renter.token,
+                             R"({"image":"busybox","gpu_type":"L4","volume_gb":0,"queue":true})");
       if (pod.status != 201) fail(pod.Describe());
     }
   });

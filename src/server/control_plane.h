@@ -87,6 +87,9 @@ struct PodSpec {
   std::optional<std::string> volume_mount_path;
   bool interruptible = false;
   std::map<std::string, std::string> node_selector;
+  // Accept a request that no node here could ever meet (a type or a size none has), to wait for
+  // such a node on purpose; without it, such a request is refused (FAILED_PRECONDITION).
+  bool queue = false;
 };
 
 struct TemplateSpec {
@@ -140,7 +143,10 @@ struct UsageRow {
 struct Availability {
   std::string gpu_type;
   int total = 0;
+  // GPUs nobody uses whose node still has the default vCPU and RAM beside them (2 vCPU and 8 GB
+  // each: sched::UsableFreeGpus); `stranded`, those nobody uses that such a pod could not get.
   int free = 0;
+  int stranded = 0;
   int largest_free_on_one_node = 0;
   // Shares: what partly used devices have left in all, and the most one of them has (milli-GPUs).
   int64_t shared_free_milli = 0;
