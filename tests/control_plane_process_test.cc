@@ -368,6 +368,10 @@ TEST(ControlPlaneProcessTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNo
     ASSERT_EQ(user.status, 201) << user.Describe();
     user_id = Str(user.object().at("user"), "id");
     token = Str(user.json, "token");
+    // Thousands of pods wait here (no node): far past the default quotas.
+    const ApiReply quota = api.Send("PUT", "/v1/users/" + user_id + "/quota", admin,
+                                    R"({"max_pods":1000000000,"max_pending_pods":1000000000})");
+    ASSERT_EQ(quota.status, 200) << quota.Describe();
   }
 
   Acknowledged acked;

@@ -623,6 +623,11 @@ std::string UserDetail(const boost::json::value& user) {
                               ? MoneyText(user, "spend_cap_per_hour_micros") + "/h"
                               : "none");
   detail.Add("Created", TimeText(JsonText(user, "created_at")) + " UTC");
+  if (JsonField(user, "max_pods") != nullptr) {
+    detail.Add("Quota", std::to_string(JsonInteger(user, "max_pods")) + " pods, " +
+                            std::to_string(JsonInteger(user, "max_pending_pods")) +
+                            " of them pending");
+  }
   std::string out = detail.Render();
   for (const boost::json::value& notice : JsonArray(user, "notices")) {
     if (notice.is_string()) out += "notice: " + std::string(notice.as_string()) + "\n";

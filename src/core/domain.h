@@ -29,6 +29,10 @@ struct User {
   Money spend_cap_per_hour;  // 0: no cap
   TimePoint created_at;
   std::vector<std::string> notices;  // what the system did to the user's pods and why, newest last
+  // Quotas an admin set; 0: the cloud's default (server::ControlPlaneOptions). Answers about a
+  // user carry the limits in force.
+  int max_pods = 0;          // pods not terminated
+  int max_pending_pods = 0;  // pods waiting for a GPU
 
   friend bool operator==(const User&, const User&) = default;
 };

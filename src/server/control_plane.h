@@ -65,6 +65,16 @@ struct ControlPlaneOptions {
   core::Money storage_per_gb_month = core::Money::FromMicros(100'000);  // $0.10
   core::Duration join_token_lifetime = std::chrono::hours(24);
   int long_poll_limit_s = 60;
+  // Per-user quotas unless an admin sets others (SetQuota): pods not terminated, and pods waiting
+  // for a GPU (one user once queued ~8,800 pending pods in a minute).
+  int default_max_pods = 100;
+  int default_max_pending_pods = 20;
+};
+
+// A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
+struct QuotaChange {
+  std::optional<int> max_pods;
+  std::optional<int> max_pending_pods;
 };
 
 struct PodSpec {
@@ -186,6 +196,9 @@ class ControlPlane {
   core::Result<Written<core::User>> AddCredits(const Principal& caller, std::string_view user_id,
                                                core::Money amount, std::string note);
   core::Result<Written<core::User>> SetSpendCap(const Principal& caller, core::Money per_hour);
+  // Admin: a user's pod quotas. INVALID_ARGUMENT for a negative limit.
+  core::Result<Written<core::User>> SetQuota(const Principal& caller, std::string_view user_id,
+                                             QuotaChange change);
   // What the caller pays per hour now (running GPUs and every volume).
   core::Money SpendRate(std::string_view user_id) const;
 
@@ -317,6 +330,11 @@ class ControlPlane {
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const REQUIRES(mutex_);
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
                               core::TimePoint now) const REQUIRES(mutex_);
+  // RESOURCE_EXHAUSTED when `user` would pass a quota with one more pod (`pending`: one more
+  // waiting for a GPU; a new pod is both), naming the limit and how to raise it.
+  core::Status CheckQuota(const core::User& user, bool new_pod) const REQUIRES(mutex_);
+  // `user` as answers show it: the quotas in force.
+  core::User Shown(core::User user) const;
   void SetState(Change& change, core::Pod& pod, core::PodState to, core::TimePoint at,
                 std::string reason) REQUIRES(mutex_);
   void ChargePod(Change& change, core::Pod& pod, core::TimePoint to) REQUIRES(mutex_);

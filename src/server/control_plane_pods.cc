@@ -288,6 +288,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 
   core::User& user = users_.at(caller.user_id);
+  SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
   SUANLI_RETURN_IF_ERROR(
       CheckCanAfford(user,
                      spend_.Rate(user.id) + PodGpuRate(pod) +
@@ -418,6 +419,7 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
       break;
     case core::PodAction::kStart: {
       core::User& user = users_.at(pod.owner_id);
+      SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/false));
       SUANLI_RETURN_IF_ERROR(CheckCanAfford(user, spend_.Rate(user.id) + PodGpuRate(pod), now));
       pod.desired = core::DesiredState::kRunning;
       ++pod.generation;

@@ -399,6 +399,75 @@ TEST_F(ControlPlaneTest, ARequestNoNodeCouldEverMeetIsRefusedUnlessQueuedOnPurpo
   EXPECT_EQ(Get(alice, queued->value.id).state, PodState::kStarting);
 }
 
+TEST_F(ControlPlaneTest, QuotasLimitPodsAndPendingPodsUntilAnAdminRaisesThem) {
+  const Principal alice = NewUser("alice", "1000");
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.max_pods, 100);
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.max_pending_pods, 20);
+  // The default: 20 pods waiting for a GPU (there is no node), the 21st refused.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(CreatePod(alice).id);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.queue = true;
+  auto refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "you have 20 pods waiting for a GPU, your quota's limit of pending pods (20); wait for "
+            "them to start or remove some; or ask an admin to raise it (suanli users set-quota "
+            "alice --pending N)");
+  EXPECT_EQ(core::HttpStatusFor(refused.status().code()), 429);
+
+  // Only an admin sets quotas; by name or ID; 0 is the default again.
+  EXPECT_EQ(plane_->SetQuota(alice, "alice", {30, 30}).status().code(),
+            core::StatusCode::kPermissionDenied);
+  EXPECT_EQ(plane_->SetQuota(admin_, "alice", {-1, {}}).status().code(),
+            core::StatusCode::kInvalidArgument);
+  auto raised = plane_->SetQuota(admin_, "alice", {22, 25});
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  Durable(raised->sequence);
+  EXPECT_EQ(raised->value.max_pods, 22);
+  EXPECT_EQ(raised->value.max_pending_pods, 25);
+  ids.push_back(CreatePod(alice).id);
+  ids.push_back(CreatePod(alice).id);
+  refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "you have 22 pods, your quota's limit of pods not terminated (22); remove some (suanli "
+            "pods rm); or ask an admin to raise it (suanli users set-quota alice --pods N)");
+
+  // A terminated pod no longer counts.
+  ASSERT_TRUE(plane_->Act(alice, ids.front(), core::PodAction::kTerminate).ok());
+  auto again = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Durable(again->sequence);
+
+  // Quotas survive a restart; 0 brings the default back.
+  Reopen();
+  EXPECT_EQ(plane_->GetUser(admin_, "alice")->value.max_pods, 22);
+  auto reset = plane_->SetQuota(admin_, alice.user_id, {0, {}});
+  ASSERT_TRUE(reset.ok());
+  EXPECT_EQ(reset->value.max_pods, 100);
+  EXPECT_EQ(reset->value.max_pending_pods, 25);
+}
+
+TEST_F(ControlPlaneTest, StartingAStoppedPodCountsAgainstThePendingQuota) {
+  const Principal alice = NewUser("alice", "1000");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  CreatePod(alice);  // takes the GPU
+  CreatePod(alice);  // waits
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 1}).ok());
+  auto start = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  EXPECT_EQ(start.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(start.status().message().find("limit of pending pods (1)"), std::string::npos);
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 2}).ok());
+  EXPECT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+}
+
 TEST_F(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   const Principal alice = NewUser("alice", "100");
   auto join = plane_->CreateJoinToken(admin_, "test");

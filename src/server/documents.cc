@@ -67,7 +67,9 @@ json::object ToDocument(const core::User& user) {
           {"balance_micros", user.balance.micros()},
           {"spend_cap_per_hour_micros", user.spend_cap_per_hour.micros()},
           {"created_at", FormatTime(user.created_at)},
-          {"notices", ToArray(user.notices)}};
+          {"notices", ToArray(user.notices)},
+          {"max_pods", user.max_pods},
+          {"max_pending_pods", user.max_pending_pods}};
 }
 
 Result<core::User> UserFromDocument(const json::object& document) {
@@ -82,6 +84,8 @@ Result<core::User> UserFromDocument(const json::object& document) {
   fields.Micros("spend_cap_per_hour_micros", &user.spend_cap_per_hour, kAnyMicros);
   fields.Time("created_at", &user.created_at);
   fields.StringList("notices", &user.notices, 1 << 16);
+  fields.Int("max_pods", &user.max_pods, kAnyInt);  // absent before quotas: the default
+  fields.Int("max_pending_pods", &user.max_pending_pods, kAnyInt);
   return Finished(fields, "user", std::move(user));
 }
 
