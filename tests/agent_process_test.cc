@@ -295,6 +295,35 @@ TEST_F(AgentFaultTest, AContainerThatExitsByItselfEndsItsBillingAtItsExitTime) {
   EXPECT_EQ(Str(exited, "desired_state"), "stopped") << "it stays down until its owner starts it";
 }
 
+TEST_F(AgentFaultTest, ACrashedPodsLastLogsStayReadableOnceItsContainerIsGone) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(
+      {{"image", kImage},
+       {"command", json::array{"sh", "-c", "echo starting; echo 'Traceback: boom' >&2; exit 3"}}});
+  const json::value exited = WaitPod(pod, InState("exited"));
+  EXPECT_TRUE(Array(exited, "port_mappings").empty());
+  // Down and stopped: the agent removes the container, and the engine's logs with it.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (engine_->Inspect(agent::ContainerName(pod)).ok() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(engine_->Inspect(agent::ContainerName(pod)).status().code(),
+            core::StatusCode::kNotFound)
+      << "the exited container was not removed";
+  const ApiReply logs = api_->Get("/v1/pods/" + pod + "/logs", renter_);
+  ASSERT_EQ(logs.status, 200) << logs.Describe();
+  EXPECT_NE(logs.text.find("starting\n"), std::string::npos) << logs.text;
+  EXPECT_NE(logs.text.find("Traceback: boom\n"), std::string::npos) << "stderr too: " << logs.text;
+  const ApiReply last = api_->Get("/v1/pods/" + pod + "/logs?tail=1&timestamps=true", renter_);
+  ASSERT_EQ(last.status, 200) << last.Describe();
+  EXPECT_EQ(last.text.size(), std::string("2026-03-01T10:00:00.123456789Z ").size() +
+                                  std::string("Traceback: boom\n").size())
+      << "one line, after its fixed-width time: " << last.text;
+}
+
 TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {
   StartServer();
   StartAgent();

@@ -569,7 +569,9 @@ function pods() {
 function connections(pod) {
   const items = [];
   const host = pod.node_address && pod.node_address.includes(':') ? `[${pod.node_address}]` : pod.node_address;
-  for (const port of pod.port_mappings || []) {
+  // Only a running pod has ports to reach: a stopped one's host ports may be another pod's now.
+  const mappings = pod.state === 'running' ? (pod.port_mappings || []) : [];
+  for (const port of mappings) {
     if (port.container_port === 22 && pod.node_address) {
       items.push(h('li', {}, 'SSH: ', h('code', {}, `ssh -p ${port.host_port} root@${pod.node_address}`)));
     } else if (port.container_port === 8888 && pod.jupyter_token && host) {

@@ -432,9 +432,13 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   if (!volume.empty() && !mount.empty()) volume += " at " + mount;
   detail.Add("Volume", volume);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
-  detail.Add("Ports", PortMappingsText(pod));
+  // Ports only while a container runs (older servers kept a stopped pod's).
+  const std::string live_state = JsonText(pod, "state");
+  const bool live = live_state == "running" || live_state == "starting";
+  detail.Add("Ports", live ? PortMappingsText(pod) : "");
   std::string ignored;
-  if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored); !ssh.empty()) {
+  if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored);
+      live && !ssh.empty()) {
     detail.Add("SSH", "ssh " + ssh[0] + " " + ssh[1] + " " + ssh[2] + "  (or: suanli pods ssh " +
                           JsonText(pod, "id") + ")");
   }

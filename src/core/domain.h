@@ -161,6 +161,10 @@ struct Pod {
   // A container of it has run: its volume may hold data (terminate needs --force) and is billed.
   // Until then the pod has no volume worth keeping, and pays no storage.
   bool ran = false;
+  // The end of its last container's output (stdout and stderr, each line prefixed with its time,
+  // at most wire::kMaxReportedLogBytes), as its agent sent it when the container stopped, exited
+  // or failed: readable once the container is gone. Not in the pod's view; GET .../logs serves it.
+  std::string last_logs;
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

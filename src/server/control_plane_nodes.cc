@@ -317,6 +317,11 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (!report.container_id.empty()) pod.container_id = report.container_id;
   if (!report.port_mappings.empty()) pod.port_mappings = report.port_mappings;
   const PodState to = report.state;
+  // A stopped, exited or failed container's last output, readable once it is gone.
+  if (report.logs && IsDown(to)) {
+    pod.last_logs = report.logs->substr(report.logs->size() -
+                                        std::min(report.logs->size(), wire::kMaxReportedLogBytes));
+  }
   pod.pull = to == PodState::kStarting ? report.pull : std::nullopt;
   if (to == pod.state) {
     if (!report.message.empty()) pod.state_reason = report.message;

@@ -75,6 +75,8 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   pod.state = to;
   pod.state_since = at;
   pod.state_reason = std::move(reason);
+  // No container, no ports: a stopped pod's host ports may be another pod's by now.
+  if (IsDown(to) || to == PodState::kPending) pod.port_mappings.clear();
   if (to == PodState::kPending && pod.node_id.empty()) {
     pending_.insert(pod.id);
     new_pending_.insert(pod.id);

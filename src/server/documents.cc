@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/pod_state.h"
+#include "net/base64.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -222,6 +223,8 @@ json::object ToDocument(const core::Pod& pod) {
   out["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
                                                     {"total_bytes", pod.pull->total_bytes}})
                          : nullptr;
+  // Bytes as the container wrote them, not always UTF-8.
+  if (!pod.last_logs.empty()) out["last_logs_base64"] = net::Base64Encode(pod.last_logs);
   return out;
 }
 
@@ -294,6 +297,16 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Time("storage_billed_to", &pod.storage_billed_to);
   fields.Micros("cost_micros", &pod.cost, kAnyMicros);
   fields.Bool("volume_confirmed_empty", &pod.volume_confirmed_empty);
+  std::string last_logs;
+  fields.String("last_logs_base64", &last_logs, kText);
+  if (!last_logs.empty()) {
+    Result<std::string> logs = net::Base64Decode(last_logs);
+    if (logs.ok()) {
+      pod.last_logs = std::move(*logs);
+    } else {
+      fields.Fail("last_logs_base64: " + logs.status().message());
+    }
+  }
   // A pod stored before "ran" existed may have run if it was ever on a node: assume it did, so
   // that its volume stays protected by --force and billed as before.
   std::optional<bool> ran;
