@@ -35,6 +35,8 @@ constexpr CommandSpec kCommands[] = {
     {"tokens", "Your API tokens: list, create, revoke", DefineTokensCommand},
     {"ssh-keys", "SSH public keys put into your pods", DefineSshKeysCommand},
     {"prices", "Set the hourly price of a GPU type (admin)", DefinePricesCommand},
+    {"completion", "Print a shell completion script: suanli completion bash|zsh|fish",
+     DefineCompletionCommand},
 };
 
 // Global flags that take a value, so the search for the command word skips that value.
