@@ -588,6 +588,7 @@ function connections(pod) {
 function pod(id) {
   const holder = h('div', {'aria-live': 'polite'});
   const logs = h('pre', {class: 'logs', tabindex: 0, 'aria-label': 'logs'});
+  let logsOf = null;  // the stop whose saved logs are shown
   const status = h('div', {role: 'status'});
   const act = async (action) => {
     try {
@@ -628,6 +629,12 @@ function pod(id) {
         const following = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
         logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
         if (following) logs.scrollTop = logs.scrollHeight;
+      } else if (['stopped', 'exited', 'failed'].includes(p.state) && logsOf !== p.state_since) {
+        // Its container is gone; the server kept the end of its output: read once per stop.
+        logsOf = p.state_since;
+        logs.textContent = '';
+        logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
+        logs.scrollTop = logs.scrollHeight;
       }
     } catch (error) {
       holder.replaceChildren(errorBox(error));

@@ -325,6 +325,15 @@ TEST_F(ApiRelayTest, AnExitedPodShowsNoPortsAndKeepsItsLastLogsReadable) {
       api().Get("/v1/pods/" + running_ + "/logs?since=2026-03-01T00:00:00.150Z", a_.token).text,
       "Traceback (most recent call last)\nZeroDivisionError: division by zero\n");
   EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + running_ + "/logs", b_.token), 404));
+  // As text, as a live pod's are (the console reads the type), and said to be the saved ones.
+  core::Result<net::HttpResponse> typed =
+      UserSends("GET", "/v1/pods/" + running_ + "/logs?tail=1", a_.token).get();
+  ASSERT_TRUE(typed.ok()) << typed.status().ToString();
+  EXPECT_EQ(typed->content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(HeaderOf(*typed, "x-suanli-logs-saved"), "true");
+  int content_types = 0;
+  for (const auto& [name, value] : typed->headers) content_types += name == "content-type";
+  EXPECT_LE(content_types, 1) << "one Content-Type";
 
   // They survive a restart of the server.
   server_->Stop();

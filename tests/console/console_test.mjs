@@ -209,6 +209,11 @@ try {
   const actions = await page.locator('.actions button').allTextContents();
   check(actions.includes('start') && !actions.includes('stop'), `a stopped pod offers ${actions.join(', ')}`);
   check(await page.isVisible('text=While stopped'), 'the storage price of a stopped pod is shown');
+  // Its container is gone, and so are its links; its last logs are what the server kept.
+  check(await page.isVisible('text=No ports to reach while it is not running'), 'a stopped pod shows no way in');
+  await page.waitForFunction(() => document.querySelector('pre.logs')?.textContent.includes('url:/'),
+                             null, {timeout: 15000});
+  check(true, "a stopped pod's last logs are still shown");
   await shot('pod-stopped');
 
   await page.click('nav a[href="#/pods"]');

@@ -106,7 +106,7 @@ void PodLogs(Call& call) {
     if (!request.since.empty()) since = *core::ParseTime(request.since);
     net::HttpResponse saved;
     saved.status = 200;
-    saved.headers.emplace_back("Content-Type", "text/plain; charset=utf-8");
+    saved.content_type = "text/plain; charset=utf-8";
     saved.headers.emplace_back("X-Suanli-Logs-Saved", "true");
     saved.body = wire::SelectLogLines(pod.last_logs, request.tail, since, request.timestamps);
     return call.Respond(std::move(saved));
