@@ -318,9 +318,15 @@ TEST_F(EngineTest, FollowLogsStopsWhenTheCallerSaysSo) {
 }
 
 TEST_F(EngineTest, StopKillsAPodThatIgnoresSigtermAfterTheGrace) {
-  ContainerSpec spec = Spec("stubborn", {"sh", "-c", "trap '' TERM; while :; do sleep 1; done"});
+  ContainerSpec spec =
+      Spec("stubborn", {"sh", "-c", "trap '' TERM; echo trapped; while :; do sleep 1; done"});
   const std::string id = CreateAndStart(spec);
   ASSERT_TRUE(engine_->Inspect(id).value().running);
+  // On a busy machine the shell may not have run its trap yet when the stop comes.
+  ASSERT_TRUE(WaitFor([&] {
+    core::Result<std::string> logs = engine_->Logs(id, {});
+    return logs.ok() && *logs == "trapped\n";
+  }));
   const auto begin = std::chrono::steady_clock::now();
   core::Status stopped = engine_->Stop(id, seconds(2));
   const auto took = std::chrono::steady_clock::now() - begin;
