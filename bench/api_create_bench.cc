@@ -361,7 +361,12 @@ int Main(int argc, char** argv) {
                fmt::format(R"({{"name":"{}","credits_micros":1000000000000}})", user_name),
                admin_token, 201);
   const std::string token(boost::json::parse(created_user).at("token").as_string());
-  const std::string body = R"({"image":"busybox","gpu_type":"RTX 4090","volume_gb":0})";
+  // Every create is a pod that waits: past the default quotas, on a server with or without nodes.
+  const std::string user_id(boost::json::parse(created_user).at("user").at("id").as_string());
+  MustSend(**client, "PUT", "/v1/users/" + user_id + "/quota",
+           R"({"max_pods":1000000000,"max_pending_pods":1000000000})", admin_token, 200);
+  const std::string body =
+      R"({"image":"busybox","gpu_type":"RTX 4090","volume_gb":0,"queue":true})";
   const std::string request = fmt::format(
       "POST /v1/pods HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {}\r\n"
       "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",

@@ -9,6 +9,7 @@
 // finds (sudo bash scripts/engine.sh starts Podman's).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -293,6 +294,101 @@ TEST_F(AgentFaultTest, AContainerThatExitsByItselfEndsItsBillingAtItsExitTime) {
   EXPECT_EQ(TimeOf(*to_exited, "at"), TruncateToMillis(*ended.finished_at))
       << "the exit time is the engine's, not when the agent noticed";
   EXPECT_EQ(Str(exited, "desired_state"), "stopped") << "it stays down until its owner starts it";
+}
+
+TEST_F(AgentFaultTest, ACrashedPodsLastLogsStayReadableOnceItsContainerIsGone) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(
+      {{"image", kImage},
+       {"command", json::array{"sh", "-c", "echo starting; echo 'Traceback: boom' >&2; exit 3"}}});
+  const json::value exited = WaitPod(pod, InState("exited"));
+  EXPECT_TRUE(Array(exited, "port_mappings").empty());
+  // Down and stopped: the agent removes the container, and the engine's logs with it.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (engine_->Inspect(agent::ContainerName(pod)).ok() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(engine_->Inspect(agent::ContainerName(pod)).status().code(),
+            core::StatusCode::kNotFound)
+      << "the exited container was not removed";
+  const ApiReply logs = api_->Get("/v1/pods/" + pod + "/logs", renter_);
+  ASSERT_EQ(logs.status, 200) << logs.Describe();
+  EXPECT_NE(logs.text.find("starting\n"), std::string::npos) << logs.text;
+  EXPECT_NE(logs.text.find("Traceback: boom\n"), std::string::npos) << "stderr too: " << logs.text;
+  const ApiReply last = api_->Get("/v1/pods/" + pod + "/logs?tail=1&timestamps=true", renter_);
+  ASSERT_EQ(last.status, 200) << last.Describe();
+  EXPECT_EQ(last.text.size(), std::string("2026-03-01T10:00:00.123456789Z ").size() +
+                                  std::string("Traceback: boom\n").size())
+      << "one line, after its fixed-width time: " << last.text;
+}
+
+// What a renter's code runs with, proved on a real pod: its container as the agent created it, read
+// from the engine (the Docker API's GET /containers/{id}/json) and from inside (/proc/self/status).
+TEST_F(AgentFaultTest, APodsContainerIsUnprivilegedLimitedAndSeesOnlyItsOwnVolume) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(  // 1 vCPU, 1 GB (CreatePod)
+      {{"image", kImage},
+       {"volume_gb", 1},
+       {"command",
+        json::array{
+            "sh", "-c",
+            "grep -E '^(CapBnd|CapEff|NoNewPrivs):' /proc/self/status; exec sleep 100000"}}});
+  WaitPod(pod, InState("running"));
+
+  ApiClient engine(socket_);
+  const ApiReply inspect = engine.Get("/containers/" + agent::ContainerName(pod) + "/json");
+  ASSERT_EQ(inspect.status, 200) << inspect.Describe();
+  const json::object& host = inspect.json.at("HostConfig").as_object();
+  EXPECT_FALSE(host.at("Privileged").as_bool());
+  const json::array& security = host.at("SecurityOpt").as_array();
+  EXPECT_NE(std::find(security.begin(), security.end(), json::value("no-new-privileges")),
+            security.end())
+      << json::serialize(host);
+  EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 4096) << "the agent's default";
+  EXPECT_EQ(host.at("Memory").to_number<int64_t>(), int64_t{1} << 30);
+  const int64_t nano_cpus = host.at("NanoCpus").to_number<int64_t>();
+  const int64_t quota = host.contains("CpuQuota") ? host.at("CpuQuota").to_number<int64_t>() : 0;
+  const int64_t period = host.contains("CpuPeriod") ? host.at("CpuPeriod").to_number<int64_t>() : 0;
+  EXPECT_TRUE(nano_cpus == 1'000'000'000 || (period > 0 && quota == period))
+      << "1 vCPU: " << json::serialize(host);
+  // The engine's socket never reaches a pod; its one mount is its own volume. Simulated GPUs: no
+  // devices at all.
+  EXPECT_EQ(json::serialize(inspect.json).find(".sock"), std::string::npos)
+      << json::serialize(inspect.json);
+  const json::array& mounts = inspect.json.at("Mounts").as_array();
+  ASSERT_EQ(mounts.size(), 1u) << json::serialize(mounts);
+  EXPECT_EQ(Str(mounts[0], "Type"), "volume");
+  EXPECT_EQ(Str(mounts[0], "Name"), agent::VolumeName(pod));
+  EXPECT_EQ(Str(mounts[0], "Destination"), "/workspace");
+  const json::value* devices = host.if_contains("Devices");
+  EXPECT_TRUE(devices == nullptr || devices->is_null() || devices->as_array().empty())
+      << json::serialize(host);
+
+  // From inside: exactly the capabilities docs/agent.md names (engine_json.cc), none more; and
+  // no-new-privileges in force.
+  std::string status;
+  for (int i = 0; i < 100 && status.find("NoNewPrivs") == std::string::npos; ++i) {
+    core::Result<std::string> logs = engine_->Logs(agent::ContainerName(pod), {});
+    status = logs.ok() ? *logs : "";
+    std::this_thread::sleep_for(50ms);
+  }
+  uint64_t expected = 0;
+  // CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6, SETUID 7, NET_BIND_SERVICE 10,
+  // SYS_CHROOT 18, AUDIT_WRITE 29 (linux/capability.h).
+  for (int bit : {0, 1, 3, 4, 5, 6, 7, 10, 18, 29}) expected |= uint64_t{1} << bit;
+  auto mask = [&status](std::string_view field) -> uint64_t {
+    const size_t at = status.find(field);
+    if (at == std::string::npos) return ~uint64_t{0};
+    return std::stoull(status.substr(at + field.size()), nullptr, 16);
+  };
+  EXPECT_EQ(mask("CapBnd:"), expected) << status;
+  EXPECT_EQ(mask("CapEff:"), expected) << status;
+  EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
 }
 
 TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {

@@ -89,12 +89,13 @@ check "balance" 0 "Balance: +\\\$12\.50" "" -- billing balance
 check "balance json" 0 '"balance_micros": 12500000' "" -- billing balance --json
 
 check "pods empty" 0 "" "" -- pods
-check "pod create" 0 "^[A-Za-z0-9_-]+ pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t1
+check "pod nowhere" 5 "" "no node has joined this cluster yet; or queue it on purpose" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t0
+check "pod create" 0 "^[A-Za-z0-9_-]+ pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t1 --queue
 pod_id=$(cut -d' ' -f1 out.txt)
 check "pods table" 0 "$pod_id +t1 +pending +1x RTX 4090" "" -- pods list
 check "pods json" 0 "\"id\": \"$pod_id\"" "" -- pods list --json
 check "pod get" 0 "State: +pending" "" -- pods get "$pod_id"
-check "pod wait times out" 9 "" "pod $pod_id is still pending after 1 s, not running" -- pods wait "$pod_id" --timeout 1
+check "pod wait times out" 6 "" "pod $pod_id is still pending after 1 s: no ready node has RTX 4090 GPUs" -- pods wait "$pod_id" --timeout 1
 check "pod history" 0 "pending" "" -- pods history "$pod_id"
 check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
 check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X

@@ -302,8 +302,8 @@ void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
   std::vector<std::string> mine;
   while (!stop) {
     if (mine.empty() || random() % 3 != 0) {
-      const ApiReply reply =
-          api.Post("/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0})");
+      const ApiReply reply = api.Post(
+          "/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"queue":true})");
       if (reply.status == 0) return;  // the server is gone
       if (reply.status == 201) {
         std::lock_guard lock(acked.mutex);
@@ -383,6 +383,10 @@ TEST_P(KillNineTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDon
     ASSERT_EQ(user.status, 201) << user.Describe();
     user_id = Str(user.object().at("user"), "id");
     token = Str(user.json, "token");
+    // Thousands of pods wait here (no node): far past the default quotas.
+    const ApiReply quota = api.Send("PUT", "/v1/users/" + user_id + "/quota", admin,
+                                    R"({"max_pods":1000000000,"max_pending_pods":1000000000})");
+    ASSERT_EQ(quota.status, 200) << quota.Describe();
   }
 
   Acknowledged acked;

@@ -47,6 +47,12 @@ grep -q "url:/" <<<"$logs" || fail "the logs do not show the request httpd answe
 
 sleep 2  # GPU time is billed in whole seconds: run for a few
 "$suanli" pods stop "$pod" --wait --timeout 60 >/dev/null || fail "pods stop --wait"
+# Stopped: its container is gone, so are its ports and links, but its last logs stay readable.
+stopped=$("$suanli" pods get "$pod")
+grep -qE "^(Ports|Open|SSH|Jupyter):" <<<"$stopped" && fail "a stopped pod shows how to connect: $stopped"
+[ -z "$("$suanli" pods get "$pod" --json | json_field host_port)" ] || fail "a stopped pod has host ports"
+logs=$("$suanli" pods logs "$pod" 2>&1) || fail "pods logs of a stopped pod: $logs"
+grep -q "url:/" <<<"$logs" || fail "the stopped pod's last logs lack the request it answered: $logs"
 sleep 1
 "$suanli" pods start "$pod" --wait --timeout 60 >/dev/null || fail "pods start --wait: running and ready again"
 sleep 2

@@ -465,7 +465,9 @@ async function deploy(query = '') {
   const chosenTemplate = () => gallery.querySelector('input[name=template]:checked')?.value;
   // Shares (0.5 of a GPU) use what partly used devices have left: shown beside the whole ones.
   const sharedFree = (g) => g.shared_free_milli > 0 ? ` + ${g.shared_free_milli / 1000} shared` : '';
-  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free, ${money(g.price_per_hour_micros)}/h`;
+  // A GPU nobody uses whose node lacks the vCPU or RAM a pod needs beside it is not free (stranded).
+  const stranded = (g) => g.stranded > 0 ? ` (${g.stranded} more idle, without the vCPU or RAM to use ${g.stranded > 1 ? 'them' : 'it'})` : '';
+  const gpuLabel = (g) => `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free${stranded(g)}, ${money(g.price_per_hour_micros)}/h`;
   const gpu = h('select', {id: 'gpu'}, free.map((g) => h('option', {value: g.gpu_type, selected: g.gpu_type === wanted.get('gpu')}, gpuLabel(g))));
   // Whole GPUs, or a share of one (0.5, 0.25: several pods on one device, each billed its part).
   const count = h('input', {id: 'count', type: 'number', min: 0.001, max: 64, step: 'any', value: wanted.get('count') || 1, required: true,
@@ -579,7 +581,9 @@ function pods() {
 function connections(pod) {
   const items = [];
   const host = pod.node_address && pod.node_address.includes(':') ? `[${pod.node_address}]` : pod.node_address;
-  for (const port of pod.port_mappings || []) {
+  // Only a running pod has ports to reach: a stopped one's host ports may be another pod's now.
+  const mappings = pod.state === 'running' ? (pod.port_mappings || []) : [];
+  for (const port of mappings) {
     if (port.container_port === 22 && pod.node_address) {
       items.push(h('li', {}, 'SSH: ', h('code', {}, `ssh -p ${port.host_port} root@${pod.node_address}`)));
     } else if (port.container_port === 8888 && pod.jupyter_token && host) {
@@ -596,6 +600,7 @@ function connections(pod) {
 function pod(id) {
   const holder = h('div', {'aria-live': 'polite'});
   const logs = h('pre', {class: 'logs', tabindex: 0, 'aria-label': 'logs'});
+  let logsOf = null;  // the stop whose saved logs are shown
   const status = h('div', {role: 'status'});
   const act = async (action) => {
     try {
@@ -636,6 +641,12 @@ function pod(id) {
         const following = logs.scrollTop + logs.clientHeight >= logs.scrollHeight - 4;
         logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
         if (following) logs.scrollTop = logs.scrollHeight;
+      } else if (['stopped', 'exited', 'failed'].includes(p.state) && logsOf !== p.state_since) {
+        // Its container is gone; the server kept the end of its output: read once per stop.
+        logsOf = p.state_since;
+        logs.textContent = '';
+        logs.textContent = await api('GET', `/v1/pods/${id}/logs?tail=200`).catch((error) => error.message);
+        logs.scrollTop = logs.scrollHeight;
       }
     } catch (error) {
       holder.replaceChildren(errorBox(error));

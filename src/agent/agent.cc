@@ -33,6 +33,9 @@ using core::Result;
 using core::Status;
 
 constexpr std::string_view kAgentVersion = "0.5.0";
+// The lines of a stopped container's output read for its report (then cut to
+// wire::kMaxReportedLogBytes): a bound on what the engine sends.
+constexpr int kSavedLogLines = 2000;
 
 struct Probe {
   std::string container_id;
@@ -460,7 +463,7 @@ class AgentImpl final : public Agent {
         const bool ready =
             action.state == PodState::kRunning && pod != nullptr && pod->pod.ports.empty();
         Queue(action.pod_id, action.state, action.at, action.container_id, action.port_mappings,
-              action.message, action.exit_code, ready);
+              action.message, action.exit_code, ready, std::nullopt, LastLogs(action));
         if (action.state == PodState::kRunning) {
           Log(action.pod_id + " is running (container " + action.container_id.substr(0, 12) + ")");
         } else {
@@ -469,6 +472,31 @@ class AgentImpl final : public Agent {
         return;
       }
     }
+  }
+
+  // The end of a container's output when it has stopped, exited or failed, for the report: the
+  // container is removed next, and its logs with it, so the server keeps them (docs/agent.md).
+  std::optional<std::string> LastLogs(const Action& action) {
+    if (!core::IsDown(action.state) || action.state == PodState::kTerminated ||
+        action.container_id.empty()) {
+      return std::nullopt;
+    }
+    LogOptions options;
+    options.tail = kSavedLogLines;
+    options.timestamps = true;
+    Result<std::string> logs = engine_->Logs(action.container_id, options);
+    if (!logs.ok()) {
+      Log("cannot keep the logs of " + action.pod_id + ": " + logs.status().message());
+      return std::nullopt;
+    }
+    std::string text = NormalizeLogTimestamps(*logs);
+    if (text.size() > wire::kMaxReportedLogBytes) {
+      // The newest lines matter most; start at a whole line.
+      const size_t cut = text.size() - wire::kMaxReportedLogBytes;
+      const size_t line = text.find('\n', cut);
+      text.erase(0, line == std::string::npos ? cut : line + 1);
+    }
+    return text;
   }
 
   // Reports `ready` for each running pod whose ports all answer now.
@@ -626,16 +654,18 @@ class AgentImpl final : public Agent {
   void Queue(const std::string& pod_id, PodState state, core::TimePoint at,
              const std::string& container_id, const std::vector<core::PortMapping>& mappings,
              const std::string& message, std::optional<int> exit_code = std::nullopt,
-             bool ready = false, std::optional<core::PullProgress> pull = std::nullopt)
-      EXCLUDES(mutex_) {
+             bool ready = false, std::optional<core::PullProgress> pull = std::nullopt,
+             std::optional<std::string> logs = std::nullopt) EXCLUDES(mutex_) {
     core::MutexLock lock(mutex_);
-    QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready, pull);
+    QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready, pull,
+                std::move(logs));
   }
 
   void QueueLocked(const std::string& pod_id, PodState state, core::TimePoint at,
                    const std::string& container_id, const std::vector<core::PortMapping>& mappings,
                    const std::string& message, std::optional<int> exit_code, bool ready = false,
-                   std::optional<core::PullProgress> pull = std::nullopt) REQUIRES(mutex_) {
+                   std::optional<core::PullProgress> pull = std::nullopt,
+                   std::optional<std::string> logs = std::nullopt) REQUIRES(mutex_) {
     Result<PendingReport> queued = state_->Enqueue(pod_id, [&](int64_t seq) {
       wire::PodReport report;
       report.seq = seq;
@@ -647,6 +677,7 @@ class AgentImpl final : public Agent {
       report.exit_code = exit_code;
       if (ready) report.ready = true;
       report.pull = pull;
+      report.logs = logs;
       return wire::EncodePodReport(report);
     });
     if (!queued.ok()) {

@@ -17,15 +17,22 @@ namespace {
 
 namespace json = boost::json;
 
-// Capabilities dropped from Docker's default set, on top of no-new-privileges:
+// A pod's capabilities, the same on Docker and Podman (whose default sets differ): all are dropped
+// and these added back, on top of no-new-privileges. They are what root in a GPU pod's usual work
+// needs: installing packages and writing files as other users (CHOWN, DAC_OVERRIDE, FOWNER,
+// FSETID), signalling its own processes (KILL), dropping to another user as sshd and su do
+// (SETUID, SETGID), binding ports below 1024 (NET_BIND_SERVICE), sshd's privilege separation
+// (SYS_CHROOT), and sshd in RHEL-family images, which exits on a failed audit write (AUDIT_WRITE).
+// Left out of Docker's default set:
 // - NET_RAW: raw sockets let a pod spoof ARP and DNS to its neighbours on the bridge network
 //   (ping still works through ICMP datagram sockets).
 // - MKNOD: a pod gets its devices (GPUs included) from the engine, never by creating nodes.
-// - SETFCAP: with no-new-privileges file capabilities never take effect on exec, so writing them
-//   only adds attack surface (mapping root in a new user namespace needs it).
-// AUDIT_WRITE stays (Podman drops it by default anyway): sshd in RHEL-family images exits on a
-// failed audit write, and SSH into a pod is a headline feature.
-constexpr std::array<std::string_view, 3> kDroppedCapabilities = {"NET_RAW", "MKNOD", "SETFCAP"};
+// - SETFCAP, SETPCAP: with no-new-privileges file capabilities never take effect on exec, so
+//   writing them or passing capabilities on only adds attack surface.
+// The GPU needs none: the engine hands the devices in (CDI or the NVIDIA runtime).
+constexpr std::array<std::string_view, 10> kPodCapabilities = {
+    "CHOWN",  "DAC_OVERRIDE", "FOWNER",           "FSETID",     "KILL",
+    "SETGID", "SETUID",       "NET_BIND_SERVICE", "SYS_CHROOT", "AUDIT_WRITE"};
 
 std::string CdiName(const std::string& gpu_id) {
   // An id that is already a CDI name ("nvidia.com/gpu=all") is taken as it is.
@@ -43,9 +50,9 @@ json::array Strings(const std::vector<std::string>& values) {
   return array;
 }
 
-json::array DroppedCapabilities() {
+json::array PodCapabilities() {
   json::array array;
-  for (std::string_view cap : kDroppedCapabilities) array.emplace_back(cap);
+  for (std::string_view cap : kPodCapabilities) array.emplace_back(cap);
   return array;
 }
 
@@ -180,7 +187,8 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
   host["Init"] = true;
   host["Privileged"] = false;
   host["SecurityOpt"] = json::array{"no-new-privileges"};
-  host["CapDrop"] = DroppedCapabilities();
+  host["CapDrop"] = json::array{"ALL"};
+  host["CapAdd"] = PodCapabilities();
   if (spec.gpu_access == GpuAccess::kDeviceRequests) {
     host["DeviceRequests"] = json::array{json::object{{"Driver", "nvidia"},
                                                       {"DeviceIDs", Strings(spec.gpu_ids)},
@@ -238,7 +246,8 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
   body["init"] = true;  // as HostConfig.Init in the compatible body
   body["privileged"] = false;
   body["no_new_privileges"] = true;
-  body["cap_drop"] = DroppedCapabilities();
+  body["cap_drop"] = json::array{"ALL"};
+  body["cap_add"] = PodCapabilities();
   json::array devices;
   for (const std::string& id : spec.gpu_ids)
     devices.emplace_back(json::object{{"path", CdiName(id)}});

@@ -161,8 +161,38 @@ TEST(PodsCommandTest, WaitGivesUpAtTheTimeoutWithTheReason) {
     return FakeApiServer::Json(200, PodJson("pod_p", "pending", "no free RTX 4090"));
   });
   const Outcome outcome = Suanli(server.Environment(), {"pods", "wait", "pod_p", "--timeout", "5"});
-  ExpectOneLineError(outcome, 9, "pod pod_p is still pending after 5 s, not running: no free");
+  // Pending is waiting for capacity: exit 6, as the README says, with the reason it waits.
+  ExpectOneLineError(outcome, 6,
+                     "pod pod_p is still pending after 5 s: no free RTX 4090; it stays queued");
   EXPECT_EQ(server.sleeps(), 10);  // every 0.5 s of the manual clock
+}
+
+TEST(PodsCommandTest, CreateWithWaitThatTimesOutOnCapacityExitsSix) {
+  FakeApiServer server([](const FakeRequest& request) {
+    const std::string reason =
+        "no node with 1 free RTX 4090 also has 2 vCPU free (the most is 0); ask for less, or wait "
+        "for other pods to stop";
+    return FakeApiServer::Json(request.method == "POST" ? 201 : 200,
+                               PodJson("pod_c", "pending", reason));
+  });
+  const Outcome outcome = Suanli(server.Environment(), {"pods", "create", "--image", "ubuntu",
+                                                        "--wait", "--timeout", "2", "--queue"});
+  ExpectOneLineError(outcome, 6,
+                     "created pod_c, but it did not start: pod pod_c is still pending after 2 s: "
+                     "no node with 1 free RTX 4090 also has 2 vCPU free");
+  EXPECT_EQ(boost::json::parse(server.requests().front().body),
+            boost::json::parse(R"({"image":"ubuntu","queue":true})"));
+}
+
+TEST(PodsCommandTest, WaitThatTimesOutOnARunningPodIsNotCapacity) {
+  FakeApiServer server([](const FakeRequest&) {
+    std::string pod = PodJson("pod_r", "running");
+    pod.insert(1, R"("ready":false,)");
+    return FakeApiServer::Json(200, pod);
+  });
+  ExpectOneLineError(
+      Suanli(server.Environment(), {"pods", "wait", "pod_r", "--state", "ready", "--timeout", "1"}),
+      9, "pod pod_r is still running (its ports do not answer yet) after 1 s");
 }
 
 TEST(PodsCommandTest, WaitStopsAtOnceWhenThePodFails) {

@@ -381,15 +381,26 @@ std::string AvailabilityTable(const boost::json::array& gpus) {
   table.AddColumn("MAX ON ONE NODE", Align::kRight);
   table.AddColumn("SHARED FREE", Align::kRight);  // left on devices that shares use
   table.AddColumn("$/H", Align::kRight);
+  int64_t stranded = 0;
   for (const boost::json::value& gpu : gpus) {
     std::string type = JsonText(gpu, "gpu_type");
     if (JsonBool(gpu, "simulated")) type += " (simulated)";
-    table.AddRow({type, std::to_string(JsonInteger(gpu, "free")),
-                  std::to_string(JsonInteger(gpu, "total")),
+    std::string free = std::to_string(JsonInteger(gpu, "free"));
+    if (JsonInteger(gpu, "stranded") > 0) {
+      free += " (+" + std::to_string(JsonInteger(gpu, "stranded")) + " idle*)";
+      stranded += JsonInteger(gpu, "stranded");
+    }
+    table.AddRow({type, free, std::to_string(JsonInteger(gpu, "total")),
                   std::to_string(JsonInteger(gpu, "largest_free_on_one_node")), SharedFreeText(gpu),
                   MoneyText(gpu, "price_per_hour_micros")});
   }
-  return table.Render();
+  std::string out = table.Render();
+  if (stranded > 0) {
+    out +=
+        "* idle GPUs whose node lacks the vCPU or RAM a pod needs beside them (2 vCPU and 8 GB "
+        "each by default): not free\n";
+  }
+  return out;
 }
 
 std::string PodDetail(const boost::json::value& pod, std::string_view server_url) {
@@ -421,9 +432,13 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   if (!volume.empty() && !mount.empty()) volume += " at " + mount;
   detail.Add("Volume", volume);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
-  detail.Add("Ports", PortMappingsText(pod));
+  // Ports only while a container runs (older servers kept a stopped pod's).
+  const std::string live_state = JsonText(pod, "state");
+  const bool live = live_state == "running" || live_state == "starting";
+  detail.Add("Ports", live ? PortMappingsText(pod) : "");
   std::string ignored;
-  if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored); !ssh.empty()) {
+  if (const std::vector<std::string> ssh = SshArguments(pod, "root", 22, ignored);
+      live && !ssh.empty()) {
     detail.Add("SSH", "ssh " + ssh[0] + " " + ssh[1] + " " + ssh[2] + "  (or: suanli pods ssh " +
                           JsonText(pod, "id") + ")");
   }
@@ -612,6 +627,11 @@ std::string UserDetail(const boost::json::value& user) {
                               ? MoneyText(user, "spend_cap_per_hour_micros") + "/h"
                               : "none");
   detail.Add("Created", TimeText(JsonText(user, "created_at")) + " UTC");
+  if (JsonField(user, "max_pods") != nullptr) {
+    detail.Add("Quota", std::to_string(JsonInteger(user, "max_pods")) + " pods, " +
+                            std::to_string(JsonInteger(user, "max_pending_pods")) +
+                            " of them pending");
+  }
   std::string out = detail.Render();
   for (const boost::json::value& notice : JsonArray(user, "notices")) {
     if (notice.is_string()) out += "notice: " + std::string(notice.as_string()) + "\n";

@@ -96,6 +96,44 @@ TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
   EXPECT_EQ(PodDetail(pod).find("SSH:"), std::string::npos);
 }
 
+TEST(ApiViewsTest, AStoppedPodShowsNoPortsOrLinksEvenIfAnOlderServerSendsThem) {
+  boost::json::value pod = boost::json::parse(R"({"id":"pod_1","state":"stopped",
+    "node_address":"10.0.0.7","jupyter_token":"c0ffee","link_token":"11aa",
+    "port_mappings":[{"container_port":8888,"protocol":"http","host_port":41234},
+                     {"container_port":22,"protocol":"tcp","host_port":40022}]})");
+  const std::string detail = PodDetail(pod, "http://10.0.0.2:7070");
+  for (const char* line : {"Ports:", "SSH:", "Open:", "Jupyter:", "41234", "40022"}) {
+    EXPECT_EQ(detail.find(line), std::string::npos) << line << " in " << detail;
+  }
+  pod.as_object()["state"] = "running";
+  EXPECT_NE(PodDetail(pod, "http://10.0.0.2:7070").find("Ports:"), std::string::npos);
+}
+
+TEST(ApiViewsTest, AvailabilityCountsFreeGpusAndExplainsStrandedOnes) {
+  const boost::json::value answer = boost::json::parse(R"({"gpus":[
+    {"gpu_type":"RTX 4090","total":2,"free":0,"stranded":1,"largest_free_on_one_node":0,
+     "shared_free_milli":0,"largest_share_free_milli":0,"price_per_hour_micros":740000,
+     "simulated":true},
+    {"gpu_type":"L4","total":4,"free":4,"stranded":0,"largest_free_on_one_node":4,
+     "shared_free_milli":0,"largest_share_free_milli":0,"price_per_hour_micros":400000}]})");
+  const std::string table = AvailabilityTable(JsonArray(answer, "gpus"));
+  EXPECT_NE(table.find("0 (+1 idle*)"), std::string::npos) << table;
+  EXPECT_NE(table.find("* idle GPUs whose node lacks the vCPU or RAM"), std::string::npos) << table;
+  const boost::json::value none_stranded = boost::json::parse(R"({"gpus":[
+    {"gpu_type":"L4","total":4,"free":4,"price_per_hour_micros":400000}]})");
+  EXPECT_EQ(AvailabilityTable(JsonArray(none_stranded, "gpus")).find("idle"), std::string::npos);
+}
+
+TEST(ApiViewsTest, UserDetailShowsTheQuotasInForce) {
+  const boost::json::value user = boost::json::parse(R"({"id":"usr_1","name":"alice",
+    "role":"user","balance_micros":1000000,"spend_cap_per_hour_micros":0,
+    "created_at":"2026-12-02T14:46:25.123Z","notices":[],"max_pods":100,"max_pending_pods":20})");
+  const std::string detail = UserDetail(user);
+  const size_t quota = detail.find("Quota:");
+  ASSERT_NE(quota, std::string::npos) << detail;
+  EXPECT_NE(detail.find("100 pods, 20 of them pending\n", quota), std::string::npos) << detail;
+}
+
 TEST(ApiViewsTest, PullBarFillsWithTheBytesAndSaysWhenTheTotalIsUnknown) {
   EXPECT_EQ(PullBar(0, 100 << 20), "[--------------------]   0% of 100 MiB");
   EXPECT_EQ(PullBar(25 << 20, 100 << 20), "[#####---------------]  25% of 100 MiB");

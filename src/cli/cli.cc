@@ -37,6 +37,8 @@ constexpr CommandSpec kCommands[] = {
     {"prices", "Set the hourly price of a GPU type (admin)", DefinePricesCommand},
     {"store", "Copy the control plane's state to another store (SQLite to PostgreSQL)",
      DefineStoreCommand},
+    {"completion", "Print a shell completion script: suanli completion bash|zsh|fish",
+     DefineCompletionCommand},
 };
 
 // Global flags that take a value, so the search for the command word skips that value.

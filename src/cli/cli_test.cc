@@ -7,7 +7,12 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
+
+#include "cli/command.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::cli {
 namespace {
@@ -215,6 +220,62 @@ TEST(CliTest, HelpListsTheCommandsAndSucceeds) {
   const Outcome nothing = Suanli({});
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_NE(nothing.err.find("gpus"), std::string::npos);
+}
+
+// What bash completes for the words typed so far, with the script `suanli completion bash` printed.
+std::string BashCompletes(const std::string& script, const std::string& typed, int word) {
+  suanli::testing::TempDir dir("suanli-completion");
+  std::ofstream(dir.File("suanli.bash")) << script;
+  const std::string command = "bash -c 'source " + dir.File("suanli.bash").string() +
+                              "; COMP_WORDS=(" + typed + "); COMP_CWORD=" + std::to_string(word) +
+                              "; _suanli; echo \"${COMPREPLY[*]}\"'";
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+TEST(CompletionCommandTest, TheBashScriptNamesEveryCommandSubcommandAndFlag) {
+  const Outcome bash = Suanli({"completion", "bash"});
+  ASSERT_EQ(bash.exit_code, 0) << bash.err;
+  // Every row of the command table is a word of the top level and has its own case; and the
+  // subcommands and flags of a few.
+  const std::string top_case = "    \"\") words=\"";
+  const size_t top = bash.out.find(top_case) + top_case.size();
+  ASSERT_GE(top, top_case.size()) << bash.out;
+  std::istringstream top_words(bash.out.substr(top, bash.out.find('"', top) - top));
+  const std::set<std::string> first_words{std::istream_iterator<std::string>(top_words), {}};
+  for (const CommandSpec& spec : Commands()) {
+    EXPECT_TRUE(first_words.contains(std::string(spec.name))) << spec.name;
+    EXPECT_NE(bash.out.find("\"" + std::string(spec.name) + "\")"), std::string::npos)
+        << "no case for " << spec.name;
+  }
+  for (const char* expected : {"\"pods create\")", "--gpu-count", "--queue", "\"users set-quota\")",
+                               "--pending", "\"nodes\")", "\"completion\")"}) {
+    EXPECT_NE(bash.out.find(expected), std::string::npos) << expected;
+  }
+  // It works in bash: the first word, a subcommand, a flag.
+  EXPECT_EQ(BashCompletes(bash.out, "suanli po", 1), "pods\n");
+  EXPECT_EQ(BashCompletes(bash.out, "suanli pods cr", 2), "create\n");
+  EXPECT_EQ(BashCompletes(bash.out, "suanli --url http://x pods create --gpu-c", 5),
+            "--gpu-count\n");
+  EXPECT_EQ(BashCompletes(bash.out, "suanli users set-quota alice --pen", 4), "--pending\n");
+
+  const Outcome zsh = Suanli({"completion", "zsh"});
+  ASSERT_EQ(zsh.exit_code, 0) << zsh.err;
+  EXPECT_NE(zsh.out.find("bashcompinit"), std::string::npos);
+  const Outcome fish = Suanli({"completion", "fish"});
+  ASSERT_EQ(fish.exit_code, 0) << fish.err;
+  for (const CommandSpec& spec : Commands()) {
+    EXPECT_NE(fish.out.find("__fish_use_subcommand -a " + std::string(spec.name) + "\n"),
+              std::string::npos)
+        << spec.name;
+  }
+  EXPECT_NE(fish.out.find("'__fish_seen_subcommand_from pods' -a create"), std::string::npos);
+  ExpectOneLineError(Suanli({"completion", "tcsh"}), 2, "tcsh");
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ CommandRun DefineUsersCommand(CLI::App& command);
 CommandRun DefineTokensCommand(CLI::App& command);
 CommandRun DefineSshKeysCommand(CLI::App& command);
 CommandRun DefinePricesCommand(CLI::App& command);
+CommandRun DefineCompletionCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
 

@@ -66,6 +66,15 @@ core::Result<boost::json::value> WaitForPodState(ApiClient& api, const ApiEnviro
                           fmt::format("pod {} is {}, not {}{}", id, state, want, Because(*pod))),
                       bar, progress);
     }
+    if (env.clock->Now() >= deadline && state == "pending") {
+      // Still waiting for a GPU (or the vCPU, RAM or disk beside one): out of capacity.
+      return Finished(
+          core::ResourceExhaustedError(fmt::format(
+              "pod {} is still pending after {:g} s{}; it stays queued (suanli pods "
+              "wait {} or suanli pods rm {})",
+              id, std::chrono::duration<double>(timeout).count(), Because(*pod), id, id)),
+          bar, progress);
+    }
     if (env.clock->Now() >= deadline) {
       return Finished(
           core::UnavailableError(fmt::format(

@@ -15,7 +15,8 @@ namespace suanli::cli {
 // the pod's state is `want` ("ready": running with every port answering), and returns the pod.
 // FAILED_PRECONDITION with the pod's state_reason when it reaches a state it will not leave on its
 // own for `want` (failed or terminated; exited, or stopped by request, while waiting for running);
-// UNAVAILABLE when `timeout` passes first; the API's error when a poll fails. With `progress`, an
+// when `timeout` passes first, RESOURCE_EXHAUSTED (exit 6) if the pod is still pending (waiting for
+// capacity), else UNAVAILABLE; the API's error when a poll fails. With `progress`, an
 // image pull shows there as a bar (PullBar), redrawn in place while it changes.
 core::Result<boost::json::value> WaitForPodState(
     ApiClient& api, const ApiEnvironment& env, std::string_view id, std::string_view want,

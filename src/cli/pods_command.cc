@@ -45,6 +45,7 @@ struct PodsFlags {
   std::vector<std::string> ports;
   std::vector<std::string> selector;
   bool interruptible = false;
+  bool queue = false;
   bool wait = false;
   double timeout_s = 300;
   // rm
@@ -164,6 +165,7 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
     body["ports"] = std::move(ports);
   }
   if (flags.interruptible) body["interruptible"] = true;
+  if (flags.queue) body["queue"] = true;
   return body;
 }
 
@@ -412,6 +414,9 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--selector", flags->selector, "Only nodes with this label, KEY=VALUE");
   create.add_flag("--interruptible", flags->interruptible,
                   "Cheaper, but on-demand pods may preempt it");
+  create.add_flag("--queue", flags->queue,
+                  "Accept a request no node here can meet yet (a type or a size none has) and "
+                  "wait for such a node");
   create.add_flag("--wait", flags->wait,
                   "Wait until the pod is running and its ports answer (see --timeout)");
   AddTimeout(create, *flags);

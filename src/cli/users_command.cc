@@ -1,5 +1,6 @@
 // suanli users: accounts and credits (admin), yourself and your spend cap; suanli prices.
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include "cli/api_command.h"
@@ -18,6 +19,8 @@ struct UsersFlags {
   std::string amount;
   std::string note;
   bool debit = false;
+  std::optional<int> max_pods;
+  std::optional<int> max_pending;
 };
 
 // Dollars typed by a person, e.g. "12.50", as micro-dollars; the error names the flag.
@@ -96,6 +99,19 @@ core::Status RunSetCap(const UsersFlags& flags, CommandContext& context) {
   return PrintResult(context, flags.json, (*api)->Patch("/v1/users/me", body), UserDetail);
 }
 
+core::Status RunSetQuota(const UsersFlags& flags, CommandContext& context) {
+  if (!flags.max_pods && !flags.max_pending) {
+    return core::InvalidArgumentError("give --pods N, --pending N or both (0: the default)");
+  }
+  boost::json::object body;
+  if (flags.max_pods) body["max_pods"] = *flags.max_pods;
+  if (flags.max_pending) body["max_pending_pods"] = *flags.max_pending;
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  return PrintResult(context, flags.json, (*api)->Put(IdTarget("users", flags.id, "/quota"), body),
+                     UserDetail);
+}
+
 struct PricesFlags {
   bool json = false;
   std::string gpu;
@@ -133,6 +149,16 @@ CommandRun DefineUsersCommand(CLI::App& command) {
   credit.add_flag("--debit", flags->debit,
                   "Take the amount off the balance instead (a correction or a refund)");
   AddJsonFlag(credit, flags->json);
+
+  CLI::App& quota =
+      group.Add("set-quota", "Set how many pods, and pending pods, a user may have (admin)",
+                [flags](CommandContext& context) { return RunSetQuota(*flags, context); });
+  quota.add_option("id", flags->id, "User ID or name")->required();
+  quota.add_option("--pods", flags->max_pods, "Pods not terminated (0: the default, 100)")
+      ->check(CLI::Range(0, 1'000'000'000));
+  quota.add_option("--pending", flags->max_pending, "Pods waiting for a GPU (0: the default, 20)")
+      ->check(CLI::Range(0, 1'000'000'000));
+  AddJsonFlag(quota, flags->json);
 
   CLI::App& cap =
       group.Add("set-cap", "Cap your own spending in dollars per hour (0: no cap)",

@@ -29,6 +29,10 @@ struct User {
   Money spend_cap_per_hour;  // 0: no cap
   TimePoint created_at;
   std::vector<std::string> notices;  // what the system did to the user's pods and why, newest last
+  // Quotas an admin set; 0: the cloud's default (server::ControlPlaneOptions). Answers about a
+  // user carry the limits in force.
+  int max_pods = 0;          // pods not terminated
+  int max_pending_pods = 0;  // pods waiting for a GPU
 
   friend bool operator==(const User&, const User&) = default;
 };
@@ -157,6 +161,10 @@ struct Pod {
   // A container of it has run: its volume may hold data (terminate needs --force) and is billed.
   // Until then the pod has no volume worth keeping, and pays no storage.
   bool ran = false;
+  // The end of its last container's output (stdout and stderr, each line prefixed with its time,
+  // at most wire::kMaxReportedLogBytes), as its agent sent it when the container stopped, exited
+  // or failed: readable once the container is gone. Not in the pod's view; GET .../logs serves it.
+  std::string last_logs;
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

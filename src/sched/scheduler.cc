@@ -53,6 +53,47 @@ bool FitsGpus(const std::vector<int>& free_milli, const PodRequest& pod) {
                       : Room(free_milli, false) >= pod.gpu_count;
 }
 
+// A selector as people write it: "disk=nvme, region=sh".
+std::string SelectorText(const std::map<std::string, std::string>& selector) {
+  std::string text;
+  for (const auto& [key, value] : selector) text += (text.empty() ? "" : ", ") + key + "=" + value;
+  return text;
+}
+
+// The parts of `need` that `most` (the most any candidate node has of each) lacks: "8 vCPU (the
+// most is 4) and 32 GB RAM (the most is 16 GB)"; "" when each part is there on some node.
+std::string Shortfall(const Resources& need, const Resources& most, std::string_view unit) {
+  std::vector<std::string> parts;
+  if (need.vcpu > most.vcpu) {
+    parts.push_back(std::to_string(need.vcpu) + " vCPU" + std::string(unit) + " (the most is " +
+                    std::to_string(std::max(0, most.vcpu)) + ")");
+  }
+  if (need.ram_mb > most.ram_mb) {
+    parts.push_back(GbText(static_cast<double>(need.ram_mb) / 1024) + " RAM" + std::string(unit) +
+                    " (the most is " +
+                    GbText(static_cast<double>(std::max<int64_t>(0, most.ram_mb)) / 1024) + ")");
+  }
+  if (need.disk_gb > most.disk_gb) {
+    parts.push_back(std::to_string(need.disk_gb) + " GB disk" + std::string(unit) +
+                    " (the most is " + std::to_string(std::max<int64_t>(0, most.disk_gb)) + " GB)");
+  }
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return text;
+}
+
+Resources MostOf(const std::vector<const Node*>& nodes) {
+  Resources most{-1, -1, -1};
+  for (const Node* node : nodes) {
+    most.vcpu = std::max(most.vcpu, node->free.vcpu);
+    most.ram_mb = std::max(most.ram_mb, node->free.ram_mb);
+    most.disk_gb = std::max(most.disk_gb, node->free.disk_gb);
+  }
+  return most;
+}
+
 // Why nothing fit, from the nodes of the pod's type that are ready now.
 std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
   const bool share = IsShare(pod);
@@ -61,6 +102,7 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
   double gpu_memory_gb = 0;
   int largest_device =
       0;  // the largest device's capacity: less than a GPU where all are MIG slices
+  std::vector<const Node*> with_gpus;  // nodes with the GPUs the pod asks free now
   for (const Node& node : nodes) {
     if (!node.schedulable || node.gpu_type != pod.gpu_type || node.gpu_free_milli.empty()) continue;
     gpu_memory_gb = std::max(gpu_memory_gb, node.gpu_memory_gb);
@@ -75,6 +117,7 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
       nodes_with_most = 0;
     }
     if (room == most) ++nodes_with_most;
+    if (FitsGpus(node.gpu_free_milli, pod)) with_gpus.push_back(&node);
   }
   if (most < 0) return "no ready node has " + pod.gpu_type + " GPUs";
   std::string want = share ? core::MilliGpuText(pod.gpu_milli) + " free of an " + pod.gpu_type
@@ -93,9 +136,19 @@ std::string WhyUnplaced(const PodRequest& pod, const std::vector<Node>& nodes) {
            (nodes_with_most == 1 ? " has " : " have ") +
            (share ? core::MilliGpuText(most) : std::to_string(most));
   }
+  std::erase_if(with_gpus, [&](const Node* node) { return !HasLabels(*node, pod.node_selector); });
+  if (with_gpus.empty()) {
+    return "no node with " + want + " has the labels " + SelectorText(pod.node_selector);
+  }
+  // The GPUs are there: say which of vCPU, RAM and disk is short beside them.
+  const std::string short_of = Shortfall(pod.needs, MostOf(with_gpus), " free");
+  if (!short_of.empty()) {
+    return "no node with " + want + " also has " + short_of +
+           "; ask for less, or wait for other pods to stop";
+  }
   return "no node with " + want + " also has " + std::to_string(pod.needs.vcpu) + " vCPU, " +
-         std::to_string(pod.needs.ram_mb / 1024) + " GB RAM and " +
-         std::to_string(pod.needs.disk_gb) + " GB disk free";
+         GbText(static_cast<double>(pod.needs.ram_mb) / 1024) + " RAM and " +
+         std::to_string(pod.needs.disk_gb) + " GB disk free together";
 }
 
 // Finds interruptible pods whose stopping would make room for an on-demand pod. Only nodes that run
@@ -193,7 +246,97 @@ std::optional<std::string> Invalid(const PodRequest& pod) {
   return std::nullopt;
 }
 
+// The capacity of device `index` of `node` in milli-GPUs.
+int DeviceCapacity(const Node& node, size_t index) {
+  return node.gpu_capacity_milli.empty() ? kMilliGpu : node.gpu_capacity_milli[index];
+}
+
 }  // namespace
+
+Resources DefaultNeeds(int gpu_count, int gpu_milli) {
+  const int64_t milli = int64_t{gpu_count} * gpu_milli;
+  return Resources{static_cast<int>(std::max<int64_t>(1, 2 * milli / kMilliGpu)),
+                   std::max<int64_t>(1, 8 * milli / kMilliGpu) * 1024, 0};
+}
+
+int UsableFreeGpus(const Node& node) {
+  int usable = node.FreeGpus();
+  while (usable > 0 && !node.free.Covers(DefaultNeeds(usable, kMilliGpu))) --usable;
+  return usable;
+}
+
+int LargestShareCovered(const Resources& free) {
+  // DefaultNeeds grows with the share: the largest covered one by bisection.
+  if (!free.Covers(DefaultNeeds(1, 1))) return 0;
+  int low = 1;               // covered
+  int high = kMilliGpu - 1;  // the largest share
+  if (free.Covers(DefaultNeeds(1, high))) return high;
+  while (high - low > 1) {
+    const int middle = low + (high - low) / 2;
+    (free.Covers(DefaultNeeds(1, middle)) ? low : high) = middle;
+  }
+  return low;
+}
+
+std::optional<std::string> WhyNeverPlaced(const PodRequest& pod, const std::vector<Node>& nodes) {
+  if (std::optional<std::string> invalid = Invalid(pod)) return invalid;
+  const bool share = IsShare(pod);
+  std::map<std::string, int> most_by_type;  // GPUs on the largest node of each type
+  int most_whole = 0;                       // whole GPUs on the largest node of the pod's type
+  int largest_device = 0;                   // milli-GPUs
+  bool any_of_type = false;
+  std::vector<const Node*> with_gpus;  // nodes of the type with the GPUs the pod asks
+  for (const Node& node : nodes) {
+    if (node.gpu_free_milli.empty()) continue;
+    int whole = 0;
+    int largest = 0;
+    for (size_t i = 0; i < node.gpu_free_milli.size(); ++i) {
+      const int capacity = DeviceCapacity(node, i);
+      if (capacity >= kMilliGpu) ++whole;
+      largest = std::max(largest, capacity);
+    }
+    int& most_here = most_by_type[node.gpu_type];
+    most_here = std::max(most_here, whole);
+    if (node.gpu_type != pod.gpu_type) continue;
+    any_of_type = true;
+    most_whole = std::max(most_whole, whole);
+    largest_device = std::max(largest_device, largest);
+    if (share ? largest >= pod.gpu_milli : whole >= pod.gpu_count) with_gpus.push_back(&node);
+  }
+  if (!any_of_type) {
+    if (most_by_type.empty()) return "no node has joined this cluster yet";
+    std::string types;
+    for (const auto& [type, most] : most_by_type) {
+      types += (types.empty() ? "" : ", ") + type + " (" + std::to_string(most) + " a node)";
+    }
+    return "no node here has " + pod.gpu_type + " GPUs; the types here are " + types;
+  }
+  if (with_gpus.empty()) {
+    if (share || most_whole == 0) {
+      return "no " + pod.gpu_type + " device here holds " +
+             (share ? core::MilliGpuText(pod.gpu_milli) + " of a GPU"
+                    : std::string("a whole GPU")) +
+             ": they are split into MIG slices, the largest " + core::MilliGpuText(largest_device) +
+             " of a GPU; ask for a share of at most that";
+    }
+    return "the largest " + pod.gpu_type + " node here has " + Plural(most_whole, "GPU") +
+           "; ask for at most " + std::to_string(most_whole);
+  }
+  const std::string want = share ? core::MilliGpuText(pod.gpu_milli) + " of an " + pod.gpu_type
+                                 : std::to_string(pod.gpu_count) + " " + pod.gpu_type;
+  std::erase_if(with_gpus, [&](const Node* node) { return !HasLabels(*node, pod.node_selector); });
+  if (with_gpus.empty()) {
+    return "no node here with " + want + " has the labels " + SelectorText(pod.node_selector);
+  }
+  for (const Node* node : with_gpus) {
+    if (node->free.Covers(pod.needs)) return std::nullopt;
+  }
+  const std::string short_of = Shortfall(pod.needs, MostOf(with_gpus), "");
+  if (!short_of.empty()) return "no node here with " + want + " has " + short_of + "; ask for less";
+  return "no node here with " + want + " has " + std::to_string(pod.needs.vcpu) + " vCPU, " +
+         GbText(static_cast<double>(pod.needs.ram_mb) / 1024) + " RAM and " +
+         std::to_string(pod.needs.disk_gb) + " GB disk together; ask for less";
+}
 
 int Node::FreeGpus() const { return Room(gpu_free_milli, false); }
 
@@ -272,11 +415,12 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
   }
   // Reasons from the nodes as the round leaves them, once per kind of request: a round of many
   // pods that all wait (a full cluster) would otherwise scan every node for each of them.
-  std::map<std::tuple<std::string_view, int, int, int, int64_t, int64_t>, std::string> reasons;
+  std::map<std::tuple<std::string_view, int, int, int, int64_t, int64_t, std::string>, std::string>
+      reasons;
   for (const auto& [index, pod] : why_unplaced) {
-    auto [it, added] =
-        reasons.try_emplace({pod->gpu_type, pod->gpu_count, pod->gpu_milli, pod->needs.vcpu,
-                             pod->needs.ram_mb, pod->needs.disk_gb});
+    auto [it, added] = reasons.try_emplace({pod->gpu_type, pod->gpu_count, pod->gpu_milli,
+                                            pod->needs.vcpu, pod->needs.ram_mb, pod->needs.disk_gb,
+                                            SelectorText(pod->node_selector)});
     if (added) it->second = WhyUnplaced(*pod, nodes);
     plan.unplaced[index].reason = it->second;
   }

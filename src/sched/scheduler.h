@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,25 @@ struct Plan {
   std::vector<Unplaced> unplaced;
   std::vector<std::string> preempt;  // running interruptible pods to stop (the user is told why)
 };
+
+// The vCPU and RAM a pod gets when it does not ask: 2 vCPU and 8 GB per GPU, in proportion for a
+// share of one (gpu_milli of kMilliGpu), at least 1 of each; disk 0 (the template sets it). The
+// control plane gives pods these, and availability counts a free GPU only where a pod with them
+// could have it (UsableFreeGpus).
+Resources DefaultNeeds(int gpu_count, int gpu_milli);
+
+// Whole free GPUs of `node` that pods with DefaultNeeds could take now: its free devices, fewer
+// where its free vCPU or RAM would not cover 2 vCPU and 8 GB for each.
+int UsableFreeGpus(const Node& node);
+// The largest share (milli-GPUs, below kMilliGpu) whose DefaultNeeds `free` covers; 0 for none.
+int LargestShareCovered(const Resources& free);
+
+// Why `pod` could never be placed on these nodes even with all of them empty (`nodes` as they
+// are with no pod bound: free is their capacity; unschedulable ones count, since a cordoned or
+// unreachable node may come back): no node of its type, more GPUs than the largest such node has,
+// a share larger than any device of the type, no such node with its labels, or more vCPU, RAM or
+// disk than any such node has. The reason names what would fit. nullopt when some node could.
+std::optional<std::string> WhyNeverPlaced(const PodRequest& pod, const std::vector<Node>& nodes);
 
 // Places what fits and takes the resources it binds from `nodes` (so a caller may schedule again
 // with more pods). Requests outside 1..64 GPUs, or a share that is not of one GPU, are unplaced

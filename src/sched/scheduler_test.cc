@@ -98,7 +98,85 @@ TEST(SchedulerTest, SaysWhyAPodWaits) {
   Plan cpu = Schedule(small, {MakePod("needs-8-vcpu", "RTX 4090", 1)});
   ASSERT_EQ(cpu.unplaced.size(), 1u);
   EXPECT_EQ(cpu.unplaced[0].reason,
-            "no node with 1 free RTX 4090 also has 8 vCPU, 32 GB RAM and 50 GB disk free");
+            "no node with 1 free RTX 4090 also has 8 vCPU free (the most is 4); ask for less, or "
+            "wait for other pods to stop");
+
+  std::vector<Node> tight = {MakeNode("tight", "RTX 4090", 2, /*vcpu=*/4, /*ram_mb=*/16 * 1024)};
+  Plan both = Schedule(tight, {MakePod("needs-8-vcpu-32-gb", "RTX 4090", 1)});
+  ASSERT_EQ(both.unplaced.size(), 1u);
+  EXPECT_EQ(both.unplaced[0].reason,
+            "no node with 1 free RTX 4090 also has 8 vCPU free (the most is 4) and 32 GB RAM free "
+            "(the most is 16 GB); ask for less, or wait for other pods to stop");
+}
+
+// A 2-core host with 2 GPUs: one default pod (2 vCPU, 8 GB) takes all its vCPU, so its second GPU
+// is free but no default pod can have it.
+TEST(SchedulerTest, AFreeGpuIsUsableOnlyWithTheDefaultVcpuAndRamBesideIt) {
+  EXPECT_EQ(DefaultNeeds(1, kMilliGpu).vcpu, 2);
+  EXPECT_EQ(DefaultNeeds(1, kMilliGpu).ram_mb, 8 * 1024);
+  EXPECT_EQ(DefaultNeeds(2, kMilliGpu).vcpu, 4);
+  EXPECT_EQ(DefaultNeeds(1, 250).vcpu, 1);
+  EXPECT_EQ(DefaultNeeds(1, 250).ram_mb, 2 * 1024);
+  EXPECT_EQ(DefaultNeeds(1, 100).ram_mb, 1024);
+
+  Node node = MakeNode("small", "RTX 4090", 2, /*vcpu=*/2, /*ram_mb=*/16 * 1024);
+  EXPECT_EQ(UsableFreeGpus(node), 1);
+  std::vector<Node> nodes = {node};
+  PodRequest first = MakePod("first", "RTX 4090", 1);
+  first.needs = DefaultNeeds(1, kMilliGpu);
+  PodRequest second = MakePod("second", "RTX 4090", 1, 1);
+  second.needs = DefaultNeeds(1, kMilliGpu);
+  Plan plan = Schedule(nodes, {first, second});
+  ASSERT_EQ(plan.bindings.size(), 1u);
+  EXPECT_EQ(nodes[0].FreeGpus(), 1);
+  EXPECT_EQ(UsableFreeGpus(nodes[0]), 0);
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].reason,
+            "no node with 1 free RTX 4090 also has 2 vCPU free (the most is 0); ask for less, or "
+            "wait for other pods to stop");
+
+  EXPECT_EQ(LargestShareCovered({0, 64 * 1024, 0}), 0);
+  EXPECT_EQ(LargestShareCovered({1, 512, 0}), 0);
+  EXPECT_EQ(LargestShareCovered({1, 1024, 0}), 249);  // 0.25 of a GPU defaults to 2 GB
+  EXPECT_EQ(LargestShareCovered({1, 8 * 1024, 0}), kMilliGpu - 1);
+}
+
+TEST(SchedulerTest, SaysWhichRequestsNoNodeCouldEverMeet) {
+  std::vector<Node> nodes = {MakeNode("a", "RTX 4090", 2), MakeNode("b", "A100 80GB SXM", 8)};
+  nodes[1].schedulable = false;  // cordoned or away: it may come back
+  nodes[0].labels = {{"disk", "nvme"}};
+  auto pod = [](std::string type, int count, int milli = kMilliGpu) {
+    PodRequest request = MakePod("p", std::move(type), count);
+    request.gpu_milli = milli;
+    return request;
+  };
+  EXPECT_EQ(WhyNeverPlaced(pod("RTX 4090", 2), nodes), std::nullopt);
+  EXPECT_EQ(WhyNeverPlaced(pod("A100 80GB SXM", 8), nodes), std::nullopt);
+  EXPECT_EQ(WhyNeverPlaced(pod("H100 SXM", 1), nodes),
+            "no node here has H100 SXM GPUs; the types here are A100 80GB SXM (8 a node), RTX "
+            "4090 (2 a node)");
+  EXPECT_EQ(WhyNeverPlaced(pod("RTX 4090", 3), nodes),
+            "the largest RTX 4090 node here has 2 GPUs; ask for at most 2");
+  PodRequest big = pod("RTX 4090", 1);
+  big.needs.vcpu = 128;
+  EXPECT_EQ(WhyNeverPlaced(big, nodes),
+            "no node here with 1 RTX 4090 has 128 vCPU (the most is 64); ask for less");
+  PodRequest labelled = pod("RTX 4090", 1);
+  labelled.node_selector = {{"disk", "sata"}};
+  EXPECT_EQ(WhyNeverPlaced(labelled, nodes),
+            "no node here with 1 RTX 4090 has the labels disk=sata");
+  EXPECT_EQ(WhyNeverPlaced(pod("RTX 4090", 1, 500), {}), "no node has joined this cluster yet");
+
+  Node mig = MakeNode("mig", "A100 80GB SXM", 3);
+  mig.gpu_capacity_milli = {428, 285, 285};
+  mig.gpu_free_milli = mig.gpu_capacity_milli;
+  EXPECT_EQ(WhyNeverPlaced(pod("A100 80GB SXM", 1, 400), {mig}), std::nullopt);
+  EXPECT_EQ(WhyNeverPlaced(pod("A100 80GB SXM", 1, 500), {mig}),
+            "no A100 80GB SXM device here holds 0.5 of a GPU: they are split into MIG slices, the "
+            "largest 0.428 of a GPU; ask for a share of at most that");
+  EXPECT_EQ(WhyNeverPlaced(pod("A100 80GB SXM", 1), {mig}),
+            "no A100 80GB SXM device here holds a whole GPU: they are split into MIG slices, the "
+            "largest 0.428 of a GPU; ask for a share of at most that");
 }
 
 TEST(SchedulerTest, NeverGivesOneGpuToTwoPods) {

@@ -90,6 +90,12 @@ class ApiAuthTest : public ApiServerTest {
     b_ = CreateUser("bob", kPlentyOfCredits);
     join_ = CreateJoinToken();
     node_ = RegisterNode("n1");
+    // The cases make a pod for each caller of each pod route: more than the default quotas.
+    ASSERT_EQ(api()
+                  .Send("PUT", "/v1/users/" + a_.id + "/quota", admin_,
+                        R"({"max_pods":10000,"max_pending_pods":10000})")
+                  .status,
+              200);
     a_pod_ = CreatePod(a_.token);
     ASSERT_FALSE(a_.token.empty() || b_.token.empty() || node_.token.empty() || a_pod_.empty());
     const ApiReply pod = api().Get("/v1/pods/" + a_pod_, a_.token);
@@ -197,6 +203,11 @@ class ApiAuthTest : public ApiServerTest {
     cases["POST /v1/users/{id}/credits"] = {
         [this] {
           return Request{"/v1/users/" + a_.id + "/credits", R"({"amount_micros":1})", ""};
+        },
+        {}};
+    cases["PUT /v1/users/{id}/quota"] = {
+        [this] {
+          return Request{"/v1/users/" + a_.id + "/quota", R"({"max_pods":10000})", ""};
         },
         {}};
     cases["PATCH /v1/users/me"] = {fixed("/v1/users/me", R"({"spend_cap_per_hour_micros":0})"), {}};
@@ -541,6 +552,7 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/users", kAdmin},
       {"GET /v1/users/{id}", kUser},
       {"POST /v1/users/{id}/credits", kAdmin},
+      {"PUT /v1/users/{id}/quota", kAdmin},
       {"PATCH /v1/users/me", kUser},
       {"GET /v1/tokens", kUser},
       {"POST /v1/tokens", kUser},

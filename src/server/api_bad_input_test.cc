@@ -135,6 +135,29 @@ TEST_F(ApiBadInputTest, AnUnknownGpuIsNotFoundWithSuggestions) {
   ExpectNothingChanged();
 }
 
+TEST_F(ApiBadInputTest, ARequestNoNodeCouldEverMeetIsAConflictThatSaysWhatWould) {
+  // Nodes n1 and n2 have one RTX 4090 each (n2 cordoned: it counts, it may come back).
+  const ApiReply h100 = CreatePodWith(R"({"image":"busybox","gpu_type":"H100 SXM"})");
+  ASSERT_TRUE(IsApiError(h100, 409, "FAILED_PRECONDITION"));
+  EXPECT_EQ(h100.error_message(),
+            "no node here has H100 SXM GPUs; the types here are RTX 4090 (1 a node); or queue it "
+            "on purpose until such a node joins (\"queue\": true, suanli pods create --queue)");
+  const ApiReply two = CreatePodWith(R"({"image":"busybox","gpu_type":"4090","gpu_count":2})");
+  ASSERT_TRUE(IsApiError(two, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(two.error_message().find("the largest RTX 4090 node here has 1 GPU; ask for at most 1"),
+            std::string::npos)
+      << two.text;
+  ExpectNothingChanged();
+
+  // Queued on purpose, it is accepted and waits with its reason.
+  const ApiReply queued =
+      CreatePodWith(R"({"image":"busybox","gpu_type":"H100 SXM","queue":true})");
+  ASSERT_EQ(queued.status, 201) << queued.Describe();
+  EXPECT_EQ(Str(queued.json, "state"), "pending");
+  EXPECT_EQ(Str(queued.json, "state_reason"), "no ready node has H100 SXM GPUs");
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"image":"busybox","queue":"yes"})"), 400));
+}
+
 TEST_F(ApiBadInputTest, AnUnknownTemplateIsNotFound) {
   const ApiReply reply = CreatePodWith(R"({"template":"pytorhc","gpu_type":"4090"})");
   ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));

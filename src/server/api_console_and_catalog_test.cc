@@ -169,6 +169,12 @@ TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
 TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
   ASSERT_NO_FATAL_FAILURE(StartServer(size_t{1} << 20, /*threads=*/4));
   const Account renter = CreateUser("renter", kPlentyOfCredits);
+  // The renter queues hundreds of pods (no node): past the default quotas.
+  ASSERT_EQ(api()
+                .Send("PUT", "/v1/users/" + renter.id + "/quota", admin_,
+                      R"({"max_pods":1000000,"max_pending_pods":1000000})")
+                .status,
+            200);
   const std::string url = "http://127.0.0.1:" + std::to_string(server_->port());
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
@@ -188,8 +194,9 @@ TEST_F(ApiServerTest, CatalogReadsRacePriceChangesAndCreatesSafely) {
   threads.emplace_back([&, url] {
     ApiClient renter_client(url);
     while (!stop) {
-      const ApiReply pod = renter_client.Post(
-          "/v1/pods", renter.token, R"({"image":"busybox","gpu_type":"L4","volume_gb":0})");
+      const ApiReply pod =
+          renter_client.Post("/v1/pods", renter.token,
+                             R"({"image":"busybox","gpu_type":"L4","volume_gb":0,"queue":true})");
       if (pod.status != 201) fail(pod.Describe());
     }
   });

@@ -279,6 +279,77 @@ TEST_F(ApiRelayTest, OnlyTheNodeOfThePodMayAnswerAndMalformedAnswersAreRefused) 
   EXPECT_EQ(answered->body, "down");
 }
 
+TEST_F(ApiRelayTest, AnExitedPodShowsNoPortsAndKeepsItsLastLogsReadable) {
+  // Running: its host ports show.
+  ApiReply ports = api().PostJson(
+      "/v1/agent/pods/" + running_ + "/status", node_.token,
+      json::object{{"seq", 2},
+                   {"state", "running"},
+                   {"at", Now()},
+                   {"port_mappings",
+                    json::array{json::object{
+                        {"container_port", 8080}, {"protocol", "http"}, {"host_port", 20001}}}}});
+  ASSERT_EQ(ports.status, 200) << ports.Describe();
+  EXPECT_EQ(Array(api().Get("/v1/pods/" + running_, a_.token).json, "port_mappings").size(), 1u);
+
+  // It crashes; its agent sends the end of its output with the report.
+  const std::string logs =
+      "2026-03-01T00:00:00.100000000Z starting\n"
+      "2026-03-01T00:00:00.200000000Z Traceback (most recent call last)\n"
+      "2026-03-01T00:00:00.300000000Z ZeroDivisionError: division by zero\n";
+  const ApiReply exited = api().PostJson(
+      "/v1/agent/pods/" + running_ + "/status", node_.token,
+      json::object{{"seq", 3},
+                   {"state", "exited"},
+                   {"at", Now()},
+                   {"exit_code", 1},
+                   {"port_mappings",
+                    json::array{json::object{
+                        {"container_port", 8080}, {"protocol", "http"}, {"host_port", 20001}}}},
+                   {"logs_base64", net::Base64Encode(logs)}});
+  ASSERT_EQ(exited.status, 200) << exited.Describe();
+  const ApiReply pod = api().Get("/v1/pods/" + running_, a_.token);
+  EXPECT_EQ(Str(pod.json, "state"), "exited");
+  EXPECT_TRUE(Array(pod.json, "port_mappings").empty()) << "a gone container's ports: " << pod.text;
+  EXPECT_EQ(Str(pod.json, "node_address"), "");
+  EXPECT_FALSE(pod.object().contains("last_logs")) << "logs are not part of the pod's view";
+
+  // Served from what was saved, no agent asked: with tail, since and timestamps as for a live one.
+  const ApiReply all = api().Get("/v1/pods/" + running_ + "/logs", a_.token);
+  ASSERT_EQ(all.status, 200) << all.Describe();
+  EXPECT_EQ(all.text,
+            "starting\nTraceback (most recent call last)\nZeroDivisionError: division by zero\n");
+  EXPECT_EQ(api().Get("/v1/pods/" + running_ + "/logs?tail=1&timestamps=true", a_.token).text,
+            "2026-03-01T00:00:00.300000000Z ZeroDivisionError: division by zero\n");
+  EXPECT_EQ(
+      api().Get("/v1/pods/" + running_ + "/logs?since=2026-03-01T00:00:00.150Z", a_.token).text,
+      "Traceback (most recent call last)\nZeroDivisionError: division by zero\n");
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + running_ + "/logs", b_.token), 404));
+  // As text, as a live pod's are (the console reads the type), and said to be the saved ones.
+  core::Result<net::HttpResponse> typed =
+      UserSends("GET", "/v1/pods/" + running_ + "/logs?tail=1", a_.token).get();
+  ASSERT_TRUE(typed.ok()) << typed.status().ToString();
+  EXPECT_EQ(typed->content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(HeaderOf(*typed, "x-suanli-logs-saved"), "true");
+  int content_types = 0;
+  for (const auto& [name, value] : typed->headers) content_types += name == "content-type";
+  EXPECT_LE(content_types, 1) << "one Content-Type";
+
+  // They survive a restart of the server.
+  server_->Stop();
+  server_.reset();
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.data_dir = dir_->path();
+  core::Result<std::unique_ptr<Server>> restarted =
+      Server::Start(options, *catalog::LoadBuiltInCatalog(), clock_, log_);
+  ASSERT_TRUE(restarted.ok()) << restarted.status().ToString();
+  server_ = std::move(*restarted);
+  client_ = std::make_unique<ApiClient>(Url());
+  EXPECT_EQ(api().Get("/v1/pods/" + running_ + "/logs?tail=1", a_.token).text,
+            "ZeroDivisionError: division by zero\n");
+}
+
 TEST_F(ApiRelayTest, WhatCannotBeRelayedIsRefusedAtOnce) {
   // A port the pod does not have; a port that is no number.
   EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + running_ + "/proxy/9999/", a_.token), 400,

@@ -65,6 +65,16 @@ struct ControlPlaneOptions {
   core::Money storage_per_gb_month = core::Money::FromMicros(100'000);  // $0.10
   core::Duration join_token_lifetime = std::chrono::hours(24);
   int long_poll_limit_s = 60;
+  // Per-user quotas unless an admin sets others (SetQuota): pods not terminated, and pods waiting
+  // for a GPU (one user once queued ~8,800 pending pods in a minute).
+  int default_max_pods = 100;
+  int default_max_pending_pods = 20;
+};
+
+// A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
+struct QuotaChange {
+  std::optional<int> max_pods;
+  std::optional<int> max_pending_pods;
 };
 
 struct PodSpec {
@@ -87,6 +97,9 @@ struct PodSpec {
   std::optional<std::string> volume_mount_path;
   bool interruptible = false;
   std::map<std::string, std::string> node_selector;
+  // Accept a request that no node here could ever meet (a type or a size none has), to wait for
+  // such a node on purpose; without it, such a request is refused (FAILED_PRECONDITION).
+  bool queue = false;
 };
 
 struct TemplateSpec {
@@ -152,7 +165,10 @@ struct UsageRow {
 struct Availability {
   std::string gpu_type;
   int total = 0;
+  // GPUs nobody uses whose node still has the default vCPU and RAM beside them (2 vCPU and 8 GB
+  // each: sched::UsableFreeGpus); `stranded`, those nobody uses that such a pod could not get.
   int free = 0;
+  int stranded = 0;
   int largest_free_on_one_node = 0;
   // Shares: what partly used devices have left in all, and the most one of them has (milli-GPUs).
   int64_t shared_free_milli = 0;
@@ -192,6 +208,9 @@ class ControlPlane {
   core::Result<Written<core::User>> AddCredits(const Principal& caller, std::string_view user_id,
                                                core::Money amount, std::string note);
   core::Result<Written<core::User>> SetSpendCap(const Principal& caller, core::Money per_hour);
+  // Admin: a user's pod quotas. INVALID_ARGUMENT for a negative limit.
+  core::Result<Written<core::User>> SetQuota(const Principal& caller, std::string_view user_id,
+                                             QuotaChange change);
   // What the caller pays per hour now (running GPUs and every volume).
   core::Money SpendRate(std::string_view user_id) const;
 
@@ -323,6 +342,11 @@ class ControlPlane {
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const REQUIRES(mutex_);
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
                               core::TimePoint now) const REQUIRES(mutex_);
+  // RESOURCE_EXHAUSTED when `user` would pass a quota with one more pod (`pending`: one more
+  // waiting for a GPU; a new pod is both), naming the limit and how to raise it.
+  core::Status CheckQuota(const core::User& user, bool new_pod) const REQUIRES(mutex_);
+  // `user` as answers show it: the quotas in force.
+  core::User Shown(core::User user) const;
   void SetState(Change& change, core::Pod& pod, core::PodState to, core::TimePoint at,
                 std::string reason) REQUIRES(mutex_);
   void ChargePod(Change& change, core::Pod& pod, core::TimePoint to) REQUIRES(mutex_);

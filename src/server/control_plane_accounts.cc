@@ -50,7 +50,7 @@ Result<Written<core::User>> ControlPlane::CreateUser(const Principal& caller, st
   users_[user.id] = user;
   change.Dirty(Collection::kUsers, user.id);
   if (credits.micros() > 0) Credit(change, users_[user.id], credits, "initial credits");
-  return Written<core::User>{users_[user.id], change.Commit()};
+  return Written<core::User>{Shown(users_[user.id]), change.Commit()};
 }
 
 void ControlPlane::Credit(Change& change, core::User& user, Money amount, std::string note) {
@@ -73,7 +73,7 @@ Result<Written<std::vector<core::User>>> ControlPlane::ListUsers(const Principal
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
   core::MutexLock lock(mutex_);
   std::vector<core::User> users;
-  for (const auto& entry : users_) users.push_back(entry.second);
+  for (const auto& entry : users_) users.push_back(Shown(entry.second));
   return Written<std::vector<core::User>>{std::move(users), queue_.submitted()};
 }
 
@@ -89,7 +89,7 @@ Result<Written<core::User>> ControlPlane::GetUser(const Principal& caller,
     return core::NotFoundError("no user with the ID or name '" + std::string(id) +
                                "'; suanli users list shows them");
   }
-  core::User user = it->second;
+  core::User user = Shown(it->second);
   user.balance = LiveBalance(user, Now());
   return Written<core::User>{std::move(user), queue_.submitted()};
 }
@@ -112,7 +112,7 @@ Result<Written<core::User>> ControlPlane::AddCredits(const Principal& caller,
   }
   Change change(*this);
   Credit(change, it->second, amount, note.empty() ? "credits from an admin" : std::move(note));
-  return Written<core::User>{it->second, change.Commit()};
+  return Written<core::User>{Shown(it->second), change.Commit()};
 }
 
 Result<Written<core::User>> ControlPlane::SetSpendCap(const Principal& caller, Money per_hour) {
@@ -126,7 +126,63 @@ Result<Written<core::User>> ControlPlane::SetSpendCap(const Principal& caller, M
   user.spend_cap_per_hour = per_hour;
   change.Dirty(Collection::kUsers, user.id);
   EnforceLimits(change, Now());
-  return Written<core::User>{user, change.Commit()};
+  return Written<core::User>{Shown(user), change.Commit()};
+}
+
+// --- Quotas --------------------------------------------------------------------------------------
+
+core::User ControlPlane::Shown(core::User user) const {
+  if (user.max_pods == 0) user.max_pods = options_.default_max_pods;
+  if (user.max_pending_pods == 0) user.max_pending_pods = options_.default_max_pending_pods;
+  return user;
+}
+
+Status ControlPlane::CheckQuota(const core::User& user, bool new_pod) const {
+  const core::User limits = Shown(user);
+  int pods = 0;
+  int pending = 0;
+  if (const auto owned = pods_by_owner_.find(user.id); owned != pods_by_owner_.end()) {
+    for (const std::string& id : owned->second) {
+      const core::Pod& pod = pods_.at(id);
+      if (pod.state == PodState::kTerminated) continue;
+      ++pods;
+      if (pod.state == PodState::kPending) ++pending;
+    }
+  }
+  const std::string raise = "; or ask an admin to raise it (suanli users set-quota " + user.name;
+  if (new_pod && pods >= limits.max_pods) {
+    return core::ResourceExhaustedError(
+        "you have " + std::to_string(pods) + " pods, your quota's limit of pods not terminated (" +
+        std::to_string(limits.max_pods) + "); remove some (suanli pods rm)" + raise + " --pods N)");
+  }
+  if (pending >= limits.max_pending_pods) {
+    return core::ResourceExhaustedError(
+        "you have " + std::to_string(pending) +
+        " pods waiting for a GPU, your quota's limit of pending pods (" +
+        std::to_string(limits.max_pending_pods) + "); wait for them to start or remove some" +
+        raise + " --pending N)");
+  }
+  return Status::Ok();
+}
+
+Result<Written<core::User>> ControlPlane::SetQuota(const Principal& caller,
+                                                   std::string_view user_id, QuotaChange quota) {
+  SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  if (quota.max_pods.value_or(0) < 0 || quota.max_pending_pods.value_or(0) < 0) {
+    return core::InvalidArgumentError("a quota is a number of pods, or 0 for the default");
+  }
+  Locked locked(*this);
+  const auto it = users_.find(UserIdFor(user_id));
+  if (it == users_.end()) {
+    return core::NotFoundError("no user with the ID or name '" + std::string(user_id) +
+                               "'; suanli users list shows them");
+  }
+  core::User& user = it->second;
+  if (quota.max_pods) user.max_pods = *quota.max_pods;
+  if (quota.max_pending_pods) user.max_pending_pods = *quota.max_pending_pods;
+  Change change(*this);
+  change.Dirty(Collection::kUsers, user.id);
+  return Written<core::User>{Shown(user), change.Commit()};
 }
 
 // --- Tokens and SSH keys -------------------------------------------------------------------------

@@ -155,16 +155,20 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     entry.price_per_hour = PriceLocked(view.gpu_type);
     entry.simulated = entry.simulated || nodes_.at(view.id).gpus.front().simulated;
     if (!view.schedulable) continue;
-    const int free = view.FreeGpus();
+    // Free GPUs count only where a pod with the default vCPU and RAM could have them.
+    const int free = sched::UsableFreeGpus(view);
     // MIG slices count as the GPUs they are part of.
     entry.total +=
         static_cast<int>((view.GpuMilliCapacity() + core::kMilliGpu / 2) / core::kMilliGpu);
     entry.free += free;
+    entry.stranded += view.FreeGpus() - free;
     entry.largest_free_on_one_node = std::max(entry.largest_free_on_one_node, free);
+    const int share_cap = sched::LargestShareCovered(view.free);
     for (int left : view.gpu_free_milli) {
       if (left == core::kMilliGpu || left <= 0) continue;
-      entry.shared_free_milli += left;
-      entry.largest_share_free_milli = std::max(entry.largest_share_free_milli, left);
+      entry.shared_free_milli += std::min(left, share_cap);
+      entry.largest_share_free_milli =
+          std::max(entry.largest_share_free_milli, std::min(left, share_cap));
     }
   }
   std::vector<Availability> out;
@@ -313,6 +317,11 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (!report.container_id.empty()) pod.container_id = report.container_id;
   if (!report.port_mappings.empty()) pod.port_mappings = report.port_mappings;
   const PodState to = report.state;
+  // A stopped, exited or failed container's last output, readable once it is gone.
+  if (report.logs && IsDown(to)) {
+    pod.last_logs = report.logs->substr(report.logs->size() -
+                                        std::min(report.logs->size(), wire::kMaxReportedLogBytes));
+  }
   pod.pull = to == PodState::kStarting ? report.pull : std::nullopt;
   if (to == pod.state) {
     if (!report.message.empty()) pod.state_reason = report.message;

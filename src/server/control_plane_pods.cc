@@ -10,6 +10,45 @@
 #include "server/secrets.h"
 
 namespace suanli::server {
+namespace {
+
+// The nodes as the scheduler would see them with no pod bound (free = capacity), cordoned and
+// unreachable ones too: what the cluster could ever offer, for sched::WhyNeverPlaced.
+std::vector<sched::Node> CapacityOf(const std::map<std::string, core::Node>& nodes) {
+  std::vector<sched::Node> out;
+  out.reserve(nodes.size());
+  for (const auto& [id, node] : nodes) {
+    sched::Node& view = out.emplace_back();
+    view.id = id;
+    view.gpu_type = node.gpus.empty() ? "" : node.gpus.front().type;
+    bool mig = false;
+    for (const core::GpuDevice& gpu : node.gpus) {
+      if (view.gpu_free_milli.size() == sched::kMaxGpusPerNode) break;
+      view.gpu_free_milli.push_back(gpu.capacity_milli);
+      mig = mig || gpu.capacity_milli < core::kMilliGpu;
+    }
+    if (mig) view.gpu_capacity_milli = view.gpu_free_milli;
+    view.free = {node.vcpu, int64_t{node.memory_gb} * 1024, node.disk_gb};
+    view.vcpu_total = node.vcpu;
+    view.labels = node.labels;
+  }
+  return out;
+}
+
+sched::PodRequest RequestOf(const core::Pod& pod) {
+  return {pod.id,
+          pod.gpu_type,
+          pod.gpu_count,
+          pod.gpu_milli,
+          sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
+                           int64_t{pod.container_disk_gb} + pod.volume_gb},
+          pod.priority,
+          pod.sequence,
+          pod.interruptible,
+          pod.node_selector};
+}
+
+}  // namespace
 
 // --- Pod state -----------------------------------------------------------------------------------
 
@@ -36,6 +75,8 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   pod.state = to;
   pod.state_since = at;
   pod.state_reason = std::move(reason);
+  // No container, no ports: a stopped pod's host ports may be another pod's by now.
+  if (IsDown(to) || to == PodState::kPending) pod.port_mappings.clear();
   if (to == PodState::kPending && pod.node_id.empty()) {
     pending_.insert(pod.id);
     new_pending_.insert(pod.id);
@@ -125,10 +166,11 @@ std::string ControlPlane::ResolveCheapest(int gpu_count, int gpu_milli) const {
     if (cheapest_anywhere.empty() || price < PriceLocked(cheapest_anywhere)) {
       cheapest_anywhere = node.gpu_type;
     }
-    const bool room =
-        gpu_milli < core::kMilliGpu
-            ? std::ranges::any_of(node.gpu_free_milli, [&](int free) { return free >= gpu_milli; })
-            : node.FreeGpus() >= gpu_count;
+    const bool room = gpu_milli < core::kMilliGpu
+                          ? gpu_milli <= sched::LargestShareCovered(node.free) &&
+                                std::ranges::any_of(node.gpu_free_milli,
+                                                    [&](int free) { return free >= gpu_milli; })
+                          : sched::UsableFreeGpus(node) >= gpu_count;
     if (node.schedulable && room && (best.empty() || price < PriceLocked(best))) {
       best = node.gpu_type;
     }
@@ -156,7 +198,7 @@ Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::str
   std::set<std::string> seen;
   int most_free = 1;
   for (const sched::Node& node : SchedulerNodes()) {
-    const int free = node.FreeGpus();
+    const int free = sched::UsableFreeGpus(node);
     if (!node.schedulable || free == 0 || !seen.insert(node.gpu_type).second) continue;
     Result<const catalog::GpuType*> gpu = catalog_.FindExact(node.gpu_type);
     if (!gpu.ok()) continue;
@@ -240,21 +282,30 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.gpu_count = spec.gpu_count;
   pod.gpu_milli = spec.gpu_milli;
   // 2 vCPU and 8 GB per GPU, in proportion for a share (at least 1 vCPU and 1 GB).
-  const int64_t gpu_milli_total = int64_t{spec.gpu_count} * spec.gpu_milli;
-  pod.vcpu = spec.vcpu.value_or(
-      static_cast<int>(std::max<int64_t>(1, 2 * gpu_milli_total / core::kMilliGpu)));
-  pod.memory_gb = spec.memory_gb.value_or(
-      static_cast<int>(std::max<int64_t>(1, 8 * gpu_milli_total / core::kMilliGpu)));
+  const sched::Resources defaults = sched::DefaultNeeds(spec.gpu_count, spec.gpu_milli);
+  pod.vcpu = spec.vcpu.value_or(defaults.vcpu);
+  pod.memory_gb = spec.memory_gb.value_or(static_cast<int>(defaults.ram_mb / 1024));
   pod.interruptible = spec.interruptible;
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 
   core::User& user = users_.at(caller.user_id);
+  SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
   SUANLI_RETURN_IF_ERROR(
       CheckCanAfford(user,
                      spend_.Rate(user.id) + PodGpuRate(pod) +
                          billing::StoragePerHour(pod.storage_price_per_gb_month, pod.volume_gb),
                      now));
+  // A request no node here could ever meet would wait forever: refused, unless asked to queue.
+  if (!spec.queue) {
+    if (std::optional<std::string> never =
+            sched::WhyNeverPlaced(RequestOf(pod), CapacityOf(nodes_))) {
+      return core::FailedPreconditionError(
+          *never +
+          "; or queue it on purpose until such a node joins (\"queue\": true, suanli pods "
+          "create --queue)");
+    }
+  }
 
   pod.id = NewId("pod");
   pod.jupyter_token = HexEncode(entropy_.Bytes(24));
@@ -388,6 +439,7 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
       break;
     case core::PodAction::kStart: {
       core::User& user = users_.at(pod.owner_id);
+      SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/false));
       SUANLI_RETURN_IF_ERROR(CheckCanAfford(user, spend_.Rate(user.id) + PodGpuRate(pod), now));
       pod.desired = core::DesiredState::kRunning;
       ++pod.generation;
@@ -466,13 +518,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   std::vector<sched::Node> nodes = SchedulerNodes();
   std::vector<sched::PodRequest> requests;
   requests.reserve(candidates.size());
-  for (const std::string& id : candidates) {
-    const core::Pod& pod = pods_.at(id);
-    requests.push_back({pod.id, pod.gpu_type, pod.gpu_count, pod.gpu_milli,
-                        sched::Resources{pod.vcpu, int64_t{pod.memory_gb} * 1024,
-                                         int64_t{pod.container_disk_gb} + pod.volume_gb},
-                        pod.priority, pod.sequence, pod.interruptible, pod.node_selector});
-  }
+  for (const std::string& id : candidates) requests.push_back(RequestOf(pods_.at(id)));
   // Every bound pod: the mix packing keeps room for; the interruptible ones meant to run may be
   // preempted.
   std::vector<sched::RunningPod> running;

@@ -73,22 +73,22 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
     return Principal{user->value.id, core::Role::kUser, ""};
   }
 
-  Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090") {
+  Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090", int vcpu = 64) {
     std::vector<core::GpuDevice> devices;
     for (int i = 0; i < gpus; ++i) {
       devices.push_back({i, "GPU-" + std::to_string(i), type, 24, true, 0, core::kMilliGpu, ""});
     }
-    return NewNode(std::move(name), std::move(devices));
+    return NewNode(std::move(name), std::move(devices), vcpu);
   }
 
-  // A node of 64 vCPU, 256 GB and these GPUs, registered with a fresh join token.
-  Principal NewNode(std::string name, std::vector<core::GpuDevice> gpus) {
+  // A node of `vcpu` vCPU, 256 GB and these GPUs, registered with a fresh join token.
+  Principal NewNode(std::string name, std::vector<core::GpuDevice> gpus, int vcpu = 64) {
     auto join = plane_->CreateJoinToken(admin_, "test");
     EXPECT_TRUE(join.ok());
     NodeReport report;
     report.name = std::move(name);
     report.gpus = std::move(gpus);
-    report.vcpu = 64;
+    report.vcpu = vcpu;
     report.memory_gb = 256;
     report.disk_gb = 2000;
     auto node = plane_->RegisterNode(join->value.second, report);
@@ -118,6 +118,7 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
     spec.gpu_count = gpus;
     spec.volume_gb = volume_gb;
     spec.interruptible = interruptible;
+    spec.queue = true;  // tests make pods before their nodes join: queued on purpose
     auto pod = plane_->CreatePod(user, spec);
     EXPECT_TRUE(pod.ok()) << pod.status().ToString();
     Durable(pod->sequence);
@@ -328,6 +329,166 @@ TEST_P(ControlPlaneTest, APendingPodSaysWhyItWaits) {
   EXPECT_NE(pod.state_reason.find("2 free RTX 4090"), std::string::npos) << pod.state_reason;
 }
 
+// A 2-core host with 2 GPUs: the first default pod (2 vCPU) takes every vCPU, so the second GPU
+// is idle but no default pod can have it: availability does not call it free, and a pod that waits
+// for it says that vCPU is short.
+TEST_P(ControlPlaneTest, AGpuWithoutTheVcpuBesideItIsNotFreeAndAPodWaitingForItSaysSo) {
+  const Principal alice = NewUser("alice", "100");
+  NewNode("small", 2, "RTX 4090", /*vcpu=*/2);
+  std::vector<Availability> available = plane_->GpuAvailability(alice)->value;
+  ASSERT_EQ(available.size(), 1u);
+  EXPECT_EQ(available[0].free, 1);  // 2 idle GPUs, vCPU for one default pod
+  EXPECT_EQ(available[0].stranded, 1);
+
+  const core::Pod first = CreatePod(alice);
+  EXPECT_EQ(first.state, PodState::kStarting);
+  EXPECT_EQ(first.vcpu, 2);
+  EXPECT_EQ(first.memory_gb, 8);
+  available = plane_->GpuAvailability(alice)->value;
+  EXPECT_EQ(available[0].total, 2);
+  EXPECT_EQ(available[0].free, 0);
+  EXPECT_EQ(available[0].stranded, 1);
+  EXPECT_EQ(available[0].largest_free_on_one_node, 0);
+
+  const core::Pod second = CreatePod(alice);
+  EXPECT_EQ(second.state, PodState::kPending);
+  EXPECT_EQ(second.state_reason,
+            "no node with 1 free RTX 4090 also has 2 vCPU free (the most is 0); ask for less, or "
+            "wait for other pods to stop");
+
+  // On a node with 1 vCPU the GPU is not free for a default pod, but a pod asking for 1 vCPU gets
+  // it.
+  NewNode("one-core", 1, "RTX 4090", /*vcpu=*/1);
+  available = plane_->GpuAvailability(alice)->value;
+  EXPECT_EQ(available[0].free, 0);
+  EXPECT_EQ(available[0].stranded, 2);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.vcpu = 1;
+  auto small = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->value.state, PodState::kStarting);
+}
+
+TEST_P(ControlPlaneTest, ARequestNoNodeCouldEverMeetIsRefusedUnlessQueuedOnPurpose) {
+  const Principal alice = NewUser("alice", "1000");
+  NewNode("two", 2);
+  auto ask = [&](std::string type, int count, bool queue) {
+    PodSpec spec;
+    spec.image = "busybox";
+    spec.gpu_type = std::move(type);
+    spec.gpu_count = count;
+    spec.queue = queue;
+    return plane_->CreatePod(alice, spec);
+  };
+  auto h100 = ask("h100", 1, false);
+  EXPECT_EQ(h100.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(h100.status().message(),
+            "no node here has H100 SXM GPUs; the types here are RTX 4090 (2 a node); or queue it "
+            "on purpose until such a node joins (\"queue\": true, suanli pods create --queue)");
+  auto three = ask("4090", 3, false);
+  EXPECT_EQ(three.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(three.status().message().find("the largest RTX 4090 node here has 2 GPUs; ask for "
+                                          "at most 2"),
+            std::string::npos)
+      << three.status().message();
+  PodSpec greedy;
+  greedy.image = "busybox";
+  greedy.gpu_type = "4090";
+  greedy.vcpu = 65;
+  auto cpu = plane_->CreatePod(alice, greedy);
+  EXPECT_EQ(cpu.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(cpu.status().message().find("65 vCPU (the most is 64)"), std::string::npos);
+  EXPECT_TRUE(plane_->ListPods(alice)->value.empty()) << "a refused request changes nothing";
+
+  // What the cluster can do, even with every GPU busy, is accepted to wait.
+  auto both = ask("4090", 2, false);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  auto waits = ask("4090", 2, false);
+  ASSERT_TRUE(waits.ok()) << waits.status().ToString();
+  EXPECT_EQ(waits->value.state, PodState::kPending);
+
+  // Queued on purpose: it waits, and runs once a node that can take it joins.
+  auto queued = ask("4090", 3, true);
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  Durable(queued->sequence);
+  EXPECT_EQ(queued->value.state, PodState::kPending);
+  EXPECT_EQ(queued->value.state_reason, "no node has 3 free RTX 4090; all are in use");
+  NewNode("eight", 8);
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, queued->value.id).state, PodState::kStarting);
+}
+
+TEST_P(ControlPlaneTest, QuotasLimitPodsAndPendingPodsUntilAnAdminRaisesThem) {
+  const Principal alice = NewUser("alice", "1000");
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.max_pods, 100);
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.max_pending_pods, 20);
+  // The default: 20 pods waiting for a GPU (there is no node), the 21st refused.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(CreatePod(alice).id);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.queue = true;
+  auto refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "you have 20 pods waiting for a GPU, your quota's limit of pending pods (20); wait for "
+            "them to start or remove some; or ask an admin to raise it (suanli users set-quota "
+            "alice --pending N)");
+  EXPECT_EQ(core::HttpStatusFor(refused.status().code()), 429);
+
+  // Only an admin sets quotas; by name or ID; 0 is the default again.
+  EXPECT_EQ(plane_->SetQuota(alice, "alice", {30, 30}).status().code(),
+            core::StatusCode::kPermissionDenied);
+  EXPECT_EQ(plane_->SetQuota(admin_, "alice", {-1, {}}).status().code(),
+            core::StatusCode::kInvalidArgument);
+  auto raised = plane_->SetQuota(admin_, "alice", {22, 25});
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  Durable(raised->sequence);
+  EXPECT_EQ(raised->value.max_pods, 22);
+  EXPECT_EQ(raised->value.max_pending_pods, 25);
+  ids.push_back(CreatePod(alice).id);
+  ids.push_back(CreatePod(alice).id);
+  refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "you have 22 pods, your quota's limit of pods not terminated (22); remove some (suanli "
+            "pods rm); or ask an admin to raise it (suanli users set-quota alice --pods N)");
+
+  // A terminated pod no longer counts.
+  ASSERT_TRUE(plane_->Act(alice, ids.front(), core::PodAction::kTerminate).ok());
+  auto again = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Durable(again->sequence);
+
+  // Quotas survive a restart; 0 brings the default back.
+  Reopen();
+  EXPECT_EQ(plane_->GetUser(admin_, "alice")->value.max_pods, 22);
+  auto reset = plane_->SetQuota(admin_, alice.user_id, {0, {}});
+  ASSERT_TRUE(reset.ok());
+  EXPECT_EQ(reset->value.max_pods, 100);
+  EXPECT_EQ(reset->value.max_pending_pods, 25);
+}
+
+TEST_P(ControlPlaneTest, StartingAStoppedPodCountsAgainstThePendingQuota) {
+  const Principal alice = NewUser("alice", "1000");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  CreatePod(alice);  // takes the GPU
+  CreatePod(alice);  // waits
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 1}).ok());
+  auto start = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  EXPECT_EQ(start.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(start.status().message().find("limit of pending pods (1)"), std::string::npos);
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 2}).ok());
+  EXPECT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+}
+
 TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   const Principal alice = NewUser("alice", "100");
   const Principal agent =
@@ -356,7 +517,14 @@ TEST_P(ControlPlaneTest, SharesLandOnMigSlicesAndPayForWhatTheyAsked) {
   EXPECT_EQ(Get(alice, share->value.id).gpu_price_per_hour,
             billing::GpuRate(plane_->GpuPrice("A100 80GB SXM"), 1, 400));
 
+  // A whole GPU: no device here is one, so it is refused at once, unless queued on purpose.
   spec.gpu_milli = core::kMilliGpu;
+  auto refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("split into MIG slices, the largest 0.428 of a GPU"),
+            std::string::npos)
+      << refused.status().message();
+  spec.queue = true;
   auto whole = plane_->CreatePod(alice, spec);
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
   EXPECT_EQ(whole->value.state, PodState::kPending);

@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/pod_state.h"
+#include "net/base64.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -67,7 +68,9 @@ json::object ToDocument(const core::User& user) {
           {"balance_micros", user.balance.micros()},
           {"spend_cap_per_hour_micros", user.spend_cap_per_hour.micros()},
           {"created_at", FormatTime(user.created_at)},
-          {"notices", ToArray(user.notices)}};
+          {"notices", ToArray(user.notices)},
+          {"max_pods", user.max_pods},
+          {"max_pending_pods", user.max_pending_pods}};
 }
 
 Result<core::User> UserFromDocument(const json::object& document) {
@@ -82,6 +85,8 @@ Result<core::User> UserFromDocument(const json::object& document) {
   fields.Micros("spend_cap_per_hour_micros", &user.spend_cap_per_hour, kAnyMicros);
   fields.Time("created_at", &user.created_at);
   fields.StringList("notices", &user.notices, 1 << 16);
+  fields.Int("max_pods", &user.max_pods, kAnyInt);  // absent before quotas: the default
+  fields.Int("max_pending_pods", &user.max_pending_pods, kAnyInt);
   return Finished(fields, "user", std::move(user));
 }
 
@@ -218,6 +223,8 @@ json::object ToDocument(const core::Pod& pod) {
   out["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
                                                     {"total_bytes", pod.pull->total_bytes}})
                          : nullptr;
+  // Bytes as the container wrote them, not always UTF-8.
+  if (!pod.last_logs.empty()) out["last_logs_base64"] = net::Base64Encode(pod.last_logs);
   return out;
 }
 
@@ -290,6 +297,16 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Time("storage_billed_to", &pod.storage_billed_to);
   fields.Micros("cost_micros", &pod.cost, kAnyMicros);
   fields.Bool("volume_confirmed_empty", &pod.volume_confirmed_empty);
+  std::string last_logs;
+  fields.String("last_logs_base64", &last_logs, kText);
+  if (!last_logs.empty()) {
+    Result<std::string> logs = net::Base64Decode(last_logs);
+    if (logs.ok()) {
+      pod.last_logs = std::move(*logs);
+    } else {
+      fields.Fail("last_logs_base64: " + logs.status().message());
+    }
+  }
   // A pod stored before "ran" existed may have run if it was ever on a node: assume it did, so
   // that its volume stays protected by --force and billed as before.
   std::optional<bool> ran;

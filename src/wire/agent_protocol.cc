@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/pod_state.h"
+#include "net/base64.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -157,6 +158,39 @@ Result<Registration> DecodeRegistration(std::string_view text) {
   return Finished(fields, std::move(registration));
 }
 
+std::string SelectLogLines(std::string_view logs, int tail, std::optional<core::TimePoint> since,
+                           bool timestamps) {
+  // The times are fixed-width ("2026-03-01T10:00:00.123456789Z"), so they compare as text.
+  std::string from;
+  if (since) {
+    from = core::FormatTime(*since);  // "...:00.123Z"
+    from.insert(from.size() - 1, "000000");
+  }
+  std::vector<std::string_view> lines;
+  while (!logs.empty()) {
+    const size_t end = logs.find('\n');
+    const std::string_view line =
+        logs.substr(0, end == std::string_view::npos ? logs.size() : end + 1);
+    logs.remove_prefix(line.size());
+    if (!from.empty() && line.substr(0, from.size()) < from) continue;
+    lines.push_back(line);
+  }
+  size_t first = 0;
+  if (tail >= 0 && lines.size() > static_cast<size_t>(tail)) {
+    first = lines.size() - static_cast<size_t>(tail);
+  }
+  std::string out;
+  for (size_t i = first; i < lines.size(); ++i) {
+    std::string_view line = lines[i];
+    if (!timestamps) {
+      const size_t space = line.find(' ');
+      if (space != std::string_view::npos) line.remove_prefix(space + 1);
+    }
+    out += line;
+  }
+  return out;
+}
+
 std::string EncodePodReport(const PodReport& report) {
   json::object body{{"seq", report.seq},
                     {"state", core::PodStateName(report.state)},
@@ -172,6 +206,7 @@ std::string EncodePodReport(const PodReport& report) {
     body["pull"] = json::object{{"current_bytes", report.pull->current_bytes},
                                 {"total_bytes", report.pull->total_bytes}};
   }
+  if (report.logs) body["logs_base64"] = net::Base64Encode(*report.logs);
   return json::serialize(body);
 }
 
@@ -195,6 +230,16 @@ Result<PodReport> DecodePodReport(std::string_view text) {
     report.pull = progress;
   }
   fields.OptionalInt("exit_code", &report.exit_code, {-1'000'000, 1'000'000});
+  std::string logs_base64;
+  fields.String("logs_base64", &logs_base64, {.max_length = (kMaxReportedLogBytes + 2) / 3 * 4});
+  if (body->contains("logs_base64") && fields.ok()) {
+    Result<std::string> logs = net::Base64Decode(logs_base64);
+    if (!logs.ok()) {
+      fields.Fail("logs_base64: " + logs.status().message());
+    } else {
+      report.logs = std::move(*logs);
+    }
+  }
   ReadMappings(fields, &report.port_mappings);
   if (fields.ok()) {
     Result<core::PodState> parsed = core::ParsePodState(state);

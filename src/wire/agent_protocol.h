@@ -40,6 +40,9 @@ inline constexpr size_t kMaxReportMessageLength = 1024;  // bytes; Encode shorte
 inline constexpr size_t kMaxPortMappings = 64;
 inline constexpr size_t kMaxTokenLength = 256;
 inline constexpr size_t kMaxDesiredPods = 4096;
+// The end of a stopped container's output that a report carries (PodReport::logs); the server
+// keeps it with the pod, so it is small.
+inline constexpr size_t kMaxReportedLogBytes = 64 * 1024;
 
 // What an agent says about its host, at registration and in each heartbeat.
 struct NodeReport {
@@ -85,9 +88,19 @@ struct PodReport {
   std::optional<int> exit_code;
   std::optional<bool> ready;  // the pod's ports answer; only meaningful with state running
   std::optional<core::PullProgress> pull;  // with state starting: the image pull so far
+  // With state stopped, exited or failed: the last of the container's output, each line prefixed
+  // with its time (fixed-width RFC 3339, relay.h's NormalizeLogTimestamps), at most
+  // kMaxReportedLogBytes, starting at a line (the agent cuts it); base64 on the wire.
+  std::optional<std::string> logs;
 
   friend bool operator==(const PodReport&, const PodReport&) = default;
 };
+
+// From logs as PodReport::logs holds them (each line "<fixed-width RFC 3339 time> <text>"): the
+// lines at or after `since`, then the last `tail` of them (-1: all), with their times only when
+// `timestamps`; as GET /v1/pods/{id}/logs answers for a container that is gone.
+std::string SelectLogLines(std::string_view logs, int tail, std::optional<core::TimePoint> since,
+                           bool timestamps);
 
 std::string EncodePodReport(const PodReport& report);
 core::Result<PodReport> DecodePodReport(std::string_view text);

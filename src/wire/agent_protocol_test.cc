@@ -117,6 +117,33 @@ TEST(AgentProtocolTest, PodReportsRoundTrip) {
   decoded = DecodePodReport(EncodePodReport(pulling));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
   EXPECT_EQ(*decoded, pulling);
+
+  // A crashed container's last output, bytes that are not UTF-8 included.
+  PodReport crashed;
+  crashed.seq = 3;
+  crashed.state = core::PodState::kExited;
+  crashed.at = At(9);
+  crashed.exit_code = 1;
+  crashed.logs = "2026-12-02T14:46:25.000000000Z Traceback \xff\n";
+  decoded = DecodePodReport(EncodePodReport(crashed));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_EQ(*decoded, crashed);
+}
+
+TEST(AgentProtocolTest, SavedLogsAreSelectedByTimeAndTailWithOrWithoutTheirTimes) {
+  const std::string logs =
+      "2026-03-01T10:00:00.100000000Z one\n"
+      "2026-03-01T10:00:01.000000000Z two\n"
+      "2026-03-01T10:00:02.500000000Z three\n";
+  EXPECT_EQ(SelectLogLines(logs, -1, std::nullopt, false), "one\ntwo\nthree\n");
+  EXPECT_EQ(SelectLogLines(logs, 2, std::nullopt, false), "two\nthree\n");
+  EXPECT_EQ(SelectLogLines(logs, 0, std::nullopt, false), "");
+  EXPECT_EQ(SelectLogLines(logs, -1, *core::ParseTime("2026-03-01T10:00:01.000Z"), true),
+            "2026-03-01T10:00:01.000000000Z two\n2026-03-01T10:00:02.500000000Z three\n");
+  EXPECT_EQ(SelectLogLines(logs, 1, *core::ParseTime("2026-03-01T10:00:00.200Z"), false),
+            "three\n");
+  EXPECT_EQ(SelectLogLines("2026-03-01T10:00:00.100000000Z no newline", -1, std::nullopt, false),
+            "no newline");
 }
 
 TEST(AgentProtocolTest, ALongMessageIsShortenedOnAWholeCharacter) {
@@ -145,6 +172,7 @@ TEST(AgentProtocolTest, TheServerRefusesMalformedPodReports) {
            R"({"seq":1,"state":"running","at":"2026-12-02T14:46:25Z","port_mappings":[{}]})",
            R"({"seq":1,"state":"running","at":"2026-12-02T14:46:25Z","pull":{"total_bytes":1}})",
            R"({"seq":1,"state":"running","at":"2026-12-02T14:46:25Z","colour":"red"})",
+           R"({"seq":1,"state":"exited","at":"2026-12-02T14:46:25Z","logs_base64":"@@"})",
        }) {
     Result<PodReport> refused = DecodePodReport(bad);
     EXPECT_FALSE(refused.ok()) << bad;

@@ -94,7 +94,9 @@ json::object UserView(const core::User& user) {
           {"balance_micros", user.balance.micros()},
           {"spend_cap_per_hour_micros", user.spend_cap_per_hour.micros()},
           {"created_at", FormatTime(user.created_at)},
-          {"notices", ToArray(user.notices)}};
+          {"notices", ToArray(user.notices)},
+          {"max_pods", user.max_pods},
+          {"max_pending_pods", user.max_pending_pods}};
 }
 
 json::object ApiTokenView(const core::ApiToken& token) {

@@ -35,6 +35,7 @@ void Availability(Call& call) {
                    return json::object{{"gpu_type", entry.gpu_type},
                                        {"total", entry.total},
                                        {"free", entry.free},
+                                       {"stranded", entry.stranded},
                                        {"largest_free_on_one_node", entry.largest_free_on_one_node},
                                        {"shared_free_milli", entry.shared_free_milli},
                                        {"largest_share_free_milli", entry.largest_share_free_milli},

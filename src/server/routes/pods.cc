@@ -69,6 +69,7 @@ void CreatePod(Call& call) {
   fields.String("volume_mount_path", &mount, {.max_length = 256});
   if (!mount.empty()) spec.volume_mount_path = mount;
   fields.Bool("interruptible", &spec.interruptible);
+  fields.Bool("queue", &spec.queue);
   fields.StringMap("node_selector", &spec.node_selector, 32);
   spec.workload = ReadWorkload(fields, call.zoo());
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);

@@ -15,6 +15,7 @@
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/agent_protocol.h"
 #include "wire/relay_protocol.h"
 
 namespace suanli::server {
@@ -98,11 +99,24 @@ void PodLogs(Call& call) {
   Result<PodPlacement> placement = call.plane().Placement(call.principal, call.param(0));
   if (!placement.ok()) return call.Respond(placement.status());
   const core::Pod& pod = placement->pod;
+  if (pod.node_id.empty() && !pod.last_logs.empty()) {
+    // Its container is gone (stopped, exited, failed): the end of its output, as its agent saved
+    // it then.
+    std::optional<core::TimePoint> since;
+    if (!request.since.empty()) since = *core::ParseTime(request.since);
+    net::HttpResponse saved;
+    saved.status = 200;
+    saved.content_type = "text/plain; charset=utf-8";
+    saved.headers.emplace_back("X-Suanli-Logs-Saved", "true");
+    saved.body = wire::SelectLogLines(pod.last_logs, request.tail, since, request.timestamps);
+    return call.Respond(std::move(saved));
+  }
   if (pod.node_id.empty()) {
     return call.Respond(core::FailedPreconditionError(
         "pod " + pod.id + " is " + std::string(core::PodStateName(pod.state)) +
-        " and on no node, so it has no logs: a pod's container, and its logs with "
-        "it, exist only while the pod is on a node"));
+        " and on no node, so it has no logs" +
+        (pod.ran ? std::string(": its node kept none of its last container's")
+                 : std::string(": it has not run yet"))));
   }
   request.pod_id = pod.id;
   RelayToNode(call, *placement, std::move(request));

@@ -71,12 +71,27 @@ void UpdateMe(Call& call) {
   call.Respond(call.plane().SetSpendCap(call.principal, cap), wire::UserView);
 }
 
+void SetQuota(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  QuotaChange quota;
+  fields.OptionalInt("max_pods", &quota.max_pods, {0, 1'000'000'000});
+  fields.OptionalInt("max_pending_pods", &quota.max_pending_pods, {0, 1'000'000'000});
+  if (!quota.max_pods && !quota.max_pending_pods) {
+    fields.Fail("give max_pods, max_pending_pods or both (0: the default)");
+  }
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().SetQuota(call.principal, call.param(0), quota), wire::UserView);
+}
+
 // clang-format off
 constexpr Route kUserRoutes[] = {
   {{"POST", "/v1/users", Access::kAdmin, "Create a user (and a first API token)"}, CreateUser},
   {{"GET", "/v1/users", Access::kAdmin, "List users"}, ListUsers},
   {{"GET", "/v1/users/{id}", Access::kUser, "A user ('me' for yourself; others: admin)"}, GetUser},
   {{"POST", "/v1/users/{id}/credits", Access::kAdmin, "Give credits to a user"}, AddCredits},
+  {{"PUT", "/v1/users/{id}/quota", Access::kAdmin, "Set a user's pod quotas (0: the default)"}, SetQuota},
   {{"PATCH", "/v1/users/me", Access::kUser, "Set your spend cap"}, UpdateMe},
 };
 // clang-format on
