@@ -73,9 +73,13 @@ class ServerImpl final : public Server {
     store_ = std::move(*store);
     queue_ = std::make_unique<store::CommitQueue>(*store_);
     std::string admin_token;
+    ControlPlaneOptions plane_options;
+    plane_options.worker_url = options.worker_url.empty() ? "http://host.containers.internal:" +
+                                                                std::to_string(address->second)
+                                                          : options.worker_url;
     core::Result<std::unique_ptr<ControlPlane>> plane =
         ControlPlane::Open(*store_, *queue_, std::move(catalog), clock_, entropy_,
-                           ControlPlaneOptions(), &admin_token);
+                           std::move(plane_options), &admin_token);
     if (!plane.ok()) return plane.status();
     plane_ = std::move(*plane);
     if (!admin_token.empty()) {
