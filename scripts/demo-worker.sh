@@ -5,7 +5,7 @@
 # (seconds) makes it take that long, for tests of scaling and lost workers.
 auth="Authorization: Bearer $SUANLI_WORKER_TOKEN"
 while true; do
-  job=$(wget -q -T 60 -O - --header "$auth" "$SUANLI_JOB_URL?wait_s=20") || {
+  job=$(wget -q -O - --header "$auth" "$SUANLI_JOB_URL?wait_s=20") || {
     sleep 1
     continue
   }
@@ -14,7 +14,7 @@ while true; do
   input=$(echo "$job" | sed -n 's/^{"id":"[^"]*","input":\(.*\)}$/\1/p')
   seconds=$(echo "$input" | sed -n 's/.*"sleep":\([0-9][0-9]*\).*/\1/p')
   [ -z "$seconds" ] || sleep "$seconds"
-  wget -q -T 60 -O /dev/null --header "$auth" \
+  wget -q -O /dev/null --header "$auth" \
     --post-data "{\"output\":{\"echo\":$input,\"worker\":\"$SUANLI_POD_ID\"}}" \
     "$SUANLI_RESULT_URL/$id" || sleep 1
 done

@@ -10,7 +10,7 @@ set -euo pipefail
 
 podman_socket=/run/podman/podman.sock
 demo_image=localhost/suanli/busybox:latest
-demo_version=3  # the image's suanli.demo label; bump it when the image changes
+demo_version=4  # the image's suanli.demo label; bump it when the image changes
 
 answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 

@@ -211,6 +211,17 @@ TEST_F(ApiEndpointsTest, RunPodsJobApiAndWorkerProtocolEndToEnd) {
   ASSERT_EQ(purged.status, 200) << purged.Describe();
   EXPECT_EQ(Int(purged.json, "removed"), 3);
   EXPECT_EQ(Int(api().Get(v2 + "/health", alice_.token).object().at("jobs"), "inQueue"), 0);
+
+  // Prometheus: per endpoint, by id.
+  const std::string metrics = api().Get("/metrics").text;
+  EXPECT_NE(
+      metrics.find("suanli_endpoint_jobs{endpoint=\"" + endpoint + "\",status=\"COMPLETED\"} 2"),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("suanli_endpoint_workers{endpoint=\"" + endpoint + "\",state=\""),
+            std::string::npos);
+  EXPECT_NE(metrics.find("suanli_endpoint_queue_wait_seconds{endpoint=\"" + endpoint + "\"}"),
+            std::string::npos);
 }
 
 TEST_F(ApiEndpointsTest, JobBodiesAreCheckedAndTooLargeOnesAre413) {

@@ -391,6 +391,7 @@ Gauges ControlPlane::gauges() const {
     }
   }
   gauges.charged_micros = charged_micros_;
+  AddEndpointGauges(gauges);
   return gauges;
 }
 

@@ -205,6 +205,14 @@ struct Gauges {
   int nodes_ready = 0;
   int nodes_unreachable = 0;
   int64_t charged_micros = 0;  // total charged since start-up
+  struct Endpoint {
+    std::string id;
+    std::map<std::string, int> jobs_by_status;    // "IN_QUEUE", ... (stored jobs)
+    std::map<std::string, int> workers_by_state;  // "initializing", "idle", "running", "stopping"
+    double oldest_wait_s = 0;                     // the oldest queued job's wait; 0 with none
+    int64_t retried = 0;
+  };
+  std::vector<Endpoint> endpoints;
 };
 
 class ControlPlane {
@@ -443,6 +451,7 @@ class ControlPlane {
   core::Result<WorkerRuntime*> FindWorker(std::string_view endpoint_id, std::string_view worker_id,
                                           std::string_view token) REQUIRES(mutex_);
   EndpointInfo InfoOf(const serverless::Endpoint& endpoint) const REQUIRES(mutex_);
+  void AddEndpointGauges(Gauges& gauges) const REQUIRES(mutex_);
   void JobChanged(Change& change, const serverless::Job& job) REQUIRES(mutex_);
   void Enqueue(Change& change, serverless::Job& job) REQUIRES(mutex_);
   // Its job (if any) is re-queued or failed; the worker is asked to stop.

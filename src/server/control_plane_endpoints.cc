@@ -163,6 +163,26 @@ EndpointInfo ControlPlane::InfoOf(const serverless::Endpoint& endpoint) const {
   return info;
 }
 
+void ControlPlane::AddEndpointGauges(Gauges& gauges) const {
+  const core::TimePoint now = Now();
+  for (const auto& [id, endpoint] : endpoints_) {
+    const EndpointInfo info = InfoOf(endpoint);
+    Gauges::Endpoint& out = gauges.endpoints.emplace_back();
+    out.id = id;
+    for (const auto& [status, count] : info.jobs) {
+      out.jobs_by_status[std::string(serverless::JobStatusName(status))] = count;
+    }
+    for (const EndpointInfo::Worker& worker : info.workers) ++out.workers_by_state[worker.state];
+    out.retried = info.retried;
+    const EndpointRuntime& runtime = endpoint_runtime_.at(id);
+    if (!runtime.queue.empty()) {
+      out.oldest_wait_s =
+          std::chrono::duration<double>(now - jobs_.at(runtime.queue.begin()->second).created_at)
+              .count();
+    }
+  }
+}
+
 void ControlPlane::JobChanged(Change& change, const Job& job) {
   change.Dirty(Collection::kJobs, job.id);
   // Whoever waits on the job (runsync, a status wait) answers after the lock is released. The
