@@ -443,7 +443,14 @@ class ControlPlane {
       REQUIRES(mutex_);
   // Job timeouts and expiry, lost workers, the scaler's decisions; starts the workers it asked
   // for through CreatePod, outside the lock. Returns the commit sequence of what it wrote.
-  uint64_t TickEndpoints() EXCLUDES(mutex_);
+  // Serialized by scale_mutex_ (the tick thread, and a job submitted to an endpoint with no
+  // worker), so that two runs never both start the worker one decision asked for.
+  uint64_t TickEndpoints() EXCLUDES(mutex_, scale_mutex_);
+  // SubmitJob's change; *no_worker: the endpoint has no live worker to take the job.
+  core::Result<Written<serverless::Job>> EnqueueJob(const Principal& caller,
+                                                    std::string_view endpoint_id,
+                                                    JobRequest request, bool* no_worker)
+      EXCLUDES(mutex_);
   core::Result<serverless::Endpoint*> FindOwnEndpoint(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
   core::Result<serverless::Job*> FindOwnJob(const Principal& caller, std::string_view endpoint_id,
@@ -467,6 +474,7 @@ class ControlPlane {
   Entropy& entropy_;
   const ControlPlaneOptions options_;
 
+  core::Mutex scale_mutex_;  // held through TickEndpoints; taken before mutex_, never after
   mutable core::Mutex mutex_;
   std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
   Credentials credentials_ GUARDED_BY(mutex_);  // API, node and join tokens
