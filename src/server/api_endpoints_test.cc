@@ -5,8 +5,11 @@
 #include <boost/json/serialize.hpp>
 #include <thread>
 
+#include "core/mutex.h"
 #include "net/http_client.h"
+#include "net/http_server.h"
 #include "server/api_testing.h"
+#include "server/webhooks.h"
 
 namespace suanli::server {
 namespace {
@@ -222,6 +225,59 @@ TEST_F(ApiEndpointsTest, RunPodsJobApiAndWorkerProtocolEndToEnd) {
             std::string::npos);
   EXPECT_NE(metrics.find("suanli_endpoint_queue_wait_seconds{endpoint=\"" + endpoint + "\"}"),
             std::string::npos);
+}
+
+TEST_F(ApiEndpointsTest, AFinishedJobsWebhookIsPostedSignedWithTheEndpointsSecret) {
+  core::Mutex mutex;
+  std::vector<net::HttpRequest> received;
+  auto receiver = net::HttpServer::Start(
+      net::HttpServerOptions{.host = "127.0.0.1", .port = 0},
+      [&](net::HttpRequest&& request, net::Responder respond) {
+        {
+          core::MutexLock lock(mutex);
+          received.push_back(std::move(request));
+        }
+        respond(net::HttpResponse{
+            .status = 200, .content_type = "text/plain", .body = "", .headers = {}});
+      });
+  ASSERT_TRUE(receiver.ok());
+  const std::string hook = "http://127.0.0.1:" + std::to_string((*receiver)->port()) + "/done";
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  EXPECT_TRUE(
+      IsApiError(api().PostJson(v2 + "/run", alice_.token,
+                                json::object{{"input", 1}, {"webhook", "https://example.com/x"}}),
+                 400));
+  const ApiReply run = api().PostJson(v2 + "/run", alice_.token,
+                                      json::object{{"input", {{"n", 7}}}, {"webhook", hook}});
+  ASSERT_EQ(run.status, 200) << run.Describe();
+  const std::string job = Str(run.json, "id");
+  const auto [worker, token] = WaitForWorker(endpoint);
+  ASSERT_EQ(WorkerSend("GET", v2 + "/job-take/" + worker, token).status, 200);
+  ASSERT_EQ(
+      WorkerSend("POST", v2 + "/job-done/" + worker + "/" + job, token, R"({"output": {"n": 8}})")
+          .status,
+      200);
+  for (int i = 0; i < 200; ++i) {
+    {
+      core::MutexLock lock(mutex);
+      if (!received.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const std::string secret =
+      Str(api().Get("/v1/endpoints/" + endpoint, alice_.token).json, "webhook_secret");
+  ASSERT_EQ(secret.size(), 64u);
+  core::MutexLock lock(mutex);
+  ASSERT_EQ(received.size(), 1u);
+  const net::HttpRequest& call = received.front();
+  EXPECT_EQ(call.method, "POST");
+  EXPECT_EQ(call.path, "/done");
+  EXPECT_EQ(call.Header("x-suanli-signature"), WebhookSignature(secret, call.body));
+  const json::value body = json::parse(call.body);
+  EXPECT_EQ(Str(body, "id"), job);
+  EXPECT_EQ(Str(body, "status"), "COMPLETED");
+  EXPECT_EQ(json::serialize(body.at("output")), R"({"n":8})");
 }
 
 TEST_F(ApiEndpointsTest, JobBodiesAreCheckedAndTooLargeOnesAre413) {

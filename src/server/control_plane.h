@@ -36,6 +36,7 @@
 #include "server/credentials.h"
 #include "server/endpoint_runtime.h"
 #include "server/node_waiters.h"
+#include "server/webhooks.h"
 #include "serverless/endpoint.h"
 #include "serverless/job.h"
 #include "store/commit_queue.h"
@@ -378,6 +379,9 @@ class ControlPlane {
   void WhenJobQueued(std::string_view endpoint_id, core::TimePoint deadline,
                      std::function<void()> notify);
 
+  // The webhooks of jobs finished since the last call, for the server's WebhookSender.
+  std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
+
   // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
   // stops the pods of users out of money or over their cap, and wakes agents whose desired state
   // changed. Returns the commit sequence of what it wrote.
@@ -506,6 +510,7 @@ class ControlPlane {
   std::map<std::string, serverless::Job> jobs_ GUARDED_BY(mutex_);
   std::map<std::string, EndpointRuntime> endpoint_runtime_ GUARDED_BY(mutex_);
   uint64_t last_job_sequence_ GUARDED_BY(mutex_) = 0;
+  std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
 };
 
 }  // namespace suanli::server

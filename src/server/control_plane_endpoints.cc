@@ -3,10 +3,12 @@
 // billed like any pod) and the tick that scales them. The rules are src/serverless's (pure); this
 // file keeps the state, stores it and wakes whoever waits on it.
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 
 #include "core/pod_state.h"
 #include "server/control_plane.h"
 #include "server/control_plane_internal.h"
+#include "server/job_view.h"
 #include "server/secrets.h"
 #include "serverless/scaler.h"
 
@@ -183,8 +185,20 @@ void ControlPlane::AddEndpointGauges(Gauges& gauges) const {
   }
 }
 
+std::vector<WebhookDelivery> ControlPlane::TakeWebhooks() {
+  core::MutexLock lock(mutex_);
+  return std::exchange(webhooks_, {});
+}
+
 void ControlPlane::JobChanged(Change& change, const Job& job) {
   change.Dirty(Collection::kJobs, job.id);
+  if (serverless::IsFinal(job.status) && !job.webhook.empty()) {
+    const auto endpoint = endpoints_.find(job.endpoint_id);
+    if (endpoint != endpoints_.end()) {
+      webhooks_.push_back({job.webhook, boost::json::serialize(JobStatusView(job, Now())),
+                           endpoint->second.webhook_secret, 0});
+    }
+  }
   // Whoever waits on the job (runsync, a status wait) answers after the lock is released. The
   // waiters are the agents' (NodeWaiters); job ids ("job_") never equal a node's id.
   waiters_.Wake(job.id);
@@ -258,6 +272,7 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
                                         " endpoints, the most allowed; delete one first");
   }
   endpoint.id = NewId("ep");
+  endpoint.webhook_secret = HexEncode(entropy_.Bytes(32));
   endpoint.created_at = Now();
   endpoint.updated_at = endpoint.created_at;
   Change change(*this);

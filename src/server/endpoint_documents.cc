@@ -69,6 +69,7 @@ json::object ToDocument(const serverless::Endpoint& endpoint) {
           {"execution_timeout_s", endpoint.execution_timeout.count()},
           {"job_ttl_s", endpoint.job_ttl.count()},
           {"max_retries", endpoint.max_retries},
+          {"webhook_secret", endpoint.webhook_secret},
           {"created_at", FormatTime(endpoint.created_at)},
           {"updated_at", FormatTime(endpoint.updated_at)}};
 }
@@ -101,6 +102,7 @@ Result<serverless::Endpoint> EndpointFromDocument(const json::object& document) 
   ReadSeconds(fields, "execution_timeout_s", &endpoint.execution_timeout);
   ReadSeconds(fields, "job_ttl_s", &endpoint.job_ttl);
   fields.Int("max_retries", &endpoint.max_retries, kAnyInt);
+  fields.String("webhook_secret", &endpoint.webhook_secret, kText);
   fields.Time("created_at", &endpoint.created_at);
   fields.Time("updated_at", &endpoint.updated_at);
   return Finished(fields, "endpoint", std::move(endpoint));

@@ -13,6 +13,7 @@
 #include "server/api.h"
 #include "server/control_plane.h"
 #include "server/secrets.h"
+#include "server/webhooks.h"
 #include "store/commit_queue.h"
 #include "store/store.h"
 
@@ -126,6 +127,7 @@ class ServerImpl final : public Server {
         if (stopped_) return;
       }
       plane_->Tick();
+      for (WebhookDelivery& delivery : plane_->TakeWebhooks()) webhooks_.Send(std::move(delivery));
       core::MutexLock lock(mutex_);
       wake_.WaitFor(mutex_, std::chrono::milliseconds(250),
                     [this]() REQUIRES(mutex_) { return stopped_; });
@@ -140,6 +142,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<net::HttpServer> http_;
+  WebhookSender webhooks_;
   std::thread ticker_;
   core::Mutex mutex_;
   core::CondVar wake_;

@@ -57,7 +57,8 @@ struct Endpoint {
   int scaler_value = 4;                         // seconds of queue delay, or jobs per worker
   std::chrono::seconds execution_timeout{600};  // a job running longer is TIMED_OUT
   std::chrono::seconds job_ttl{24 * 3'600};     // a job and its result live this long
-  int max_retries = 3;  // re-queues of a job whose worker died, before it FAILED
+  int max_retries = 3;         // re-queues of a job whose worker died, before it FAILED
+  std::string webhook_secret;  // signs its jobs' webhooks (HMAC-SHA256); its owner sees it
   core::TimePoint created_at;
   core::TimePoint updated_at;
 

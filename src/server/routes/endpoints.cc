@@ -62,6 +62,7 @@ json::object EndpointView(const EndpointInfo& info) {
             {"timed_out", count(JobStatus::kTimedOut)},
             {"retried", info.retried}}},
           {"scale_error", info.scale_error},
+          {"webhook_secret", endpoint.webhook_secret},
           {"created_at", core::FormatTime(endpoint.created_at)},
           {"updated_at", core::FormatTime(endpoint.updated_at)}};
 }

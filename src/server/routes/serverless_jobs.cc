@@ -3,7 +3,6 @@
 // when pointed at suanli's base URL with a suanli token), and the workers' side: a long poll that
 // hands out the next job and the post of its result, authenticated by the worker's own token.
 // docs/api.md lists what differs from RunPod.
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
@@ -11,9 +10,11 @@
 #include <string>
 #include <utility>
 
+#include "server/job_view.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "server/webhooks.h"
 #include "serverless/job.h"
 #include "wire/json_fields.h"
 
@@ -29,27 +30,7 @@ using serverless::JobStatus;
 constexpr int64_t kMaxTimeoutMillis = int64_t{7} * 24 * 3'600 * 1'000;
 constexpr int64_t kRunSyncDefaultWaitMillis = 90'000;  // RunPod's
 
-// Stored JSON text as a value (what the worker or the client sent; the store holds it as text).
-json::value ParsedOrText(const std::string& text) {
-  boost::system::error_code error;
-  json::value value = json::parse(text, error);
-  if (error) return json::value(text);
-  return value;
-}
-
-// RunPod's job status: {"delayTime", "executionTime", "id", "output", "status"} (milliseconds),
-// with "error" when there is one, "workerId" and "retries".
-json::object JobView(const Job& job, core::TimePoint now) {
-  json::object view{{"id", job.id},
-                    {"status", serverless::JobStatusName(job.status)},
-                    {"delayTime", serverless::DelayMillis(job, now)},
-                    {"executionTime", serverless::ExecutionMillis(job, now)}};
-  if (!job.output.empty()) view["output"] = ParsedOrText(job.output);
-  if (!job.error.empty()) view["error"] = job.error;
-  if (!job.worker_id.empty()) view["workerId"] = job.worker_id;
-  if (job.retries > 0) view["retries"] = job.retries;
-  return view;
-}
+json::object JobView(const Job& job, core::TimePoint now) { return JobStatusView(job, now); }
 
 json::object ShortView(const Job& job) {
   return {{"id", job.id}, {"status", serverless::JobStatusName(job.status)}};
@@ -69,6 +50,9 @@ Result<JobRequest> ReadJobRequest(std::string_view text) {
     request.input = json::serialize(*input);
   }
   fields.String("webhook", &request.webhook, {.max_length = 2048});
+  if (!request.webhook.empty()) {
+    if (core::Status url = CheckWebhookUrl(request.webhook); !url.ok()) fields.Fail(url.message());
+  }
   fields.Object("policy", [&request](JsonFields& policy) {
     int64_t execution_ms = 0;
     int64_t ttl_ms = 0;
