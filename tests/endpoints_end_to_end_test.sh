@@ -2,8 +2,9 @@
 # Serverless endpoints end to end on real Podman: `suanli up` with 3 simulated RTX 4090s; an endpoint
 # (min 0, max 3) of the demo-worker template; 50 jobs through RunPod's /run scale it from 0 to 3
 # workers and every job completes with its output; /runsync answers inline; a queued job is
-# cancelled; a worker's container killed mid-job has its job re-queued and completed; after the
-# idle timeout the endpoint is back at 0 workers and the worker seconds are billed to its owner.
+# cancelled; a worker's container killed mid-job has its job re-queued and completed; queued jobs
+# survive a kill -9 of the server; after the idle timeout the endpoint is back at 0 workers and the
+# worker seconds are billed to its owner.
 # Usage: endpoints_end_to_end_test.sh PATH_TO_SUANLI (needs a container engine: sudo bash scripts/engine.sh)
 source "$(dirname "$0")/up_testing.sh" "$1"
 
@@ -108,6 +109,25 @@ done
 retried=$(curl -sf -H "$auth" "$v2/health" | grep -oE '"retried": *[0-9]+' | grep -oE '[0-9]+$')
 [ "${retried:-0}" -ge 1 ] || fail "health does not count the retry"
 
+# Jobs answered with an id survive a kill -9 of the server: it restarts from its store, the
+# workers (still running, their long polls failing meanwhile) come back, and every job completes.
+durable=()
+for i in 1 2 3 4 5; do durable+=("$(json_field id <<<"$(run "{\"input\": {\"n\": \"d$i\", \"sleep\": 1}}")")"); done
+kill -9 "$up_pid"
+wait "$up_pid" 2>/dev/null
+"$suanli" up --listen "0.0.0.0:$port" --simulate-gpus "3xRTX 4090" ${engine:+--engine "$engine"} \
+  >>up.out 2>>up.err &
+up_pid=$!
+for _ in $(seq 1 200); do curl -sf "$url/healthz" >/dev/null && break; sleep 0.1; done
+for job in "${durable[@]}"; do
+  for _ in $(seq 1 900); do
+    answer=$(status "$job")
+    [ "$(json_field status <<<"$answer")" = COMPLETED ] && break
+    sleep 0.1
+  done
+  [ "$(json_field status <<<"$answer")" = COMPLETED ] || fail "job $job after the restart: $answer"
+done
+
 # The idle timeout (5 s): back to zero workers.
 for _ in $(seq 1 600); do
   [ "$(workers)" -eq 0 ] && break
@@ -123,4 +143,4 @@ done
 [ "$gpu_seconds" -ge 10 ] || fail "alice was billed $gpu_seconds GPU seconds for the workers"
 
 "$suanli" endpoints rm "$endpoint" >/dev/null || fail "endpoints rm"
-echo "endpoints end to end: passed (50 jobs on up to $most workers, runsync, cancel, a killed worker's job retried, scaled to 0, $gpu_seconds GPU seconds billed)"
+echo "endpoints end to end: passed (50 jobs on up to $most workers, runsync, cancel, a killed worker's job retried, jobs through a kill -9 of the server, scaled to 0, $gpu_seconds GPU seconds billed)"
