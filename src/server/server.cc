@@ -78,6 +78,14 @@ class ServerImpl final : public Server {
     plane_options.worker_url = options.worker_url.empty() ? "http://host.containers.internal:" +
                                                                 std::to_string(address->second)
                                                           : options.worker_url;
+    const bool loopback =
+        address->first == "127.0.0.1" || address->first == "localhost" || address->first == "::1";
+    if (options.worker_url.empty() && loopback && address->second != 0) {
+      log_ << "serverless endpoints: workers reach this server at " << plane_options.worker_url
+           << ", which a server listening on " << address->first
+           << " does not answer; for endpoints, listen on an address containers reach (--listen "
+              "0.0.0.0:PORT) or set --worker-url\n";
+    }
     core::Result<std::unique_ptr<ControlPlane>> plane =
         ControlPlane::Open(*store_, *queue_, std::move(catalog), clock_, entropy_,
                            std::move(plane_options), &admin_token);
