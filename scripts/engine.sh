@@ -10,7 +10,7 @@ set -euo pipefail
 
 podman_socket=/run/podman/podman.sock
 demo_image=localhost/suanli/busybox:latest
-demo_version=2  # the image's suanli.demo label; bump it when the image changes
+demo_version=4  # the image's suanli.demo label; bump it when the image changes
 
 answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 
@@ -77,10 +77,13 @@ if ! curl -sf --unix-socket "$socket" "http://engine/images/$demo_image/json" 2>
   trap 'rm -rf "$rootfs"' EXIT
   mkdir -p "$rootfs/bin" "$rootfs/tmp" "$rootfs/www" "$rootfs/workspace"
   cp "$busybox" "$rootfs/bin/busybox"
-  for applet in sh ash cat echo env ls mkdir nc printf sleep httpd date id hostname wget; do
+  for applet in sh ash cat echo env ls mkdir nc printf sleep httpd date id hostname wget sed; do
     ln -s busybox "$rootfs/bin/$applet"
   done
   echo '<h1>suanli demo pod</h1>' >"$rootfs/www/index.html"
+  # The demo serverless worker (the demo-worker template).
+  cp "$(dirname "$0")/demo-worker.sh" "$rootfs/bin/demo-worker"
+  chmod 755 "$rootfs/bin/demo-worker"
   dropbear=/usr/sbin/dropbear  # dropbear-bin
   [ -x "$dropbear" ] || {
     echo "engine.sh: $dropbear is missing; run: sudo bash scripts/install-deps.sh" >&2

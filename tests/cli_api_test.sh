@@ -88,6 +88,15 @@ check "templates" 0 "^ID +NAME +IMAGE" "" -- templates
 check "balance" 0 "Balance: +\\\$12\.50" "" -- billing balance
 check "balance json" 0 '"balance_micros": 12500000' "" -- billing balance --json
 
+check "endpoint create" 0 "^created endpoint ep_[0-9a-f]+ \\(echo\\); send jobs to /v2/ep_" "" -- \
+  endpoints create echo --template demo-worker --gpu 4090:0.5 --max-workers 2 --idle-timeout 30
+endpoint_id=$(grep -oE 'ep_[0-9a-f]+' out.txt | head -1)
+check "endpoints table" 0 "$endpoint_id +echo +demo-worker +0.5x RTX 4090 +0 \\(0-2\\)" "" -- endpoints list
+check "endpoint update" 0 "Workers: +0 \\(1-2\\)" "" -- endpoints update "$endpoint_id" --min-workers 1
+check "endpoint bad" 2 "" "min_workers: must be from 0 to 2, not 3" -- endpoints update "$endpoint_id" --min-workers 3
+check "endpoint rm" 0 "removed endpoint $endpoint_id" "" -- endpoints rm "$endpoint_id"
+check "endpoint gone" 3 "" "you have no endpoint $endpoint_id" -- endpoints get "$endpoint_id"
+
 check "pods empty" 0 "" "" -- pods
 check "pod nowhere" 5 "" "no node has joined this cluster yet; or queue it on purpose" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t0
 check "pod create" 0 "^[A-Za-z0-9_-]+ pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --name t1 --queue

@@ -578,6 +578,63 @@ function pods() {
   return [title('Pods', ' ', h('a', {class: 'button', href: '#/deploy'}, 'Deploy')), holder];
 }
 
+// --- Serverless endpoints -------------------------------------------------------------------------
+
+function endpointWorkers(endpoint) {
+  const count = (state) => endpoint.workers.filter((w) => w.state === state).length;
+  return `${endpoint.workers.length} (${endpoint.min_workers}-${endpoint.max_workers}): ` +
+    `${count('running')} busy, ${count('idle')} idle, ${count('initializing')} starting`;
+}
+
+async function endpoints() {
+  const {templates} = await api('GET', '/v1/templates');
+  const holder = h('div', {'aria-live': 'polite'});
+  const refresh = async () => {
+    try {
+      const {endpoints: list} = await api('GET', '/v1/endpoints');
+      holder.replaceChildren(list.length === 0
+        ? h('p', {}, 'No endpoints yet: create one below; its jobs go to the RunPod-compatible API under /v2.')
+        : table([
+          {title: 'Endpoint', cell: (e) => e.name},
+          {title: 'Job API', cell: (e) => h('code', {}, e.url + '/run')},
+          {title: 'Workers', cell: endpointWorkers},
+          {title: 'Queued', numeric: true, cell: (e) => String(e.jobs.in_queue)},
+          {title: 'Running', numeric: true, cell: (e) => String(e.jobs.in_progress)},
+          {title: 'Done', numeric: true, cell: (e) => String(e.jobs.completed)},
+          {title: 'Failed', numeric: true, cell: (e) => String(e.jobs.failed + e.jobs.timed_out)},
+          {title: 'Note', cell: (e) => e.scale_error || ''},
+          {title: '', cell: (e) => h('button', {type: 'button', onclick: async () => {
+            try { await api('DELETE', '/v1/endpoints/' + e.id); await refresh(); } catch (error) { holder.replaceChildren(errorBox(error)); }
+          }}, 'Delete')},
+        ], list, {class: 'endpoints'}));
+    } catch (error) {
+      holder.replaceChildren(errorBox(error));
+    }
+  };
+  poll(2000, refresh);
+  const name = h('input', {id: 'endpoint-name', required: true, maxlength: 64, placeholder: 'name', 'aria-label': 'endpoint name'});
+  const template = h('select', {id: 'endpoint-template', 'aria-label': 'worker template'},
+    templates.map((t) => h('option', {value: t.id, selected: t.id === 'demo-worker' ? '' : undefined}, t.name)));
+  const gpu = h('input', {id: 'endpoint-gpu', placeholder: 'GPU (4090, 0.5 share: 4090)', value: 'cheapest', 'aria-label': 'GPU type of each worker'});
+  const max = h('input', {id: 'endpoint-max', type: 'number', min: 1, max: 100, value: 3, 'aria-label': 'most workers'});
+  const idle = h('input', {id: 'endpoint-idle', type: 'number', min: 1, max: 3600, value: 5, 'aria-label': 'idle timeout in seconds'});
+  const out = h('div', {'aria-live': 'polite'});
+  const create = h('form', {class: 'inline', onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api('POST', '/v1/endpoints', {name: name.value.trim(), template: template.value, gpu_type: gpu.value.trim(),
+        max_workers: Number(max.value), idle_timeout_s: Number(idle.value)});
+      name.value = '';
+      out.replaceChildren();
+      await refresh();
+    } catch (error) {
+      out.replaceChildren(errorBox(error));
+    }
+  }}, name, template, gpu, h('label', {}, 'max workers ', max), h('label', {}, 'idle s ', idle), h('button', {type: 'submit'}, 'Create endpoint'));
+  return [title('Endpoints'), h('p', {class: 'hint'}, 'Workers are pods that start when jobs wait and stop when idle; you pay for their seconds.'),
+    holder, h('h2', {}, 'New endpoint'), create, out];
+}
+
 function connections(pod) {
   const items = [];
   const host = pod.node_address && pod.node_address.includes(':') ? `[${pod.node_address}]` : pod.node_address;
@@ -799,7 +856,7 @@ async function admin() {
 // --- Routing --------------------------------------------------------------------------------------
 
 const routes = [
-  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/billing$/, billing], [/^#\/admin$/, admin],
+  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/endpoints$/, endpoints], [/^#\/billing$/, billing], [/^#\/admin$/, admin],
 ];
 
 async function route() {

@@ -55,6 +55,7 @@ CommandRun DefineAgentCommand(CLI::App& command);
 CommandRun DefineLoginCommand(CLI::App& command);
 CommandRun DefinePodsCommand(CLI::App& command);
 CommandRun DefineTemplatesCommand(CLI::App& command);
+CommandRun DefineEndpointsCommand(CLI::App& command);
 CommandRun DefineNodesCommand(CLI::App& command);
 CommandRun DefineAvailabilityCommand(CLI::App& command);
 CommandRun DefineBillingCommand(CLI::App& command);

@@ -90,6 +90,9 @@ CommandRun DefineServerCommand(CLI::App& command) {
   command.add_option("--threads", options->threads, "HTTP threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  command.add_option("--worker-url", options->worker_url,
+                     "The server's URL as serverless workers' containers reach it (default "
+                     "http://host.containers.internal:PORT)");
   return [options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();
@@ -113,6 +116,9 @@ CommandRun DefineUpCommand(CLI::App& command) {
   command.add_option(
       "--simulate-gpus", agent_options->simulate_gpus,
       "GPUs for the local agent to pretend it has, marked simulated, e.g. \"2xRTX 4090\"");
+  command.add_option("--worker-url", server_options->worker_url,
+                     "The server's URL as serverless workers' containers reach it (default "
+                     "http://host.containers.internal:PORT; listen on an address they reach)");
   command.add_option("--engine", agent_options->engine_socket,
                      "The Docker or Podman socket; default: the first that answers, else Podman's "
                      "service is started");

@@ -23,7 +23,7 @@ std::span<const Route> RouteTable() {
     for (std::span<const Route> group :
          {MetaRoutes(), CatalogRoutes(), UserRoutes(), TokenAndKeyRoutes(), TemplateRoutes(),
           PodRoutes(), PodRelayRoutes(), BillingRoutes(), NodeRoutes(), PriceRoutes(),
-          AgentRoutes(), AgentRelayRoutes()}) {
+          AgentRoutes(), AgentRelayRoutes(), EndpointRoutes(), ServerlessJobRoutes()}) {
       routes.insert(routes.end(), group.begin(), group.end());
     }
     return routes;
@@ -149,7 +149,7 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
     return;
   }
   const Route& route = routes[call.route];
-  if (route.info.access != Access::kPublic) {
+  if (route.info.access != Access::kPublic && route.info.access != Access::kWorker) {
     const std::string authorization = call.request.Header("authorization").value_or("");
     if (authorization.starts_with("Bearer ")) call.bearer = authorization.substr(7);
     if (route.info.access == Access::kUserOrPodLink && call.bearer.empty() && FollowPodLink(call)) {

@@ -38,6 +38,9 @@ enum class Access {
   // A person's API token, or, with none, the pod's link token (a browser opening a pod's port
   // through the proxy: ?suanli_link= once, then a cookie scoped to that pod's proxy paths).
   kUserOrPodLink,
+  // A serverless worker's own token (not an API token), checked by the handler: RunPod's worker
+  // library sends it without "Bearer".
+  kWorker,
 };
 
 // The pod link's query parameter and cookie (Access::kUserOrPodLink).

@@ -146,6 +146,8 @@ class ApiAuthTest : public ApiServerTest {
       case Access::kNode:
         if (anonymous) return Expect::kUnauthenticated;
         return caller == Caller::kNode ? Expect::kPass : Expect::kForbidden;
+      case Access::kWorker:  // no caller here holds a worker's token
+        return Expect::kUnauthenticated;
     }
     return Expect::kPass;
   }
@@ -320,6 +322,67 @@ class ApiAuthTest : public ApiServerTest {
     cases["GET /v1/agent/requests"] = {fixed("/v1/agent/requests?wait_s=0"), {}};
     cases["POST /v1/agent/requests/{id}"] = {
         fixed("/v1/agent/requests/rly_unknown", R"({"status":200})"), {}};
+    // Serverless: A's endpoint for the /v1 routes never has jobs (so no worker changes what B's
+    // probe reads); its jobs are on a second one.
+    const auto endpoint_of_a = [this] {
+      const ApiReply created = api().Post("/v1/endpoints", a_.token,
+                                          R"({"name":"e","image":"busybox","gpu_type":"4090"})");
+      EXPECT_EQ(created.status, 201) << created.Describe();
+      return Str(created.json, "id");
+    };
+    const std::string endpoint = endpoint_of_a();
+    const std::string jobs = "/v2/" + endpoint_of_a();
+    const auto job_of_a = [this, jobs](bool cancelled) {
+      const ApiReply run = api().Post(jobs + "/run", a_.token, R"({"input":1})");
+      EXPECT_EQ(run.status, 200) << run.Describe();
+      const std::string id = Str(run.json, "id");
+      if (cancelled) {
+        EXPECT_EQ(api().Post(jobs + "/cancel/" + id, a_.token).status, 200);
+      }
+      return id;
+    };
+    const std::string job = job_of_a(false);
+    cases["GET /v1/endpoints"] = {fixed("/v1/endpoints"), {}};
+    cases["POST /v1/endpoints"] = {
+        fixed("/v1/endpoints", R"({"name":"e","image":"busybox","gpu_type":"4090"})"), {}};
+    cases["GET /v1/endpoints/{id}"] = {
+        [endpoint] {
+          return Request{"/v1/endpoints/" + endpoint, "", "/v1/endpoints/" + endpoint};
+        },
+        Expect::kNotFound};
+    cases["PATCH /v1/endpoints/{id}"] = {[endpoint] {
+                                           return Request{"/v1/endpoints/" + endpoint,
+                                                          R"({"max_workers":3})",
+                                                          "/v1/endpoints/" + endpoint};
+                                         },
+                                         Expect::kNotFound};
+    cases["DELETE /v1/endpoints/{id}"] = {
+        [endpoint_of_a] {
+          return Request{"/v1/endpoints/" + endpoint_of_a(), "", ""};
+        },
+        Expect::kNotFound};
+    cases["POST /v2/{endpoint}/run"] = {fixed(jobs + "/run", R"({"input":1})"), Expect::kNotFound};
+    cases["POST /v2/{endpoint}/runsync"] = {fixed(jobs + "/runsync?wait=0", R"({"input":1})"),
+                                            Expect::kNotFound};
+    cases["GET /v2/{endpoint}/status/{job}"] = {fixed(jobs + "/status/" + job, ""),
+                                                Expect::kNotFound};
+    cases["GET /v2/{endpoint}/stream/{job}"] = {fixed(jobs + "/stream/" + job, ""),
+                                                Expect::kNotFound};
+    cases["POST /v2/{endpoint}/cancel/{job}"] = {
+        [jobs, job_of_a] {
+          return Request{jobs + "/cancel/" + job_of_a(false), "{}", ""};
+        },
+        Expect::kNotFound};
+    cases["POST /v2/{endpoint}/retry/{job}"] = {
+        [jobs, job_of_a] {
+          return Request{jobs + "/retry/" + job_of_a(true), "{}", ""};
+        },
+        Expect::kNotFound};
+    cases["GET /v2/{endpoint}/health"] = {fixed(jobs + "/health", ""), Expect::kNotFound};
+    cases["POST /v2/{endpoint}/purge-queue"] = {fixed(jobs + "/purge-queue"), Expect::kNotFound};
+    cases["GET /v2/{endpoint}/job-take/{worker}"] = {fixed(jobs + "/job-take/pod_x", ""), {}};
+    cases["POST /v2/{endpoint}/job-done/{worker}/{job}"] = {
+        fixed(jobs + "/job-done/pod_x/" + job, R"({"output":1})"), {}};
     return cases;
   }
 
@@ -598,6 +661,21 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"HEAD /v1/pods/{id}/proxy/{port}/{path...}", kUserOrPodLink},
       {"GET /v1/agent/requests", kNode},
       {"POST /v1/agent/requests/{id}", kNode},
+      {"GET /v1/endpoints", kUser},
+      {"POST /v1/endpoints", kUser},
+      {"GET /v1/endpoints/{id}", kUser},
+      {"PATCH /v1/endpoints/{id}", kUser},
+      {"DELETE /v1/endpoints/{id}", kUser},
+      {"POST /v2/{endpoint}/run", kUser},
+      {"POST /v2/{endpoint}/runsync", kUser},
+      {"GET /v2/{endpoint}/status/{job}", kUser},
+      {"GET /v2/{endpoint}/stream/{job}", kUser},
+      {"POST /v2/{endpoint}/cancel/{job}", kUser},
+      {"POST /v2/{endpoint}/retry/{job}", kUser},
+      {"GET /v2/{endpoint}/health", kUser},
+      {"POST /v2/{endpoint}/purge-queue", kUser},
+      {"GET /v2/{endpoint}/job-take/{worker}", kWorker},
+      {"POST /v2/{endpoint}/job-done/{worker}/{job}", kWorker},
   };
   size_t seen = 0;
   for (const RouteInfo& route : Api::Routes()) {

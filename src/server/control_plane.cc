@@ -9,6 +9,7 @@
 #include "billing/spend.h"
 #include "server/control_plane_internal.h"
 #include "server/documents.h"
+#include "server/endpoint_documents.h"
 #include "server/secrets.h"
 #include "server/templates.h"
 
@@ -59,6 +60,10 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(credentials_.join_tokens());
     case Collection::kSettings:
       return PricesDocumentText(price_overrides_);
+    case Collection::kEndpoints:
+      return find(endpoints_);
+    case Collection::kJobs:
+      return find(jobs_);
   }
   return std::nullopt;
 }
@@ -94,6 +99,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
     if (IsLeaving(pod)) leaving_[pod.last_node_id].insert(id);
     if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
   }
+  LoadEndpoints(std::move(stored->endpoints), std::move(stored->jobs));
   SUANLI_RETURN_IF_ERROR(AddBuiltInTemplates());
 
   const bool has_admin = std::any_of(users_.begin(), users_.end(), [](const auto& entry) {
@@ -264,6 +270,11 @@ void ControlPlane::EnforceLimits(Change& change, core::TimePoint now) {
 }
 
 uint64_t ControlPlane::Tick() {
+  const uint64_t sequence = TickPods();
+  return std::max(sequence, TickEndpoints());
+}
+
+uint64_t ControlPlane::TickPods() {
   Locked locked(*this);
   const core::TimePoint now = Now();
   Change change(*this);
@@ -380,6 +391,7 @@ Gauges ControlPlane::gauges() const {
     }
   }
   gauges.charged_micros = charged_micros_;
+  AddEndpointGauges(gauges);
   return gauges;
 }
 

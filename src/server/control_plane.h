@@ -34,7 +34,11 @@
 #include "core/status.h"
 #include "sched/scheduler.h"
 #include "server/credentials.h"
+#include "server/endpoint_runtime.h"
 #include "server/node_waiters.h"
+#include "server/webhooks.h"
+#include "serverless/endpoint.h"
+#include "serverless/job.h"
 #include "store/commit_queue.h"
 #include "store/store.h"
 #include "wire/agent_protocol.h"
@@ -69,6 +73,8 @@ struct ControlPlaneOptions {
   // for a GPU (one user once queued ~8,800 pending pods in a minute).
   int default_max_pods = 100;
   int default_max_pending_pods = 20;
+  // The server's base URL as a serverless worker's container reaches it (its job and result URLs).
+  std::string worker_url = "http://host.containers.internal:7070";
 };
 
 // A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
@@ -177,6 +183,50 @@ struct Availability {
   bool simulated = false;
 };
 
+// A serverless endpoint's settings as given to create (what is absent takes its default) or update
+// (what is absent stays as it is). Units: seconds.
+struct EndpointSpec {
+  std::optional<std::string> name;
+  std::optional<std::string> template_id;
+  std::optional<std::string> image;
+  std::optional<std::map<std::string, std::string>> env;
+  std::optional<std::string> gpu_type;  // "" or "cheapest": the cheapest free type per worker
+  std::optional<int> gpu_count;
+  std::optional<int> gpu_milli;
+  std::optional<int> volume_gb;
+  std::optional<int> min_workers;
+  std::optional<int> max_workers;
+  std::optional<int> warm_buffer;
+  std::optional<int> idle_timeout_s;
+  std::optional<serverless::ScalerKind> scaler;
+  std::optional<int> scaler_value;
+  std::optional<int> execution_timeout_s;
+  std::optional<int> job_ttl_s;
+  std::optional<int> max_retries;
+};
+
+// An endpoint as shown: its settings, its workers now and its jobs by status.
+struct EndpointInfo {
+  struct Worker {
+    std::string pod_id;
+    std::string state;  // "initializing", "idle", "running" (a job), "stopping"
+    std::string job_id;
+  };
+  serverless::Endpoint endpoint;
+  std::vector<Worker> workers;
+  std::map<serverless::JobStatus, int> jobs;  // stored jobs by status
+  int64_t retried = 0;
+  std::string scale_error;
+};
+
+// A job as a client asks for it (POST /v2/{endpoint}/run). Units: seconds.
+struct JobRequest {
+  std::string input;  // JSON text
+  std::string webhook;
+  std::optional<int> execution_timeout_s;  // else the endpoint's
+  std::optional<int> ttl_s;                // else the endpoint's
+};
+
 struct Gauges {
   std::map<std::string, int> pods_by_state;
   std::map<std::string, std::pair<int, int>> gpus_by_type;  // allocated, free
@@ -184,6 +234,14 @@ struct Gauges {
   int nodes_ready = 0;
   int nodes_unreachable = 0;
   int64_t charged_micros = 0;  // total charged since start-up
+  struct Endpoint {
+    std::string id;
+    std::map<std::string, int> jobs_by_status;    // "IN_QUEUE", ... (stored jobs)
+    std::map<std::string, int> workers_by_state;  // "initializing", "idle", "running", "stopping"
+    double oldest_wait_s = 0;                     // the oldest queued job's wait; 0 with none
+    int64_t retried = 0;
+  };
+  std::vector<Endpoint> endpoints;
 };
 
 class ControlPlane {
@@ -303,6 +361,58 @@ class ControlPlane {
   int long_poll_limit_s() const { return options_.long_poll_limit_s; }
   const catalog::Catalog& catalog() const { return catalog_; }
 
+  // --- Serverless endpoints and their jobs (control_plane_endpoints.cc). Endpoints are their
+  // owner's (admins see all); another's is NOT_FOUND.
+  core::Result<Written<EndpointInfo>> CreateEndpoint(const Principal& caller, EndpointSpec spec);
+  core::Result<Written<std::vector<EndpointInfo>>> ListEndpoints(const Principal& caller) const;
+  core::Result<Written<EndpointInfo>> GetEndpoint(const Principal& caller,
+                                                  std::string_view id) const;
+  // Settings of the workers (image, env, GPU) apply to workers started after the change.
+  core::Result<Written<EndpointInfo>> UpdateEndpoint(const Principal& caller, std::string_view id,
+                                                     EndpointSpec spec);
+  // Stops its workers, cancels its unfinished jobs and deletes it with its jobs.
+  core::Result<Written<EndpointInfo>> DeleteEndpoint(const Principal& caller, std::string_view id);
+  core::Result<Written<serverless::Job>> SubmitJob(const Principal& caller,
+                                                   std::string_view endpoint_id,
+                                                   JobRequest request);
+  core::Result<Written<serverless::Job>> GetJob(const Principal& caller,
+                                                std::string_view endpoint_id,
+                                                std::string_view job_id) const;
+  core::Result<Written<serverless::Job>> CancelJob(const Principal& caller,
+                                                   std::string_view endpoint_id,
+                                                   std::string_view job_id);
+  core::Result<Written<serverless::Job>> RetryJob(const Principal& caller,
+                                                  std::string_view endpoint_id,
+                                                  std::string_view job_id);
+  // Cancels every queued job; returns how many.
+  core::Result<Written<int>> PurgeQueue(const Principal& caller, std::string_view endpoint_id);
+  // Calls `notify` once, after the lock is released, when job `job_id` changes status (at once if
+  // it is finished or unknown) or `deadline` passes (at a later Tick).
+  void WhenJobChanges(std::string_view job_id, core::TimePoint deadline,
+                      std::function<void()> notify);
+  // The worker's side, authenticated by its token: UNAUTHENTICATED for a wrong one, NOT_FOUND for
+  // a worker the endpoint does not have (any more). TakeJob gives the oldest queued job (then
+  // IN_PROGRESS on it), or nullopt; FinishJob takes its result (FAILED_PRECONDITION when the job
+  // is no longer its own: cancelled, timed out or given to another worker).
+  // A worker that asks while it has a job has dropped it (kDropped: it is re-queued as if the
+  // worker were lost), unless it says it still runs it (kStillRunning, RunPod's
+  // job_in_progress=1): then it gets no second one (a worker runs one job at a time).
+  enum class WorkerJob { kDropped, kStillRunning };
+  core::Result<Written<std::optional<serverless::Job>>> TakeJob(
+      std::string_view endpoint_id, std::string_view worker_id, std::string_view token,
+      WorkerJob current = WorkerJob::kDropped);
+  core::Result<Written<serverless::Job>> FinishJob(std::string_view endpoint_id,
+                                                   std::string_view worker_id,
+                                                   std::string_view token, std::string_view job_id,
+                                                   std::string output, std::string error);
+  // Calls `notify` once when a job is queued on the endpoint (at once if one is) or `deadline`
+  // passes: a worker's long poll.
+  void WhenJobQueued(std::string_view endpoint_id, core::TimePoint deadline,
+                     std::function<void()> notify);
+
+  // The webhooks of jobs finished since the last call, for the server's WebhookSender.
+  std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
+
   // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
   // stops the pods of users out of money or over their cap, and wakes agents whose desired state
   // changed. Returns the commit sequence of what it wrote.
@@ -318,6 +428,7 @@ class ControlPlane {
   class Locked;
 
   core::Status Load(std::string* new_admin_token) EXCLUDES(mutex_);
+  uint64_t TickPods() EXCLUDES(mutex_);  // Tick's part for pods and nodes
   core::Status AddBuiltInTemplates() REQUIRES(mutex_);
 
   std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const
@@ -367,6 +478,34 @@ class ControlPlane {
                                int* gpu_count) const REQUIRES(mutex_);
   core::Status CheckNodeReport(NodeReport& report) const REQUIRES(mutex_);
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
+  // Serverless (control_plane_endpoints.cc).
+  void LoadEndpoints(std::vector<serverless::Endpoint> endpoints, std::vector<serverless::Job> jobs)
+      REQUIRES(mutex_);
+  // Job timeouts and expiry, lost workers, the scaler's decisions; starts the workers it asked
+  // for through CreatePod, outside the lock. Returns the commit sequence of what it wrote.
+  // Serialized by scale_mutex_ (the tick thread, and a job submitted to an endpoint with no
+  // worker), so that two runs never both start the worker one decision asked for.
+  uint64_t TickEndpoints() EXCLUDES(mutex_, scale_mutex_);
+  // SubmitJob's change; *no_worker: the endpoint has no live worker to take the job.
+  core::Result<Written<serverless::Job>> EnqueueJob(const Principal& caller,
+                                                    std::string_view endpoint_id,
+                                                    JobRequest request, bool* no_worker)
+      EXCLUDES(mutex_);
+  core::Result<serverless::Endpoint*> FindOwnEndpoint(const Principal& caller, std::string_view id)
+      REQUIRES(mutex_);
+  core::Result<serverless::Job*> FindOwnJob(const Principal& caller, std::string_view endpoint_id,
+                                            std::string_view job_id) REQUIRES(mutex_);
+  core::Result<WorkerRuntime*> FindWorker(std::string_view endpoint_id, std::string_view worker_id,
+                                          std::string_view token) REQUIRES(mutex_);
+  EndpointInfo InfoOf(const serverless::Endpoint& endpoint) const REQUIRES(mutex_);
+  void AddEndpointGauges(Gauges& gauges) const REQUIRES(mutex_);
+  void JobChanged(Change& change, const serverless::Job& job) REQUIRES(mutex_);
+  void Enqueue(Change& change, serverless::Job& job) REQUIRES(mutex_);
+  // Its job (if any) is re-queued or failed; the worker is asked to stop.
+  void LoseWorker(Change& change, const serverless::Endpoint& endpoint, const std::string& pod_id,
+                  WorkerRuntime& worker, std::string_view reason) REQUIRES(mutex_);
+  void StopWorker(Change& change, const std::string& pod_id, WorkerRuntime& worker,
+                  std::string reason) REQUIRES(mutex_);
 
   store::Store& store_;
   store::CommitQueue& queue_;
@@ -375,6 +514,7 @@ class ControlPlane {
   Entropy& entropy_;
   const ControlPlaneOptions options_;
 
+  core::Mutex scale_mutex_;  // held through TickEndpoints; taken before mutex_, never after
   mutable core::Mutex mutex_;
   std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
   Credentials credentials_ GUARDED_BY(mutex_);  // API, node and join tokens
@@ -401,6 +541,12 @@ class ControlPlane {
   // Each pod's revision, bumped when it is written, for VisitPods.
   std::unordered_map<std::string, uint64_t> pod_revision_ GUARDED_BY(mutex_);
   uint64_t last_revision_ GUARDED_BY(mutex_) = 0;
+  // Serverless endpoints, their jobs (until their TTL passes) and their queues and workers.
+  std::map<std::string, serverless::Endpoint> endpoints_ GUARDED_BY(mutex_);
+  std::map<std::string, serverless::Job> jobs_ GUARDED_BY(mutex_);
+  std::map<std::string, EndpointRuntime> endpoint_runtime_ GUARDED_BY(mutex_);
+  uint64_t last_job_sequence_ GUARDED_BY(mutex_) = 0;
+  std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
 };
 
 }  // namespace suanli::server

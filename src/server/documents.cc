@@ -5,6 +5,7 @@
 
 #include "core/pod_state.h"
 #include "net/base64.h"
+#include "server/endpoint_documents.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -498,6 +499,12 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
         break;
       case Collection::kSettings:
         if (document.id == kPricesDocumentId) status = DecodePrices(object, &entities.gpu_prices);
+        break;
+      case Collection::kEndpoints:
+        status = Decode(EndpointFromDocument(object), &entities.endpoints);
+        break;
+      case Collection::kJobs:
+        status = Decode(JobFromDocument(object), &entities.jobs);
         break;
     }
     SUANLI_RETURN_IF_ERROR(status);

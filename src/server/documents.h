@@ -16,6 +16,8 @@
 #include "core/domain.h"
 #include "core/money.h"
 #include "core/status.h"
+#include "serverless/endpoint.h"
+#include "serverless/job.h"
 #include "store/store.h"
 
 namespace suanli::server {
@@ -46,6 +48,8 @@ struct StoredEntities {
   std::vector<core::Node> nodes;
   std::vector<core::JoinToken> join_tokens;
   std::map<std::string, core::Money> gpu_prices;  // the admin's overrides, per GPU type
+  std::vector<serverless::Endpoint> endpoints;    // endpoint_documents.h
+  std::vector<serverless::Job> jobs;
 };
 // INTERNAL, naming the document, for one that is not JSON or not the entity it should be.
 core::Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents);

@@ -32,6 +32,8 @@ std::string_view AccessName(Access access) {
       return "join";
     case Access::kUserOrPodLink:
       return "user or pod link";
+    case Access::kWorker:
+      return "serverless worker";
   }
   return "public";
 }

@@ -13,6 +13,7 @@
 #include "server/api.h"
 #include "server/control_plane.h"
 #include "server/secrets.h"
+#include "server/webhooks.h"
 #include "store/commit_queue.h"
 #include "store/store.h"
 
@@ -73,9 +74,21 @@ class ServerImpl final : public Server {
     store_ = std::move(*store);
     queue_ = std::make_unique<store::CommitQueue>(*store_);
     std::string admin_token;
+    ControlPlaneOptions plane_options;
+    plane_options.worker_url = options.worker_url.empty() ? "http://host.containers.internal:" +
+                                                                std::to_string(address->second)
+                                                          : options.worker_url;
+    const bool loopback =
+        address->first == "127.0.0.1" || address->first == "localhost" || address->first == "::1";
+    if (options.worker_url.empty() && loopback && address->second != 0) {
+      log_ << "serverless endpoints: workers reach this server at " << plane_options.worker_url
+           << ", which a server listening on " << address->first
+           << " does not answer; for endpoints, listen on an address containers reach (--listen "
+              "0.0.0.0:PORT) or set --worker-url\n";
+    }
     core::Result<std::unique_ptr<ControlPlane>> plane =
         ControlPlane::Open(*store_, *queue_, std::move(catalog), clock_, entropy_,
-                           ControlPlaneOptions(), &admin_token);
+                           std::move(plane_options), &admin_token);
     if (!plane.ok()) return plane.status();
     plane_ = std::move(*plane);
     if (!admin_token.empty()) {
@@ -122,6 +135,7 @@ class ServerImpl final : public Server {
         if (stopped_) return;
       }
       plane_->Tick();
+      for (WebhookDelivery& delivery : plane_->TakeWebhooks()) webhooks_.Send(std::move(delivery));
       core::MutexLock lock(mutex_);
       wake_.WaitFor(mutex_, std::chrono::milliseconds(250),
                     [this]() REQUIRES(mutex_) { return stopped_; });
@@ -136,6 +150,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<ControlPlane> plane_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<net::HttpServer> http_;
+  WebhookSender webhooks_;
   std::thread ticker_;
   core::Mutex mutex_;
   core::CondVar wake_;

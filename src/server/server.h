@@ -23,6 +23,10 @@ struct ServerOptions {
   std::string store;
   size_t max_body_bytes = 1 << 20;
   int threads = 2;
+  // The server's base URL as serverless workers' containers reach it; empty:
+  // http://host.containers.internal:<port> (Podman's name for the host; Docker:
+  // host.docker.internal).
+  std::string worker_url;
 };
 
 class Server {

@@ -45,7 +45,7 @@ constexpr int64_t kServerLockKey = 0x7375616e6c69;
 constexpr int64_t kMigrationLockKey = kServerLockKey + 1;
 
 // The schema, one step per version, as for SQLite (sqlite_store.cc): a released step never changes.
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc JSON NOT NULL);
@@ -83,6 +83,11 @@ CREATE TABLE ledger (
 );
 CREATE INDEX ledger_by_user_to ON ledger (user_id, to_ns);
 CREATE INDEX ledger_by_pod ON ledger (pod_id);
+)sql",
+    // Serverless endpoints and their jobs.
+    R"sql(
+CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc JSON NOT NULL);
+CREATE TABLE jobs (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
 };
 

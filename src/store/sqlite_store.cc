@@ -29,8 +29,9 @@ namespace suanli::store {
 namespace {
 
 // Indexed by Collection; also the table names.
-constexpr std::array<std::string_view, 8> kCollectionNames = {
-    "users", "api_tokens", "ssh_keys", "templates", "pods", "nodes", "join_tokens", "settings"};
+constexpr std::array<std::string_view, 10> kCollectionNames = {
+    "users", "api_tokens",  "ssh_keys", "templates", "pods",
+    "nodes", "join_tokens", "settings", "endpoints", "jobs"};
 
 }  // namespace
 
@@ -48,7 +49,7 @@ using core::Status;
 // The schema, one step per version: step i takes user_version i to i + 1. A step, once released,
 // never changes (a database in the field already ran it); changes are new steps at the end. That is
 // also why the tables are spelled out rather than generated from kCollections.
-constexpr std::array<const char*, 1> kMigrations = {
+constexpr std::array<const char*, 2> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
@@ -86,6 +87,11 @@ CREATE TABLE ledger (
 ) STRICT;
 CREATE INDEX ledger_by_user_to ON ledger (user_id, to_ns);
 CREATE INDEX ledger_by_pod ON ledger (pod_id);
+)sql",
+    // Serverless endpoints and their jobs.
+    R"sql(
+CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
+CREATE TABLE jobs (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 )sql",
 };
 

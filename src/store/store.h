@@ -35,7 +35,9 @@ enum class Collection {
   kPods,
   kNodes,
   kJoinTokens,
-  kSettings
+  kSettings,
+  kEndpoints,  // serverless endpoints
+  kJobs,       // their jobs, until their TTL passes
 };
 
 // "users", "api_tokens", ...: also the table names.

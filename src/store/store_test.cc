@@ -351,13 +351,36 @@ TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   TempDir dir;
   ASSERT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "1");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "2");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 99"), "");
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("suanli.db"));
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("newer suanli"), std::string::npos)
       << store.status().message();
+}
+
+TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsItsData) {
+  TempDir dir;
+  {
+    std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+    Batch batch;
+    batch.puts = {{Collection::kUsers, "alice", R"({"name":"Alice"})"}};
+    ASSERT_TRUE(store->Commit(std::span<const Batch>(&batch, 1)).ok());
+  }
+  // As a suanli from before serverless endpoints left it.
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE endpoints"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE jobs"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
+  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "2");
+  Batch batch;
+  batch.puts = {{Collection::kEndpoints, "ep_1", R"({"name":"echo"})"},
+                {Collection::kJobs, "job_1", R"({"status":"IN_QUEUE"})"}};
+  ASSERT_TRUE(store->Commit(std::span<const Batch>(&batch, 1)).ok());
+  core::Result<Snapshot> snapshot = store->Load();
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot->documents.size(), 3u);  // alice kept; the endpoint and the job
 }
 
 TEST(SqliteStoreTest, UsesWriteAheadLogging) {

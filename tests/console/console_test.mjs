@@ -240,6 +240,23 @@ try {
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
   check(!(await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros, 'an empty cap removes it');
 
+  // Serverless endpoints: created from the form (the demo worker), listed with its job API, deleted.
+  await page.click('nav a[href="#/endpoints"]');
+  await page.waitForSelector('#endpoint-name');
+  await page.fill('#endpoint-name', 'echo');
+  await page.selectOption('#endpoint-template', 'demo-worker');
+  await page.fill('#endpoint-gpu', '4090');
+  await page.click('form.inline button:has-text("Create endpoint")');
+  await page.waitForSelector('table.endpoints >> text=echo');
+  const [made] = (await apiGet('/v1/endpoints', token)).endpoints;
+  check(made && made.template === 'demo-worker' && made.max_workers === 3 && made.idle_timeout_s === 5,
+        `the endpoint was created with the form's settings: ${JSON.stringify(made)}`);
+  check(await page.isVisible(`table.endpoints >> text="/v2/${made.id}/run"`), 'its job API URL is shown');
+  await shot('endpoints');
+  await page.click('table.endpoints button:has-text("Delete")');
+  await page.waitForSelector('text=No endpoints yet');
+  check((await apiGet('/v1/endpoints', token)).endpoints.length === 0, 'the endpoint is deleted');
+
   // A phone's width, then sign out.
   await page.setViewportSize({width: 390, height: 844});
   await page.click('nav a[href="#/gpus"]');

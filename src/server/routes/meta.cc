@@ -58,6 +58,43 @@ void Metrics(Call& call) {
       "# HELP suanli_store_batches_total Changes committed.\n"
       "# TYPE suanli_store_batches_total counter\nsuanli_store_batches_total {}\n",
       call.queue().transactions(), call.queue().durable());
+  // Serverless endpoints, by id (not name: /metrics is public).
+  text +=
+      "# HELP suanli_endpoint_jobs An endpoint's stored jobs by status.\n"
+      "# TYPE suanli_endpoint_jobs gauge\n";
+  for (const Gauges::Endpoint& endpoint : gauges.endpoints) {
+    for (std::string_view status :
+         {"IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"}) {
+      const auto it = endpoint.jobs_by_status.find(std::string(status));
+      text += fmt::format("suanli_endpoint_jobs{{endpoint=\"{}\",status=\"{}\"}} {}\n", endpoint.id,
+                          status, it == endpoint.jobs_by_status.end() ? 0 : it->second);
+    }
+  }
+  text +=
+      "# HELP suanli_endpoint_workers An endpoint's workers by state.\n"
+      "# TYPE suanli_endpoint_workers gauge\n";
+  for (const Gauges::Endpoint& endpoint : gauges.endpoints) {
+    for (std::string_view state : {"initializing", "idle", "running", "stopping"}) {
+      const auto it = endpoint.workers_by_state.find(std::string(state));
+      text +=
+          fmt::format("suanli_endpoint_workers{{endpoint=\"{}\",state=\"{}\"}} {}\n", endpoint.id,
+                      state, it == endpoint.workers_by_state.end() ? 0 : it->second);
+    }
+  }
+  text +=
+      "# HELP suanli_endpoint_queue_wait_seconds How long the oldest queued job has waited.\n"
+      "# TYPE suanli_endpoint_queue_wait_seconds gauge\n";
+  for (const Gauges::Endpoint& endpoint : gauges.endpoints) {
+    text += fmt::format("suanli_endpoint_queue_wait_seconds{{endpoint=\"{}\"}} {:.3f}\n",
+                        endpoint.id, endpoint.oldest_wait_s);
+  }
+  text +=
+      "# HELP suanli_endpoint_jobs_retried_total Jobs re-queued after their worker was lost.\n"
+      "# TYPE suanli_endpoint_jobs_retried_total counter\n";
+  for (const Gauges::Endpoint& endpoint : gauges.endpoints) {
+    text += fmt::format("suanli_endpoint_jobs_retried_total{{endpoint=\"{}\"}} {}\n", endpoint.id,
+                        endpoint.retried);
+  }
   net::HttpResponse response;
   response.content_type = "text/plain; version=0.0.4";
   response.body = std::move(text);

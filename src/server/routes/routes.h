@@ -26,17 +26,19 @@ struct Route {
 };
 
 // In the table's order.
-std::span<const Route> MetaRoutes();         // meta.cc: health, metrics, the OpenAPI document
-std::span<const Route> CatalogRoutes();      // catalog_and_advice.cc: GPUs, models, advice
-std::span<const Route> UserRoutes();         // users.cc
-std::span<const Route> TokenAndKeyRoutes();  // tokens_and_keys.cc: API tokens, SSH keys
-std::span<const Route> TemplateRoutes();     // templates.cc
-std::span<const Route> PodRoutes();          // pods.cc
-std::span<const Route> PodRelayRoutes();     // relay.cc: a pod's logs, its ports' HTTP
-std::span<const Route> BillingRoutes();      // billing.cc: balance, ledger, usage
-std::span<const Route> NodeRoutes();         // nodes.cc: join tokens, nodes
-std::span<const Route> PriceRoutes();        // billing.cc: GPU prices
-std::span<const Route> AgentRoutes();        // agent.cc: the node agent's protocol
-std::span<const Route> AgentRelayRoutes();   // relay.cc: the agent's side of the relay
+std::span<const Route> MetaRoutes();           // meta.cc: health, metrics, the OpenAPI document
+std::span<const Route> CatalogRoutes();        // catalog_and_advice.cc: GPUs, models, advice
+std::span<const Route> UserRoutes();           // users.cc
+std::span<const Route> TokenAndKeyRoutes();    // tokens_and_keys.cc: API tokens, SSH keys
+std::span<const Route> TemplateRoutes();       // templates.cc
+std::span<const Route> PodRoutes();            // pods.cc
+std::span<const Route> PodRelayRoutes();       // relay.cc: a pod's logs, its ports' HTTP
+std::span<const Route> BillingRoutes();        // billing.cc: balance, ledger, usage
+std::span<const Route> NodeRoutes();           // nodes.cc: join tokens, nodes
+std::span<const Route> PriceRoutes();          // billing.cc: GPU prices
+std::span<const Route> AgentRoutes();          // agent.cc: the node agent's protocol
+std::span<const Route> AgentRelayRoutes();     // relay.cc: the agent's side of the relay
+std::span<const Route> EndpointRoutes();       // endpoints.cc: serverless endpoints
+std::span<const Route> ServerlessJobRoutes();  // serverless_jobs.cc: /v2, RunPod's job API
 
 }  // namespace suanli::server

@@ -1,0 +1,299 @@
+// Serverless endpoints over HTTP: /v1/endpoints, RunPod's job API under /v2, and the workers'
+// routes, as a client of RunPod's API and RunPod's worker library would call them.
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+#include <thread>
+
+#include "core/mutex.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "server/api_testing.h"
+#include "server/webhooks.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using suanli::testing::ApiReply;
+using suanli::testing::Array;
+using suanli::testing::Int;
+using suanli::testing::IsApiError;
+using suanli::testing::Str;
+
+class ApiEndpointsTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartServer(kMaxBody));
+    alice_ = CreateUser("alice", kPlentyOfCredits);
+    bob_ = CreateUser("bob", kPlentyOfCredits);
+  }
+
+  std::string CreateEndpoint(json::object body = {
+                                 {"name", "echo"}, {"image", "busybox"}, {"gpu_type", "4090"}}) {
+    const ApiReply reply = api().PostJson("/v1/endpoints", alice_.token, body);
+    EXPECT_EQ(reply.status, 201) << reply.Describe();
+    return Str(reply.json, "id");
+  }
+
+  // The endpoint's first worker (the server's tick starts it), and its token from its pod's env.
+  std::pair<std::string, std::string> WaitForWorker(const std::string& endpoint) {
+    for (int i = 0; i < 200; ++i) {
+      const ApiReply reply = api().Get("/v1/endpoints/" + endpoint, alice_.token);
+      const json::array& workers = Array(reply.json, "workers");
+      if (!workers.empty()) {
+        const std::string pod = Str(workers.front(), "id");
+        const ApiReply pod_reply = api().Get("/v1/pods/" + pod, alice_.token);
+        const json::value env =
+            pod_reply.object().contains("env") ? pod_reply.object().at("env") : json::value();
+        return {pod, Str(env, "RUNPOD_AI_API_KEY")};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "no worker was started";
+    return {};
+  }
+
+  // A request as RunPod's worker library sends it: the token bare in Authorization.
+  ApiReply WorkerSend(std::string_view method, std::string_view target, std::string_view token,
+                      std::string_view body = {}) {
+    auto client = net::HttpClient::Create("http://127.0.0.1:" + std::to_string(server_->port()),
+                                          net::HttpClientOptions{});
+    EXPECT_TRUE(client.ok());
+    net::Headers headers;
+    headers.emplace_back("Authorization", std::string(token));
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
+    core::Result<net::HttpResponse> response = (*client)->Send(method, target, body, headers);
+    ApiReply reply;
+    if (!response.ok()) {
+      reply.transport_error = response.status().ToString();
+      return reply;
+    }
+    reply.status = response->status;
+    reply.text = response->body;
+    boost::system::error_code error;
+    json::value parsed = json::parse(reply.text, error);
+    if (!error) reply.json = std::move(parsed);
+    return reply;
+  }
+
+  static constexpr size_t kMaxBody = 8192;
+  Account alice_, bob_;
+};
+
+TEST_F(ApiEndpointsTest, EndpointsAreCreatedListedUpdatedAndDeletedByTheirOwner) {
+  const ApiReply created = api().PostJson("/v1/endpoints", alice_.token,
+                                          json::object{{"name", "echo"},
+                                                       {"template", "demo-worker"},
+                                                       {"gpu_type", "4090"},
+                                                       {"gpu_count", 0.5},
+                                                       {"max_workers", 5},
+                                                       {"scaler", "request_count"},
+                                                       {"scaler_value", 2},
+                                                       {"idle_timeout_s", 30}});
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string id = Str(created.json, "id");
+  EXPECT_TRUE(id.starts_with("ep_")) << id;
+  EXPECT_EQ(Str(created.json, "gpu_type"), "RTX 4090");
+  EXPECT_EQ(Int(created.json, "gpu_milli"), 500);
+  EXPECT_EQ(Int(created.json, "min_workers"), 0);
+  EXPECT_EQ(Int(created.json, "max_workers"), 5);
+  EXPECT_EQ(Str(created.json, "scaler"), "request_count");
+  EXPECT_EQ(Str(created.json, "url"), "/v2/" + id);
+  EXPECT_EQ(Array(api().Get("/v1/endpoints", alice_.token).json, "endpoints").size(), 1u);
+  EXPECT_EQ(Array(api().Get("/v1/endpoints", bob_.token).json, "endpoints").size(), 0u);
+  EXPECT_EQ(Array(api().Get("/v1/endpoints", admin_).json, "endpoints").size(), 1u);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/endpoints/" + id, bob_.token), 404, "NOT_FOUND"));
+  const ApiReply updated =
+      api().Send("PATCH", "/v1/endpoints/" + id, alice_.token, R"({"min_workers": 1})");
+  ASSERT_EQ(updated.status, 200) << updated.Describe();
+  EXPECT_EQ(Int(updated.json, "min_workers"), 1);
+  EXPECT_EQ(Int(updated.json, "max_workers"), 5);  // unchanged
+  EXPECT_TRUE(
+      IsApiError(api().Send("PATCH", "/v1/endpoints/" + id, alice_.token, R"({"min_workers": 6})"),
+                 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/endpoints/" + id, bob_.token), 404));
+  EXPECT_EQ(api().Send("DELETE", "/v1/endpoints/" + id, alice_.token).status, 200);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/endpoints/" + id, alice_.token), 404));
+}
+
+TEST_F(ApiEndpointsTest, BadEndpointBodiesAreA400NamingTheField) {
+  const auto refused = [&](std::string_view body, std::string_view field) {
+    const ApiReply reply = api().Send("POST", "/v1/endpoints", alice_.token, body);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT")) << body;
+    EXPECT_NE(reply.error_message().find(field), std::string::npos)
+        << body << ": " << reply.error_message();
+  };
+  refused(R"({"name": "e", "image": "busybox", "max_workers": 0})", "max_workers");
+  refused(R"({"name": "e", "image": "busybox", "scaler": "fast"})", "scaler");
+  refused(R"({"name": "e", "image": "busybox", "colour": "red"})", "colour");
+  refused(R"({"name": "e", "image": "busybox", "idle_timeout_s": "5"})", "idle_timeout_s");
+  refused(R"({"name": "e"})", "template");
+  refused(R"({"image": "busybox"})", "name");
+  const ApiReply unknown_gpu =
+      api().Send("POST", "/v1/endpoints", alice_.token,
+                 R"({"name": "e", "image": "busybox", "gpu_type": "nonsense-gpu"})");
+  EXPECT_TRUE(IsApiError(unknown_gpu, 404, "NOT_FOUND"));  // as for a pod
+  EXPECT_NE(unknown_gpu.error_message().find("gpu_type"), std::string::npos);
+  EXPECT_EQ(Array(api().Get("/v1/endpoints", alice_.token).json, "endpoints").size(), 0u);
+}
+
+TEST_F(ApiEndpointsTest, RunPodsJobApiAndWorkerProtocolEndToEnd) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  const ApiReply run =
+      api().PostJson(v2 + "/run", alice_.token, json::object{{"input", {{"prompt", "hello"}}}});
+  ASSERT_EQ(run.status, 200) << run.Describe();
+  const std::string job = Str(run.json, "id");
+  EXPECT_EQ(Str(run.json, "status"), "IN_QUEUE");
+  const ApiReply queued = api().Get(v2 + "/status/" + job, alice_.token);
+  EXPECT_EQ(Str(queued.json, "status"), "IN_QUEUE");
+  EXPECT_GE(Int(queued.json, "delayTime"), 0);
+  EXPECT_TRUE(IsApiError(api().Get(v2 + "/status/" + job, bob_.token), 404));
+
+  const auto [worker, token] = WaitForWorker(endpoint);
+  ASSERT_FALSE(token.empty());
+  EXPECT_TRUE(IsApiError(WorkerSend("GET", v2 + "/job-take/" + worker, "slw_wrong"), 401));
+  // As runpod-python asks: $ID replaced by the worker, "&job_in_progress=0" appended.
+  const ApiReply taken =
+      WorkerSend("GET", v2 + "/job-take/" + worker + "?wait_s=1&job_in_progress=0", token);
+  ASSERT_EQ(taken.status, 200) << taken.Describe();
+  EXPECT_EQ(Str(taken.json, "id"), job);
+  EXPECT_EQ(json::serialize(taken.object().at("input")), R"({"prompt":"hello"})");
+  const ApiReply health = api().Get(v2 + "/health", alice_.token);
+  ASSERT_EQ(health.status, 200) << health.Describe();
+  EXPECT_EQ(Int(health.object().at("jobs"), "inProgress"), 1);
+  EXPECT_EQ(Int(health.object().at("jobs"), "inQueue"), 0);
+  // While it runs one (runpod-python says so), it gets no second.
+  EXPECT_EQ(
+      WorkerSend("GET", v2 + "/job-take/" + worker + "?wait_s=0&job_in_progress=1", token).status,
+      204);
+  const ApiReply done = WorkerSend("POST", v2 + "/job-done/" + worker + "/" + job, token,
+                                   R"({"output": {"text": "hello back"}})");
+  ASSERT_EQ(done.status, 200) << done.Describe();
+  const ApiReply completed = api().Get(v2 + "/status/" + job, alice_.token);
+  EXPECT_EQ(Str(completed.json, "status"), "COMPLETED");
+  EXPECT_EQ(json::serialize(completed.object().at("output")), R"({"text":"hello back"})");
+  EXPECT_GE(Int(completed.json, "executionTime"), 0);
+  const ApiReply stream = api().Get(v2 + "/stream/" + job, alice_.token);
+  EXPECT_EQ(Str(stream.json, "status"), "COMPLETED");
+  EXPECT_EQ(Array(stream.json, "stream").size(), 1u);
+  // A second result for it is refused.
+  EXPECT_TRUE(IsApiError(
+      WorkerSend("POST", v2 + "/job-done/" + worker + "/" + job, token, R"({"output": 1})"), 409));
+
+  // runsync: the worker long-polls and answers while the client waits.
+  std::thread worker_loop([&, worker = worker, token = token] {
+    const ApiReply next = WorkerSend("GET", v2 + "/job-take/" + worker + "?wait_s=20", token);
+    ASSERT_EQ(next.status, 200) << next.Describe();
+    WorkerSend("POST", v2 + "/job-done/" + worker + "/" + Str(next.json, "id"), token,
+               R"({"output": "inline"})");
+  });
+  const ApiReply sync =
+      api().PostJson(v2 + "/runsync?wait=20000", alice_.token, json::object{{"input", 1}});
+  worker_loop.join();
+  ASSERT_EQ(sync.status, 200) << sync.Describe();
+  EXPECT_EQ(Str(sync.json, "status"), "COMPLETED");
+  EXPECT_EQ(Str(sync.json, "output"), "inline");
+
+  // A worker's error fails the job; /retry queues it again; cancel and purge-queue.
+  const std::string failing =
+      Str(api().PostJson(v2 + "/run", alice_.token, json::object{{"input", 2}}).json, "id");
+  ASSERT_EQ(WorkerSend("GET", v2 + "/job-take/" + worker, token).status, 200);
+  ASSERT_EQ(WorkerSend("POST", v2 + "/job-done/" + worker + "/" + failing, token,
+                       R"({"error": "out of memory"})")
+                .status,
+            200);
+  const ApiReply failed = api().Get(v2 + "/status/" + failing, alice_.token);
+  EXPECT_EQ(Str(failed.json, "status"), "FAILED");
+  EXPECT_EQ(Str(failed.json, "error"), "out of memory");
+  EXPECT_EQ(Str(api().Post(v2 + "/retry/" + failing, alice_.token).json, "status"), "IN_QUEUE");
+  EXPECT_EQ(Str(api().Post(v2 + "/cancel/" + failing, alice_.token).json, "status"), "CANCELLED");
+  for (int i = 0; i < 3; ++i) api().PostJson(v2 + "/run", alice_.token, json::object{{"input", i}});
+  const ApiReply purged = api().Post(v2 + "/purge-queue", alice_.token);
+  ASSERT_EQ(purged.status, 200) << purged.Describe();
+  EXPECT_EQ(Int(purged.json, "removed"), 3);
+  EXPECT_EQ(Int(api().Get(v2 + "/health", alice_.token).object().at("jobs"), "inQueue"), 0);
+
+  // Prometheus: per endpoint, by id.
+  const std::string metrics = api().Get("/metrics").text;
+  EXPECT_NE(
+      metrics.find("suanli_endpoint_jobs{endpoint=\"" + endpoint + "\",status=\"COMPLETED\"} 2"),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("suanli_endpoint_workers{endpoint=\"" + endpoint + "\",state=\""),
+            std::string::npos);
+  EXPECT_NE(metrics.find("suanli_endpoint_queue_wait_seconds{endpoint=\"" + endpoint + "\"}"),
+            std::string::npos);
+}
+
+TEST_F(ApiEndpointsTest, AFinishedJobsWebhookIsPostedSignedWithTheEndpointsSecret) {
+  core::Mutex mutex;
+  std::vector<net::HttpRequest> received;
+  auto receiver = net::HttpServer::Start(
+      net::HttpServerOptions{.host = "127.0.0.1", .port = 0},
+      [&](net::HttpRequest&& request, net::Responder respond) {
+        {
+          core::MutexLock lock(mutex);
+          received.push_back(std::move(request));
+        }
+        respond(net::HttpResponse{
+            .status = 200, .content_type = "text/plain", .body = "", .headers = {}});
+      });
+  ASSERT_TRUE(receiver.ok());
+  const std::string hook = "http://127.0.0.1:" + std::to_string((*receiver)->port()) + "/done";
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  EXPECT_TRUE(
+      IsApiError(api().PostJson(v2 + "/run", alice_.token,
+                                json::object{{"input", 1}, {"webhook", "https://example.com/x"}}),
+                 400));
+  const ApiReply run = api().PostJson(v2 + "/run", alice_.token,
+                                      json::object{{"input", {{"n", 7}}}, {"webhook", hook}});
+  ASSERT_EQ(run.status, 200) << run.Describe();
+  const std::string job = Str(run.json, "id");
+  const auto [worker, token] = WaitForWorker(endpoint);
+  ASSERT_EQ(WorkerSend("GET", v2 + "/job-take/" + worker, token).status, 200);
+  ASSERT_EQ(
+      WorkerSend("POST", v2 + "/job-done/" + worker + "/" + job, token, R"({"output": {"n": 8}})")
+          .status,
+      200);
+  for (int i = 0; i < 200; ++i) {
+    {
+      core::MutexLock lock(mutex);
+      if (!received.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const std::string secret =
+      Str(api().Get("/v1/endpoints/" + endpoint, alice_.token).json, "webhook_secret");
+  ASSERT_EQ(secret.size(), 64u);
+  core::MutexLock lock(mutex);
+  ASSERT_EQ(received.size(), 1u);
+  const net::HttpRequest& call = received.front();
+  EXPECT_EQ(call.method, "POST");
+  EXPECT_EQ(call.path, "/done");
+  EXPECT_EQ(call.Header("x-suanli-signature"), WebhookSignature(secret, call.body));
+  const json::value body = json::parse(call.body);
+  EXPECT_EQ(Str(body, "id"), job);
+  EXPECT_EQ(Str(body, "status"), "COMPLETED");
+  EXPECT_EQ(json::serialize(body.at("output")), R"({"n":8})");
+}
+
+TEST_F(ApiEndpointsTest, JobBodiesAreCheckedAndTooLargeOnesAre413) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", alice_.token, R"({"prompt": "x"})"), 400,
+                         "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", alice_.token, "{}"), 400));
+  EXPECT_TRUE(IsApiError(
+      api().Post(v2 + "/run", alice_.token, R"({"input": 1, "policy": {"ttl": "long"}})"), 400));
+  EXPECT_TRUE(IsApiError(api().Post("/v2/ep_nope/run", alice_.token, R"({"input": 1})"), 404));
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", "", R"({"input": 1})"), 401));
+  const std::string big = R"({"input": ")" + std::string(kMaxBody, 'x') + R"("})";
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", alice_.token, big), 413, "PAYLOAD_TOO_LARGE"));
+  EXPECT_EQ(Int(api().Get(v2 + "/health", alice_.token).object().at("jobs"), "inQueue"), 0);
+}
+
+}  // namespace
+}  // namespace suanli::server

@@ -1,0 +1,350 @@
+// Serverless endpoints in the control plane: workers created as pods by the tick, jobs handed to
+// them and answered, lost workers, timeouts, scale to zero, and jobs that survive a restart. Real
+// SQLite; time moves only when a test says so.
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "catalog/catalog_file.h"
+#include "server/control_plane.h"
+#include "server/secrets.h"
+#include "testing/temp_dir.h"
+
+namespace suanli::server {
+namespace {
+
+using core::PodState;
+using serverless::JobStatus;
+using std::chrono::seconds;
+
+class EndpointsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    clock_.Set(core::TimePoint(seconds(1'796'200'000)));
+    Open();
+    admin_ = *plane_->Authenticate(admin_token_);
+    auto user = plane_->CreateUser(admin_, "alice", core::Role::kUser,
+                                   core::Money::FromMicros(1'000'000'000));
+    ASSERT_TRUE(user.ok());
+    Durable(user->sequence);
+    alice_ = Principal{user->value.id, core::Role::kUser, ""};
+    auto join = plane_->CreateJoinToken(admin_, "test");
+    ASSERT_TRUE(join.ok());
+    NodeReport report;
+    report.name = "n1";
+    for (int i = 0; i < 4; ++i)
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto node = plane_->RegisterNode(join->value.second, report);
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    Durable(node->sequence);
+    node_ = *plane_->Authenticate(node->value.second);
+  }
+
+  void Open() {
+    store_ = store::OpenSqliteStore(dir_.File("suanli.db")).value();
+    queue_ = std::make_unique<store::CommitQueue>(*store_);
+    std::string token;
+    auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
+                                    entropy_, ControlPlaneOptions(), &token);
+    ASSERT_TRUE(plane.ok()) << plane.status().ToString();
+    plane_ = std::move(*plane);
+    if (!token.empty()) admin_token_ = token;
+  }
+
+  void Reopen() {
+    plane_.reset();
+    queue_.reset();
+    store_.reset();
+    Open();
+  }
+
+  void Durable(uint64_t sequence) {
+    std::promise<core::Status> done;
+    queue_->AfterDurable(sequence, [&done](const core::Status& status) { done.set_value(status); });
+    ASSERT_TRUE(done.get_future().get().ok());
+  }
+
+  void Tick() { Durable(plane_->Tick()); }
+
+  std::string CreateEndpoint(int min_workers = 0, int max_workers = 3) {
+    EndpointSpec spec;
+    spec.name = "echo";
+    spec.image = "busybox";
+    spec.gpu_type = "4090";
+    spec.min_workers = min_workers;
+    spec.max_workers = max_workers;
+    auto endpoint = plane_->CreateEndpoint(alice_, spec);
+    EXPECT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+    Durable(endpoint->sequence);
+    return endpoint->value.endpoint.id;
+  }
+
+  std::string Submit(const std::string& endpoint_id, std::string input = R"({"n":1})") {
+    auto job = plane_->SubmitJob(alice_, endpoint_id, JobRequest{std::move(input), "", {}, {}});
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    Durable(job->sequence);
+    return job->value.id;
+  }
+
+  EndpointInfo Info(const std::string& endpoint_id) {
+    return plane_->GetEndpoint(alice_, endpoint_id)->value;
+  }
+
+  serverless::Job Job(const std::string& endpoint_id, const std::string& job_id) {
+    return plane_->GetJob(alice_, endpoint_id, job_id)->value;
+  }
+
+  // Reports the worker's pod as `state` from the node's agent.
+  void ReportWorker(const std::string& pod_id, PodState state) {
+    PodReport report;
+    report.seq = ++report_seq_[pod_id];
+    report.state = state;
+    report.at = clock_.Now();
+    auto result = plane_->ReportPod(node_, pod_id, report);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    Durable(result->sequence);
+  }
+
+  std::string TokenOf(const std::string& pod_id) {
+    return plane_->GetPod(alice_, pod_id)->value.env.at("SUANLI_WORKER_TOKEN");
+  }
+
+  std::vector<std::string> Workers(const std::string& endpoint_id, std::string_view state = {}) {
+    std::vector<std::string> out;
+    for (const EndpointInfo::Worker& worker : Info(endpoint_id).workers) {
+      if (state.empty() || worker.state == state) out.push_back(worker.pod_id);
+    }
+    return out;
+  }
+
+  std::optional<serverless::Job> Take(const std::string& endpoint_id, const std::string& pod_id) {
+    auto taken = plane_->TakeJob(endpoint_id, pod_id, TokenOf(pod_id));
+    EXPECT_TRUE(taken.ok()) << taken.status().ToString();
+    if (!taken.ok()) return std::nullopt;
+    Durable(taken->sequence);
+    return taken->value;
+  }
+
+  core::Status Finish(const std::string& endpoint_id, const std::string& pod_id,
+                      const std::string& job_id, std::string output, std::string error = "") {
+    auto finished = plane_->FinishJob(endpoint_id, pod_id, TokenOf(pod_id), job_id,
+                                      std::move(output), std::move(error));
+    if (finished.ok()) Durable(finished->sequence);
+    return finished.status();
+  }
+
+  suanli::testing::TempDir dir_;
+  core::ManualClock clock_;
+  OpenSslEntropy entropy_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::CommitQueue> queue_;
+  std::unique_ptr<ControlPlane> plane_;
+  std::string admin_token_;
+  Principal admin_;
+  Principal alice_;
+  Principal node_;
+  std::map<std::string, int64_t> report_seq_;
+};
+
+TEST_F(EndpointsTest, ABurstScalesFromZeroToMaxEveryJobCompletesThenItScalesToZero) {
+  const std::string endpoint = CreateEndpoint();
+  Tick();
+  EXPECT_TRUE(Workers(endpoint).empty());  // nothing queued: nothing started
+  std::vector<std::string> jobs;
+  jobs.push_back(Submit(endpoint, R"({"n":0})"));
+  ASSERT_EQ(Workers(endpoint).size(), 1u);  // the first at once, by the submission itself
+  for (int i = 1; i < 12; ++i) {
+    jobs.push_back(Submit(endpoint, "{\"n\":" + std::to_string(i) + "}"));
+  }
+  Tick();
+  ASSERT_EQ(Workers(endpoint).size(), 1u);  // no more before the queue has waited 4 s
+  clock_.Advance(seconds(4));
+  Tick();
+  const std::vector<std::string> workers = Workers(endpoint);
+  ASSERT_EQ(workers.size(), 3u);  // the queue waited 4 s: up to max_workers
+  for (const std::string& pod : workers) {
+    const core::Pod worker = plane_->GetPod(alice_, pod)->value;
+    EXPECT_EQ(worker.state, PodState::kStarting) << "scheduled like any pod";
+    EXPECT_EQ(worker.env.at("RUNPOD_AI_API_KEY"), TokenOf(pod));
+    EXPECT_NE(worker.env.at("RUNPOD_WEBHOOK_GET_JOB").find("/v2/" + endpoint + "/job-take/$ID?"),
+              std::string::npos);
+    ReportWorker(pod, PodState::kRunning);
+  }
+  int done = 0;
+  while (done < 12) {
+    for (const std::string& pod : workers) {
+      std::optional<serverless::Job> job = Take(endpoint, pod);
+      if (!job) continue;
+      EXPECT_EQ(Info(endpoint).jobs[JobStatus::kInProgress], 1);
+      clock_.Advance(std::chrono::milliseconds(100));
+      ASSERT_TRUE(Finish(endpoint, pod, job->id, R"({"echo":)" + job->input + "}").ok());
+      ++done;
+    }
+  }
+  for (const std::string& id : jobs) {
+    const serverless::Job job = Job(endpoint, id);
+    EXPECT_EQ(job.status, JobStatus::kCompleted);
+    EXPECT_NE(job.output.find(job.input), std::string::npos);
+  }
+  Tick();
+  EXPECT_EQ(Workers(endpoint, "idle").size(), 3u);
+  clock_.Advance(seconds(5));  // the idle timeout
+  Tick();
+  EXPECT_EQ(Workers(endpoint, "stopping").size(), 3u);
+  for (const std::string& pod : workers) {
+    EXPECT_EQ(plane_->GetPod(alice_, pod)->value.desired, core::DesiredState::kTerminated);
+    ReportWorker(pod, PodState::kTerminated);
+  }
+  Tick();
+  EXPECT_TRUE(Workers(endpoint).empty());
+  // The worker seconds were billed to the endpoint's owner, like any pod's.
+  int64_t charged = 0;
+  const std::vector<core::LedgerEntry> ledger = plane_->Ledger(alice_, "").value();
+  for (const core::LedgerEntry& entry : ledger) {
+    if (entry.kind == core::LedgerKind::kGpu) charged -= entry.amount.micros();
+  }
+  EXPECT_GT(charged, 0);
+}
+
+TEST_F(EndpointsTest, AJobWhoseWorkerDiesIsRequeuedAndCompletesOnAnother) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string job = Submit(endpoint);
+  Tick();
+  const std::string first = Workers(endpoint).at(0);
+  ReportWorker(first, PodState::kRunning);
+  ASSERT_TRUE(Take(endpoint, first).has_value());
+  ReportWorker(first, PodState::kExited);  // its container was killed mid-job
+  Tick();
+  EXPECT_EQ(Job(endpoint, job).status, JobStatus::kInQueue);
+  EXPECT_EQ(Job(endpoint, job).retries, 1);
+  EXPECT_EQ(Info(endpoint).retried, 1);
+  // The lost worker is asked to go; a new one is started for the queued job.
+  std::vector<std::string> live = Workers(endpoint, "initializing");
+  ASSERT_EQ(live.size(), 1u);
+  ReportWorker(live[0], PodState::kRunning);
+  std::optional<serverless::Job> again = Take(endpoint, live[0]);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->id, job);
+  ASSERT_TRUE(Finish(endpoint, live[0], job, "7").ok());
+  EXPECT_EQ(Job(endpoint, job).status, JobStatus::kCompleted);
+}
+
+TEST_F(EndpointsTest, AJobFailsAfterMaxRetriesWithTheReason) {
+  EndpointSpec spec;
+  const std::string endpoint = CreateEndpoint();
+  spec.max_retries = 0;
+  ASSERT_TRUE(plane_->UpdateEndpoint(alice_, endpoint, spec).ok());
+  const std::string job = Submit(endpoint);
+  Tick();
+  const std::string worker = Workers(endpoint).at(0);
+  ReportWorker(worker, PodState::kRunning);
+  ASSERT_TRUE(Take(endpoint, worker).has_value());
+  ReportWorker(worker, PodState::kFailed);
+  Tick();
+  EXPECT_EQ(Job(endpoint, job).status, JobStatus::kFailed);
+  EXPECT_NE(Job(endpoint, job).error.find("its pod is failed"), std::string::npos)
+      << Job(endpoint, job).error;
+}
+
+TEST_F(EndpointsTest, CancelledAndTimedOutJobsRefuseTheWorkersLateResult) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string queued = Submit(endpoint);
+  ASSERT_TRUE(plane_->CancelJob(alice_, endpoint, queued).ok());
+  EXPECT_EQ(Job(endpoint, queued).status, JobStatus::kCancelled);
+  EXPECT_FALSE(plane_->CancelJob(alice_, endpoint, queued).ok());
+  Tick();
+  // Its submission started a worker at once (the endpoint had none); nothing more.
+  EXPECT_EQ(Workers(endpoint).size(), 1u);
+
+  const std::string slow = Submit(endpoint);
+  Tick();
+  const std::string worker = Workers(endpoint).at(0);
+  ReportWorker(worker, PodState::kRunning);
+  ASSERT_TRUE(Take(endpoint, worker).has_value());
+  clock_.Advance(seconds(600));  // the endpoint's execution timeout
+  Tick();
+  EXPECT_EQ(Job(endpoint, slow).status, JobStatus::kTimedOut);
+  EXPECT_EQ(plane_->GetPod(alice_, worker)->value.desired, core::DesiredState::kTerminated);
+  // Its worker was stopped: the late result is refused.
+  EXPECT_FALSE(plane_->FinishJob(endpoint, worker, TokenOf(worker), slow, "1", "").ok());
+  // RunPod's /retry queues it again.
+  ASSERT_TRUE(plane_->RetryJob(alice_, endpoint, slow).ok());
+  EXPECT_EQ(Job(endpoint, slow).status, JobStatus::kInQueue);
+}
+
+TEST_F(EndpointsTest, AJobAnsweredWithAnIdSurvivesARestartAndRunsAfterIt) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string job = Submit(endpoint, R"({"prompt":"hi"})");
+  Reopen();
+  const Principal alice = alice_;
+  EXPECT_EQ(Job(endpoint, job).status, JobStatus::kInQueue);
+  EXPECT_EQ(Job(endpoint, job).input, R"({"prompt":"hi"})");
+  Tick();
+  const std::string worker = Workers(endpoint).at(0);
+  ReportWorker(worker, PodState::kRunning);
+  ASSERT_TRUE(Take(endpoint, worker).has_value());
+  // A restart while it runs: the worker (a pod with its token) is known again and may answer.
+  Reopen();
+  EXPECT_EQ(Job(endpoint, job).status, JobStatus::kInProgress);
+  ASSERT_TRUE(Finish(endpoint, worker, job, R"("done")").ok());
+  EXPECT_EQ(Job(endpoint, job).output, R"("done")");
+}
+
+TEST_F(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
+  const std::string endpoint = CreateEndpoint();
+  auto bob = plane_->CreateUser(admin_, "bob", core::Role::kUser, core::Money::FromMicros(1));
+  ASSERT_TRUE(bob.ok());
+  const Principal bob_principal{bob->value.id, core::Role::kUser, ""};
+  EXPECT_EQ(plane_->GetEndpoint(bob_principal, endpoint).status().code(),
+            core::StatusCode::kNotFound);
+  EXPECT_EQ(plane_->SubmitJob(bob_principal, endpoint, JobRequest{"1", "", {}, {}}).status().code(),
+            core::StatusCode::kNotFound);
+  EXPECT_TRUE(plane_->GetEndpoint(admin_, endpoint).ok());
+  EXPECT_EQ(plane_->ListEndpoints(bob_principal)->value.size(), 0u);
+  Submit(endpoint);
+  Tick();
+  const std::string worker = Workers(endpoint).at(0);
+  EXPECT_EQ(plane_->TakeJob(endpoint, worker, "slw_wrong").status().code(),
+            core::StatusCode::kUnauthenticated);
+  EXPECT_EQ(plane_->TakeJob(endpoint, "pod_other", TokenOf(worker)).status().code(),
+            core::StatusCode::kUnauthenticated);
+}
+
+TEST_F(EndpointsTest, MinWorkersStartWithNoJobsAndDeleteStopsEverything) {
+  const std::string endpoint = CreateEndpoint(/*min_workers=*/2, /*max_workers=*/3);
+  Tick();
+  EXPECT_EQ(Workers(endpoint).size(), 2u);
+  const std::string job = Submit(endpoint);
+  const std::vector<std::string> workers = Workers(endpoint);
+  ASSERT_TRUE(plane_->DeleteEndpoint(alice_, endpoint).ok());
+  for (const std::string& pod : workers) {
+    EXPECT_EQ(plane_->GetPod(alice_, pod)->value.desired, core::DesiredState::kTerminated);
+  }
+  EXPECT_EQ(plane_->GetEndpoint(alice_, endpoint).status().code(), core::StatusCode::kNotFound);
+  Reopen();
+  EXPECT_EQ(plane_->GetEndpoint(alice_, endpoint).status().code(), core::StatusCode::kNotFound);
+}
+
+TEST_F(EndpointsTest, BadSettingsAreRefusedByName) {
+  EndpointSpec spec;
+  spec.name = "x";
+  spec.image = "busybox";
+  spec.min_workers = 5;
+  spec.max_workers = 3;
+  auto refused = plane_->CreateEndpoint(alice_, spec);
+  ASSERT_EQ(refused.status().code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("min_workers"), std::string::npos);
+  spec = EndpointSpec();
+  spec.name = "x";
+  EXPECT_NE(plane_->CreateEndpoint(alice_, spec).status().message().find("template"),
+            std::string::npos);
+  spec.template_id = "no-such-template";
+  EXPECT_EQ(plane_->CreateEndpoint(alice_, spec).status().code(), core::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace suanli::server

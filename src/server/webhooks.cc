@@ -1,0 +1,120 @@
+#include "server/webhooks.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <memory>
+#include <utility>
+
+#include "net/http_client.h"
+#include "server/secrets.h"
+
+namespace suanli::server {
+namespace {
+
+// "http://host:port/a?b" -> {"http://host:port", "/a?b"}.
+std::pair<std::string, std::string> SplitUrl(std::string_view url) {
+  const size_t path = url.find('/', std::string_view("http://").size());
+  if (path == std::string_view::npos) return {std::string(url), "/"};
+  return {std::string(url.substr(0, path)), std::string(url.substr(path))};
+}
+
+}  // namespace
+
+std::string WebhookSignature(std::string_view secret, std::string_view body) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(body.data()), body.size(), digest, &length);
+  return "sha256=" + HexEncode(std::string_view(reinterpret_cast<const char*>(digest), length));
+}
+
+core::Status CheckWebhookUrl(std::string_view url) {
+  const bool valid = url.starts_with("http://") && url.size() > 7 && url.size() <= 2048 &&
+                     url.find_first_of(" \r\n\t") == std::string_view::npos && url[7] != '/';
+  if (valid) return core::Status::Ok();
+  return core::InvalidArgumentError("webhook: '" + std::string(url.substr(0, 100)) +
+                                    "' is not an http://HOST[:PORT]/PATH URL (https is not "
+                                    "supported yet)");
+}
+
+WebhookSender::WebhookSender(WebhookOptions options)
+    : options_(options), thread_([this] { Loop(); }) {}
+
+WebhookSender::~WebhookSender() {
+  {
+    core::MutexLock lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.NotifyAll();
+  thread_.join();
+}
+
+void WebhookSender::Send(WebhookDelivery delivery) {
+  {
+    core::MutexLock lock(mutex_);
+    due_.emplace(core::MonotonicNow(), std::move(delivery));
+  }
+  wake_.NotifyAll();
+}
+
+int64_t WebhookSender::delivered() const {
+  core::MutexLock lock(mutex_);
+  return delivered_;
+}
+
+int64_t WebhookSender::given_up() const {
+  core::MutexLock lock(mutex_);
+  return given_up_;
+}
+
+core::Status WebhookSender::Post(const WebhookDelivery& delivery) const {
+  const auto [base, target] = SplitUrl(delivery.url);
+  net::HttpClientOptions client_options;
+  client_options.timeout = options_.timeout;
+  core::Result<std::unique_ptr<net::HttpClient>> client =
+      net::HttpClient::Create(base, client_options);
+  if (!client.ok()) return client.status();
+  const net::Headers headers = {
+      {"Content-Type", "application/json"},
+      {"X-Suanli-Signature", WebhookSignature(delivery.secret, delivery.body)}};
+  core::Result<net::HttpResponse> answer = (*client)->Send("POST", target, delivery.body, headers);
+  if (!answer.ok()) return answer.status();
+  if (answer->status < 200 || answer->status > 299) {
+    return core::UnavailableError("the webhook answered " + std::to_string(answer->status));
+  }
+  return core::Status::Ok();
+}
+
+void WebhookSender::Loop() {
+  mutex_.Lock();
+  while (true) {
+    wake_.Wait(mutex_, [this]() REQUIRES(mutex_) { return stopping_ || !due_.empty(); });
+    if (stopping_) break;
+    const core::MonotonicTime first = due_.begin()->first;
+    if (first > core::MonotonicNow()) {
+      // Until it is due, or something due sooner is sent.
+      wake_.WaitUntil(mutex_, first, [this, first]() REQUIRES(mutex_) {
+        return stopping_ || due_.empty() || due_.begin()->first < first;
+      });
+      continue;
+    }
+    WebhookDelivery delivery = std::move(due_.begin()->second);
+    due_.erase(due_.begin());
+    mutex_.Unlock();  // the call takes up to options_.timeout
+    const core::Status posted = Post(delivery);
+    mutex_.Lock();
+    ++delivery.attempt;
+    if (posted.ok()) {
+      ++delivered_;
+    } else if (delivery.attempt >= options_.attempts) {
+      ++given_up_;
+    } else {
+      const auto backoff = options_.first_backoff * (int64_t{1} << (delivery.attempt - 1));
+      due_.emplace(core::MonotonicNow() + backoff, std::move(delivery));
+    }
+  }
+  mutex_.Unlock();
+}
+
+}  // namespace suanli::server

@@ -1,0 +1,101 @@
+#include "server/webhooks.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/mutex.h"
+#include "net/http_server.h"
+
+namespace suanli::server {
+namespace {
+
+// A receiver that fails its first `failures` calls with 503, then answers 204.
+class Receiver {
+ public:
+  explicit Receiver(int failures) : failures_(failures) {
+    net::HttpServerOptions options;
+    options.port = 0;
+    auto server =
+        net::HttpServer::Start(options, [this](net::HttpRequest&& request, net::Responder respond) {
+          net::HttpResponse response;
+          {
+            core::MutexLock lock(mutex_);
+            requests_.push_back(std::move(request));
+            response.status = static_cast<int>(requests_.size()) <= failures_ ? 503 : 204;
+          }
+          respond(std::move(response));
+        });
+    EXPECT_TRUE(server.ok());
+    server_ = std::move(*server);
+  }
+
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(server_->port()) + "/hook?x=1";
+  }
+  std::vector<net::HttpRequest> requests() {
+    core::MutexLock lock(mutex_);
+    return requests_;
+  }
+
+ private:
+  const int failures_;
+  core::Mutex mutex_;
+  std::vector<net::HttpRequest> requests_ GUARDED_BY(mutex_);
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+TEST(WebhooksTest, TheSignatureIsHmacSha256OfTheBody) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(WebhookSignature("Jefe", "what do ya want for nothing?"),
+            "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(WebhooksTest, OnlyHttpUrlsAreTaken) {
+  EXPECT_TRUE(CheckWebhookUrl("http://example.com/hook").ok());
+  EXPECT_TRUE(CheckWebhookUrl("http://10.0.0.1:8080").ok());
+  EXPECT_FALSE(CheckWebhookUrl("https://example.com/hook").ok());
+  EXPECT_FALSE(CheckWebhookUrl("ftp://x").ok());
+  EXPECT_FALSE(CheckWebhookUrl("http:///path").ok());
+  EXPECT_FALSE(CheckWebhookUrl("http://a b").ok());
+}
+
+TEST(WebhooksTest, AFailedDeliveryIsRetriedWithBackoffThenDeliveredSigned) {
+  Receiver receiver(/*failures=*/2);
+  WebhookSender sender(WebhookOptions{.attempts = 5,
+                                      .first_backoff = std::chrono::milliseconds(20),
+                                      .timeout = std::chrono::milliseconds(2'000)});
+  sender.Send({receiver.url(), R"({"id":"job_1","status":"COMPLETED"})", "secret", 0});
+  for (int i = 0; i < 500 && sender.delivered() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(sender.delivered(), 1);
+  const std::vector<net::HttpRequest> requests = receiver.requests();
+  ASSERT_EQ(requests.size(), 3u);  // two 503s, then the 204
+  for (const net::HttpRequest& request : requests) {
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(request.target, "/hook?x=1");
+    EXPECT_EQ(request.body, R"({"id":"job_1","status":"COMPLETED"})");
+    EXPECT_EQ(request.Header("x-suanli-signature"), WebhookSignature("secret", request.body));
+  }
+}
+
+TEST(WebhooksTest, ADeliveryThatAlwaysFailsIsGivenUpAfterItsAttempts) {
+  Receiver receiver(/*failures=*/100);
+  WebhookSender sender(WebhookOptions{.attempts = 3,
+                                      .first_backoff = std::chrono::milliseconds(10),
+                                      .timeout = std::chrono::milliseconds(2'000)});
+  sender.Send({receiver.url(), "{}", "secret", 0});
+  for (int i = 0; i < 500 && sender.given_up() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(sender.given_up(), 1);
+  EXPECT_EQ(receiver.requests().size(), 3u);
+  EXPECT_EQ(sender.delivered(), 0);
+}
+
+}  // namespace
+}  // namespace suanli::server

@@ -1,0 +1,73 @@
+// Endpoint: a serverless endpoint's settings, which decide how its workers scale and how long its
+// jobs may take and live.
+//
+// An endpoint runs jobs on workers, which are pods it owns (scheduled and billed like any pod; its
+// owner pays). Its settings follow RunPod's serverless endpoints (min/max workers, idle timeout, a
+// queue-delay or request-count scaler, execution timeout, job TTL) and Modal's warm buffer. Pure:
+// the control plane stores endpoints and acts on the scaler's decisions (scaler.h).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace suanli::serverless {
+
+// How the scaler decides that more workers are needed (scaler.h).
+enum class ScalerKind {
+  // A worker more when the oldest queued job has waited `scaler_value` seconds (RunPod's default,
+  // 4 s); the first worker at once.
+  kQueueDelay,
+  // ceil((in queue + in progress) / scaler_value) workers (RunPod's default value: 4).
+  kRequestCount,
+};
+std::string_view ScalerKindName(ScalerKind kind);  // "queue_delay", "request_count"
+std::optional<ScalerKind> ParseScalerKind(std::string_view name);
+
+// Bounds of the settings, checked by CheckEndpoint.
+inline constexpr int kMaxWorkersLimit = 100;
+inline constexpr int kMaxRetriesLimit = 10;
+inline constexpr std::chrono::seconds kMaxIdleTimeout{3'600};
+inline constexpr std::chrono::seconds kMaxExecutionTimeout{7 * 24 * 3'600};
+inline constexpr std::chrono::seconds kMaxJobTtl{7 * 24 * 3'600};
+
+struct Endpoint {
+  std::string id;  // "ep_..."
+  std::string owner_id;
+  std::string name;
+  // What each worker runs: a template, or an image (with the template's settings under it).
+  std::string template_id;
+  std::string image;
+  std::map<std::string, std::string> env;
+  std::string gpu_type;                  // canonical catalog name
+  int gpu_count = 1;                     // of each worker
+  int gpu_milli = 1000;                  // of each GPU; below 1000 a share of one (gpu_count 1)
+  int volume_gb = 0;                     // each worker's volume
+  int min_workers = 0;                   // kept running even with nothing to do
+  int max_workers = 3;                   // never more (RunPod's default)
+  int warm_buffer = 0;                   // idle workers kept ready beyond the busy ones (Modal)
+  std::chrono::seconds idle_timeout{5};  // an idle worker above the floor stops after this
+  ScalerKind scaler = ScalerKind::kQueueDelay;
+  int scaler_value = 4;                         // seconds of queue delay, or jobs per worker
+  std::chrono::seconds execution_timeout{600};  // a job running longer is TIMED_OUT
+  std::chrono::seconds job_ttl{24 * 3'600};     // a job and its result live this long
+  int max_retries = 3;         // re-queues of a job whose worker died, before it FAILED
+  std::string webhook_secret;  // signs its jobs' webhooks (HMAC-SHA256); its owner sees it
+  core::TimePoint created_at;
+  core::TimePoint updated_at;
+
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// INVALID_ARGUMENT naming the field for a setting out of its bounds: workers 0 to
+// kMaxWorkersLimit with min <= max, warm buffer <= max, scaler_value 1 to 3600, timeouts and TTL
+// from 1 s to their limits, retries 0 to kMaxRetriesLimit, gpu_count 1 to 64.
+core::Status CheckEndpoint(const Endpoint& endpoint);
+
+}  // namespace suanli::serverless

@@ -1,0 +1,38 @@
+#include "serverless/endpoint.h"
+
+#include <gtest/gtest.h>
+
+namespace suanli::serverless {
+namespace {
+
+TEST(EndpointTest, DefaultsAreRunPodsAndValid) {
+  const Endpoint endpoint;
+  EXPECT_EQ(endpoint.min_workers, 0);
+  EXPECT_EQ(endpoint.max_workers, 3);
+  EXPECT_EQ(endpoint.idle_timeout.count(), 5);
+  EXPECT_EQ(endpoint.execution_timeout.count(), 600);
+  EXPECT_TRUE(CheckEndpoint(endpoint).ok());
+}
+
+TEST(EndpointTest, ASettingOutOfBoundsIsRefusedByName) {
+  Endpoint endpoint;
+  endpoint.min_workers = 4;
+  core::Status status = CheckEndpoint(endpoint);
+  EXPECT_EQ(status.code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("min_workers"), std::string::npos);
+  endpoint = Endpoint();
+  endpoint.idle_timeout = std::chrono::seconds(0);
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("idle_timeout_s"), std::string::npos);
+  endpoint = Endpoint();
+  endpoint.max_workers = kMaxWorkersLimit + 1;
+  EXPECT_FALSE(CheckEndpoint(endpoint).ok());
+}
+
+TEST(EndpointTest, ScalerKindsHaveNames) {
+  EXPECT_EQ(ParseScalerKind(ScalerKindName(ScalerKind::kRequestCount)), ScalerKind::kRequestCount);
+  EXPECT_EQ(ParseScalerKind("queue_delay"), ScalerKind::kQueueDelay);
+  EXPECT_EQ(ParseScalerKind("fast"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace suanli::serverless
