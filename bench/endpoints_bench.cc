@@ -164,8 +164,9 @@ int main(int argc, char** argv) {
 
   std::atomic<bool> stop = false;
   std::vector<std::thread> worker_threads;
-  for (const auto& [pod, token] : workers) {
-    worker_threads.emplace_back([&, pod, token] {
+  // Not structured bindings: clang 14 (clang-tidy's) cannot capture them.
+  for (const auto& worker : workers) {
+    worker_threads.emplace_back([&, pod = worker.first, token = worker.second] {
       std::unique_ptr<net::HttpClient> http = Client(url);
       while (!stop) {
         net::HttpResponse job =
