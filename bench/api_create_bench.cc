@@ -290,12 +290,11 @@ bool ParseArgs(int argc, char** argv, Options* options) {
     } else if (arg == "--store" && has_value) {
       options->store = argv[++i];
     } else {
-      std::cerr
-          << "usage: api_create_bench [--seconds 10] [--connections 64] [--threads 2]\n"
-             "         [--server-threads 2] [--url http://127.0.0.1:PORT --data-dir DIR]\n"
-             "         [--store postgres://USER@HOST:PORT/DB]\n"
-             "Without --url, starts a server in this process on a temporary data directory\n"
-             "(and the store --store names: an empty PostgreSQL database, say).\n";
+      std::cerr << "usage: api_create_bench [--seconds 10] [--connections 64] [--threads 2]\n"
+                   "         [--server-threads 2] [--url http://127.0.0.1:PORT --data-dir DIR]\n"
+                   "         [--store postgres://USER@HOST:PORT/DB]\n"
+                   "Without --url, starts a server in this process on a temporary data directory\n"
+                   "(and the store --store names: an empty PostgreSQL database, say).\n";
       return false;
     }
   }
