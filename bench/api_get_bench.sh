@@ -42,10 +42,14 @@ admin=$(cat "$data/admin-token")
 user=$(curl -sf -X POST -H "Authorization: Bearer $admin" \
   -d '{"name":"bench","credits_micros":1000000000000}' "$url/v1/users")
 token=$(printf '%s' "$user" | sed -n 's|.*"token":"\([^"]*\)".*|\1|p')
-[ -n "$token" ] || { echo "no token in: $user" >&2; exit 1; }
+user_id=$(printf '%s' "$user" | sed -n 's|.*"id":"\(usr_[^"]*\)".*|\1|p')
+[ -n "$token" ] && [ -n "$user_id" ] || { echo "no token or id in: $user" >&2; exit 1; }
+# Pending pods past the default quota, and queued on purpose: no node is registered.
+curl -sf -o /dev/null -X PUT -H "Authorization: Bearer $admin" \
+  -d "{\"max_pods\":$((pods + 1)),\"max_pending_pods\":$((pods + 1))}" "$url/v1/users/$user_id/quota"
 for _ in $(seq "$pods"); do
   curl -sf -o /dev/null -X POST -H "Authorization: Bearer $token" \
-    -d '{"image":"busybox","gpu_type":"RTX 4090","volume_gb":0}' "$url/v1/pods"
+    -d '{"image":"busybox","gpu_type":"RTX 4090","volume_gb":0,"queue":true}' "$url/v1/pods"
 done
 bytes=$(curl -sf -H "Authorization: Bearer $token" "$url/v1/pods" | wc -c)
 echo "server $url, $pods pods, GET /v1/pods answers $bytes bytes"
@@ -59,4 +63,9 @@ run() {  # label, wrk arguments...
 }
 run "GET /v1/pods -t2 -c64" -t2 -c64 -H "Authorization: Bearer $token" "$url/v1/pods"
 run "GET /v1/pods -t2 -c16" -t2 -c16 -H "Authorization: Bearer $token" "$url/v1/pods"
+run "GET /v1/pods?limit=20 -t2 -c64" -t2 -c64 -H "Authorization: Bearer $token" "$url/v1/pods?limit=20"
+etag=$(curl -sf -D - -o /dev/null -H "Authorization: Bearer $token" "$url/v1/pods?limit=20" |
+  sed -n 's|^[Ee][Tt]ag: *\(.*\)\r$|\1|p')
+run "GET /v1/pods?limit=20 If-None-Match (304) -t2 -c64" -t2 -c64 -H "Authorization: Bearer $token" \
+  -H "If-None-Match: $etag" "$url/v1/pods?limit=20"
 run "GET /healthz -t2 -c64" -t2 -c64 "$url/healthz"

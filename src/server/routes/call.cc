@@ -74,16 +74,11 @@ void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int stat
 
 namespace {
 
-// FNV-1a, 64 bits: a change of any byte changes the tag. Not a defence against anyone (the tag
-// only spares a poller the bytes of an answer it already has), so no cryptographic hash.
-uint64_t Fnv1a(std::string_view text) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
+// The body's hash: a change of any byte changes the tag. Not a defence against anyone (the tag
+// only spares a poller the bytes of an answer it already has), so no cryptographic hash;
+// libstdc++'s string hash (MurmurHash2, not randomized) reads 8 bytes a step, where FNV-1a's byte
+// at a time cost a 120 KB list about a tenth of its answer time.
+uint64_t BodyHash(std::string_view text) { return std::hash<std::string_view>()(text); }
 
 // Whether an If-None-Match value ("\"a\", W/\"b\"" or "*") names `tag`.
 bool Matches(std::string_view if_none_match, std::string_view tag) {
@@ -103,7 +98,7 @@ bool Matches(std::string_view if_none_match, std::string_view tag) {
 }  // namespace
 
 void AddEntityTag(const net::HttpRequest& request, net::HttpResponse& response) {
-  const std::string tag = fmt::format("\"{:016x}\"", Fnv1a(response.body));
+  const std::string tag = fmt::format("\"{:016x}\"", BodyHash(response.body));
   response.headers.emplace_back("ETag", tag);
   // Browsers keep the answer but ask again each time, with If-None-Match: the console's polls
   // then cost a 304 while nothing changed.
