@@ -12,6 +12,7 @@
 #include "agent/host_inventory.h"
 #include "agent/state_db.h"
 #include "core/stop_signal.h"
+#include "net/http_client.h"
 
 namespace suanli::agent {
 
@@ -22,13 +23,24 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
                                             const catalog::Catalog& catalog, core::Clock& clock,
                                             std::ostream& log) {
   AgentOptions options = given;
-  if (!options.server_url.starts_with("http://")) {
+  // Several URLs (replicas of the control plane) are tried in turn: net::HttpClient fails over.
+  std::string servers;
+  for (std::string url : net::SplitBaseUrls(options.server_url)) {
+    while (url.ends_with('/')) url.pop_back();
+    if (!url.starts_with("http://")) {
+      return core::InvalidArgumentError(
+          "--server must be the control plane's URL, like http://10.0.0.2:7070, or several "
+          "replicas' separated by commas (got '" +
+          options.server_url + "')");
+    }
+    servers += (servers.empty() ? "" : ",") + url;
+  }
+  if (servers.empty()) {
     return core::InvalidArgumentError(
-        "--server must be the control plane's URL, like "
-        "http://10.0.0.2:7070 (got '" +
+        "--server must be the control plane's URL, like http://10.0.0.2:7070 (got '" +
         options.server_url + "')");
   }
-  while (options.server_url.ends_with('/')) options.server_url.pop_back();
+  options.server_url = servers;
   if (options.name.empty()) options.name = HostName();
   if (options.engine_socket.empty()) options.engine_socket = FindEngineSocket();
   if (options.engine_socket.empty()) {

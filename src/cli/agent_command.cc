@@ -117,7 +117,9 @@ core::Status RunDoctor(const agent::AgentOptions& options, CommandContext& conte
 
 CommandRun DefineAgentCommand(CLI::App& command) {
   auto options = std::make_shared<agent::AgentOptions>();
-  command.add_option("--server", options->server_url, "The control plane, http://HOST:PORT");
+  command.add_option(
+      "--server", options->server_url,
+      "The control plane, http://HOST:PORT (several replicas: http://A:PORT,http://B:PORT)");
   command.add_option("--join-token", options->join_token,
                      "slj_... from `suanli nodes join-token`; needed only the first time");
   command

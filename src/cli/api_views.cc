@@ -446,8 +446,10 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   if (!server_url.empty() && !link.empty() && JsonText(pod, "state") == "running") {
     for (const boost::json::value& mapping : JsonArray(pod, "port_mappings")) {
       if (JsonText(mapping, "protocol") != "http") continue;
-      detail.Add("Open", std::string(server_url) + "/v1/pods/" + JsonText(pod, "id") + "/proxy/" +
-                             JsonText(mapping, "container_port") + "/?suanli_link=" + link);
+      // Of several replicas' URLs, the first: any replica serves the link.
+      detail.Add("Open", std::string(server_url.substr(0, server_url.find(','))) + "/v1/pods/" +
+                             JsonText(pod, "id") + "/proxy/" + JsonText(mapping, "container_port") +
+                             "/?suanli_link=" + link);
     }
   }
   detail.Add("Jupyter token", JsonText(pod, "jupyter_token"));

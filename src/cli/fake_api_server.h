@@ -88,6 +88,7 @@ class FakeApiServer {
         const std::function<bool(std::string_view)>& /*on_data*/) override {
       return core::InternalError("not used by the CLI");
     }
+    bool last_request_unsent() const override { return false; }
 
    private:
     FakeApiServer* server_;

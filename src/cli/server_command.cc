@@ -93,6 +93,9 @@ CommandRun DefineServerCommand(CLI::App& command) {
   command.add_option("--worker-url", options->worker_url,
                      "The server's URL as serverless workers' containers reach it (default "
                      "http://host.containers.internal:PORT)");
+  command.add_option("--advertise-url", options->advertise_url,
+                     "With a PostgreSQL --store shared by several servers (replicas): this one's "
+                     "URL as the others reach it (default http://LISTEN, loopback for 0.0.0.0)");
   return [options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();

@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace suanli::net {
 namespace {
@@ -84,6 +85,8 @@ class BeastHttpClient final : public HttpClient {
       return core::InternalError("request to " + url_ + " failed: " + e.what());
     }
   }
+
+  bool last_request_unsent() const override { return last_request_unsent_; }
 
  private:
   // Runs the io_context until the started operation (and its timer) completes.
@@ -195,11 +198,15 @@ class BeastHttpClient final : public HttpClient {
                                       const std::function<bool(std::string_view)>* on_data) {
     http::request<http::string_body> request = BuildRequest(method, target, body, headers);
     const bool head = request.method() == http::verb::head;
+    last_request_unsent_ = false;
     for (int attempt = 0;; ++attempt) {
       const bool reused = stream_.has_value();
       if (!reused) {
         ErrorCode ec = Connect();
-        if (ec) return Failure(ec, method, target);
+        if (ec) {
+          last_request_unsent_ = true;
+          return Failure(ec, method, target);
+        }
       }
       // One deadline for the whole exchange; a reused connection gets a fresh one here.
       stream_->expires_after(options_.timeout);
@@ -288,16 +295,99 @@ class BeastHttpClient final : public HttpClient {
   const std::string host_;
   const std::string port_;
   const HttpClientOptions options_;
+  bool last_request_unsent_ = false;
   asio::io_context ioc_{1};
   std::optional<Socket> stream_;  // the kept connection, if any
   beast::flat_buffer buffer_;
   std::unique_ptr<std::array<char, kStreamPieceBytes>> piece_;
 };
 
+// Several servers (replicas) behind one client: requests go to the one that last answered; one
+// that cannot be connected to is passed over for the next, in order. Only a request that never
+// left is sent again elsewhere, so nothing is done twice; one that failed on the way (the server
+// died while answering) fails as it would with one server, and the next request moves on.
+class FailoverHttpClient final : public HttpClient {
+ public:
+  explicit FailoverHttpClient(std::vector<std::unique_ptr<HttpClient>> servers)
+      : servers_(std::move(servers)) {}
+
+  core::Result<HttpResponse> Send(std::string_view method, std::string_view target,
+                                  std::string_view body, const Headers& headers) override {
+    return OnAny([&](HttpClient& server) { return server.Send(method, target, body, headers); });
+  }
+
+  core::Result<HttpResponse> Stream(std::string_view method, std::string_view target,
+                                    std::string_view body, const Headers& headers,
+                                    const std::function<bool(std::string_view)>& on_data) override {
+    return OnAny(
+        [&](HttpClient& server) { return server.Stream(method, target, body, headers, on_data); });
+  }
+
+  bool last_request_unsent() const override { return last_request_unsent_; }
+
+ private:
+  template <typename Exchange>
+  core::Result<HttpResponse> OnAny(const Exchange& exchange) {
+    last_request_unsent_ = false;
+    std::string reasons;
+    for (size_t tried = 0; tried < servers_.size(); ++tried) {
+      HttpClient& server = *servers_[current_];
+      core::Result<HttpResponse> answer = exchange(server);
+      if (answer.ok() || !server.last_request_unsent()) return answer;
+      reasons += (reasons.empty() ? "" : "; ") + answer.status().message();
+      current_ = (current_ + 1) % servers_.size();
+    }
+    last_request_unsent_ = true;
+    return core::UnavailableError("no server answered (" + reasons + ")");
+  }
+
+  std::vector<std::unique_ptr<HttpClient>> servers_;
+  size_t current_ = 0;
+  bool last_request_unsent_ = false;
+};
+
+core::Result<std::unique_ptr<HttpClient>> CreateOne(std::string_view base_url,
+                                                    HttpClientOptions options);
+
 }  // namespace
+
+std::vector<std::string> SplitBaseUrls(std::string_view base_urls) {
+  std::vector<std::string> urls;
+  while (true) {
+    const size_t comma = base_urls.find(',');
+    std::string_view url = base_urls.substr(0, comma);
+    while (!url.empty() && url.front() == ' ') url.remove_prefix(1);
+    while (!url.empty() && url.back() == ' ') url.remove_suffix(1);
+    if (!url.empty()) urls.emplace_back(url);
+    if (comma == std::string_view::npos) return urls;
+    base_urls.remove_prefix(comma + 1);
+  }
+}
 
 core::Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url,
                                                              HttpClientOptions options) {
+  if (base_url.find(',') == std::string_view::npos) return CreateOne(base_url, options);
+  std::vector<std::unique_ptr<HttpClient>> servers;
+  for (const std::string& url : SplitBaseUrls(base_url)) {
+    if (!url.starts_with("http://")) {
+      return core::InvalidArgumentError("'" + url + "' in '" + std::string(base_url) +
+                                        "' is not http://HOST:PORT; several servers are "
+                                        "http://A:PORT,http://B:PORT");
+    }
+    core::Result<std::unique_ptr<HttpClient>> server = CreateOne(url, options);
+    if (!server.ok()) return server.status();
+    servers.push_back(std::move(server).value());
+  }
+  if (servers.empty()) {
+    return core::InvalidArgumentError("'" + std::string(base_url) + "' names no server");
+  }
+  return std::unique_ptr<HttpClient>(std::make_unique<FailoverHttpClient>(std::move(servers)));
+}
+
+namespace {
+
+core::Result<std::unique_ptr<HttpClient>> CreateOne(std::string_view base_url,
+                                                    HttpClientOptions options) {
   std::string url(base_url);
   while (url.size() > 1 && url.back() == '/' && url.rfind("unix://", 0) != 0) url.pop_back();
   constexpr std::string_view kHttp = "http://";
@@ -354,4 +444,5 @@ core::Result<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view ba
                                     "unix:///path/to/socket");
 }
 
+}  // namespace
 }  // namespace suanli::net

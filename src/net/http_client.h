@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.h"
 #include "net/http.h"
@@ -22,7 +23,9 @@ struct HttpClientOptions {
 
 class HttpClient {
  public:
-  // INVALID_ARGUMENT for a URL that is neither http:// nor unix://.
+  // INVALID_ARGUMENT for a URL that is neither http:// nor unix://. Several http:// URLs separated
+  // by commas are replicas of one server: a request goes to the one that last answered, and to
+  // the next when no connection can be made to it (so a request is never sent twice).
   static core::Result<std::unique_ptr<HttpClient>> Create(std::string_view base_url,
                                                           HttpClientOptions options = {});
   virtual ~HttpClient() = default;
@@ -40,7 +43,14 @@ class HttpClient {
   virtual core::Result<HttpResponse> Stream(
       std::string_view method, std::string_view target, std::string_view body,
       const Headers& headers, const std::function<bool(std::string_view)>& on_data) = 0;
+
+  // After a failed Send or Stream: true when the request never left (no connection could be made),
+  // so sending it to another server cannot do it twice.
+  virtual bool last_request_unsent() const = 0;
 };
+
+// "http://a:1, http://b:2" -> {"http://a:1", "http://b:2"} (empty entries dropped).
+std::vector<std::string> SplitBaseUrls(std::string_view base_urls);
 
 // "%2F" -> "/", "+" stays "+" in paths; for query values "+" -> " ".
 std::string PercentDecode(std::string_view text, bool plus_is_space);

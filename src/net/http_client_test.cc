@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <cstdlib>
 #include <future>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/http_server.h"
 #include "testing/temp_dir.h"
 
 namespace suanli::net {
@@ -268,6 +270,78 @@ TEST(HttpClientTest, StreamTimesOutWhenTheBodyStalls) {
             std::string::npos)
       << response.status().message();
   EXPECT_EQ(received, "abc");
+}
+
+// A real server on a loopback port that answers `name`, or never answers when `hang`; counts what
+// it was sent.
+struct CountingServer {
+  CountingServer(std::string name, bool hang) {
+    HttpServerOptions options;
+    options.port = 0;
+    auto started = HttpServer::Start(options, [this, name = std::move(name), hang](
+                                                  HttpRequest&& /*request*/, Responder respond) {
+      ++requests;
+      if (hang) {
+        held.push_back(std::move(respond));  // answered (500) when the server stops
+        return;
+      }
+      HttpResponse response;
+      response.body = name;
+      respond(std::move(response));
+    });
+    SUANLI_CHECK(started.ok(), started.status().ToString());
+    server = std::move(started).value();
+    url = "http://127.0.0.1:" + std::to_string(server->port());
+  }
+  std::atomic<int> requests{0};
+  std::vector<Responder> held;  // only the server's I/O thread touches it before Stop
+  std::unique_ptr<HttpServer> server;
+  std::string url;
+};
+
+TEST(HttpClientTest, SeveralUrlsMoveOnOnlyFromAServerThatCannotBeReached) {
+  // A port nobody listens on: take one, then free it.
+  std::string refused;
+  {
+    CountingServer gone("gone", false);
+    refused = gone.url;
+    gone.server->Stop();
+  }
+  CountingServer b("b", false);
+  auto client = ClientOrDie(refused + ", " + b.url + "/", {std::chrono::milliseconds(500)});
+  auto answer = client->Send("POST", "/v1/pods", "{}");
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  EXPECT_EQ(answer->body, "b");
+  EXPECT_EQ(b.requests, 1) << "sent once";
+  ASSERT_TRUE(client->Send("GET", "/again").ok());
+  EXPECT_EQ(b.requests, 2) << "and the next goes where the last was answered";
+
+  // A request that left and got no answer is not sent elsewhere: it may have been done.
+  CountingServer hanging("hanging", true);
+  CountingServer c("c", false);
+  auto failing = ClientOrDie(hanging.url + "," + c.url, {std::chrono::milliseconds(300)});
+  auto lost = failing->Send("POST", "/v1/pods", "{}");
+  ASSERT_FALSE(lost.ok());
+  EXPECT_FALSE(failing->last_request_unsent());
+  EXPECT_EQ(hanging.requests, 1);
+  EXPECT_EQ(c.requests, 0) << "not sent twice";
+  hanging.server->Stop(std::chrono::milliseconds(0));
+  auto moved = failing->Send("GET", "/v1/pods");
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(moved->body, "c");
+
+  // None answers: one error that names each.
+  c.server->Stop();
+  auto none = failing->Send("GET", "/v1/pods");
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(failing->last_request_unsent());
+  EXPECT_NE(none.status().message().find(hanging.url), std::string::npos)
+      << none.status().ToString();
+  EXPECT_NE(none.status().message().find(c.url), std::string::npos) << none.status().ToString();
+
+  EXPECT_EQ(HttpClient::Create("http://a:1,unix:///s").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(HttpClient::Create(" , ").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

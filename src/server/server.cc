@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include "net/http_server.h"
 #include "server/api.h"
 #include "server/control_plane.h"
+#include "server/replica_forwarder.h"
 #include "server/secrets.h"
 #include "server/webhooks.h"
 #include "store/commit_queue.h"
@@ -53,6 +55,12 @@ core::Status WriteSecretFile(const std::filesystem::path& path, const std::strin
   return core::Status::Ok();
 }
 
+// "http://HOST:PORT" for other replicas: the listen address, or loopback for a wildcard one.
+std::string DefaultAdvertiseUrl(const std::string& host, uint16_t port) {
+  const bool wildcard = host == "0.0.0.0" || host == "::" || host == "[::]";
+  return "http://" + (wildcard ? std::string("127.0.0.1") : host) + ":" + std::to_string(port);
+}
+
 class ServerImpl final : public Server {
  public:
   ServerImpl(core::Clock& clock, std::ostream& log) : clock_(clock), log_(log) {}
@@ -61,6 +69,8 @@ class ServerImpl final : public Server {
   core::Status Init(const ServerOptions& options, catalog::Catalog catalog) {
     core::Result<std::pair<std::string, uint16_t>> address = ParseListen(options.listen);
     if (!address.ok()) return address.status();
+    options_ = options;
+    catalog_.emplace(std::move(catalog));
     std::error_code error;
     std::filesystem::create_directories(options.data_dir, error);
     if (error) {
@@ -68,35 +78,8 @@ class ServerImpl final : public Server {
                                     options.data_dir.string() + ": " + error.message());
     }
     std::filesystem::permissions(options.data_dir, std::filesystem::perms::owner_all, error);
-    core::Result<std::unique_ptr<store::Store>> store =
-        store::OpenStore(options.store, options.data_dir);
-    if (!store.ok()) return store.status();
-    store_ = std::move(*store);
-    queue_ = std::make_unique<store::CommitQueue>(*store_);
-    std::string admin_token;
-    ControlPlaneOptions plane_options;
-    plane_options.worker_url = options.worker_url.empty() ? "http://host.containers.internal:" +
-                                                                std::to_string(address->second)
-                                                          : options.worker_url;
-    const bool loopback =
-        address->first == "127.0.0.1" || address->first == "localhost" || address->first == "::1";
-    if (options.worker_url.empty() && loopback && address->second != 0) {
-      log_ << "serverless endpoints: workers reach this server at " << plane_options.worker_url
-           << ", which a server listening on " << address->first
-           << " does not answer; for endpoints, listen on an address containers reach (--listen "
-              "0.0.0.0:PORT) or set --worker-url\n";
-    }
-    core::Result<std::unique_ptr<ControlPlane>> plane =
-        ControlPlane::Open(*store_, *queue_, std::move(catalog), clock_, entropy_,
-                           std::move(plane_options), &admin_token);
-    if (!plane.ok()) return plane.status();
-    plane_ = std::move(*plane);
-    if (!admin_token.empty()) {
-      SUANLI_RETURN_IF_ERROR(WriteSecretFile(options.data_dir / "admin-token", admin_token));
-      log_ << "created the admin; its API token is in "
-           << (options.data_dir / "admin-token").string() << " (mode 0600)\n";
-    }
-    api_ = std::make_unique<Api>(*plane_, *queue_, clock_, entropy_);
+    // Listening first: a standby serves (by forwarding) from the start, and a replica's advertised
+    // URL needs its port.
     net::HttpServerOptions http;
     http.host = address->first;
     http.port = address->second;
@@ -104,16 +87,55 @@ class ServerImpl final : public Server {
     http.threads = options.threads;
     core::Result<std::unique_ptr<net::HttpServer>> server =
         net::HttpServer::Start(http, [this](net::HttpRequest&& request, net::Responder respond) {
-          api_->Handle(std::move(request), std::move(respond));
+          Dispatch(std::move(request), std::move(respond));
         });
     if (!server.ok()) return server.status();
     http_ = std::move(*server);
-    ticker_ = std::thread([this] { TickLoop(); });
+    port_ = http_->port();
+    worker_url_ = options.worker_url.empty()
+                      ? "http://host.containers.internal:" + std::to_string(port_)
+                      : options.worker_url;
+    const bool loopback =
+        address->first == "127.0.0.1" || address->first == "localhost" || address->first == "::1";
+    if (options.worker_url.empty() && loopback && address->second != 0) {
+      log_ << "serverless endpoints: workers reach this server at " << worker_url_
+           << ", which a server listening on " << address->first
+           << " does not answer; for endpoints, listen on an address containers reach (--listen "
+              "0.0.0.0:PORT) or set --worker-url\n";
+    }
+    if (!store::SupportsReplicas(options.store)) {
+      core::Result<std::unique_ptr<store::Store>> store =
+          store::OpenStore(options.store, options.data_dir);
+      if (!store.ok()) return store.status();
+      return Serve(std::move(*store));
+    }
+    const std::string advertise = options.advertise_url.empty()
+                                      ? DefaultAdvertiseUrl(address->first, port_)
+                                      : options.advertise_url;
+    core::Result<std::unique_ptr<store::Election>> election =
+        store::Election::Join(options.store, advertise);
+    if (!election.ok()) return election.status();
+    election_ = std::move(*election);
+    core::Result<std::unique_ptr<store::Store>> store = election_->TryLead();
+    if (!store.ok()) return store.status();
+    if (*store) return Serve(std::move(*store));
+    forwarder_ = std::make_unique<ReplicaForwarder>(advertise, kForwardTimeout);
+    core::Result<std::string> leader = election_->Leader();
+    if (leader.ok()) forwarder_->SetLeader(*leader);
+    log_ << "standby: another replica"
+         << (leader.ok() && !leader->empty() ? " (" + *leader + ")" : "")
+         << " holds the store; this one (" << advertise
+         << ") forwards requests to it and takes over when it goes\n";
+    elector_ = std::thread([this] { StandBy(); });
     return core::Status::Ok();
   }
 
-  uint16_t port() const override { return http_->port(); }
-  core::Status failure() const override { return queue_->latched_error(); }
+  uint16_t port() const override { return port_; }
+  core::Status failure() const override EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
+    if (!failure_.ok()) return failure_;
+    return queue_ ? queue_->latched_error() : core::Status::Ok();
+  }
 
   void Stop() override {
     {
@@ -122,12 +144,84 @@ class ServerImpl final : public Server {
       stopped_ = true;
     }
     wake_.NotifyAll();
+    if (elector_.joinable()) elector_.join();
     if (ticker_.joinable()) ticker_.join();
     if (http_) http_->Stop();
+    if (forwarder_) forwarder_->Drain(std::chrono::seconds(1));
+    core::MutexLock lock(mutex_);
     queue_.reset();  // commits what is queued
   }
 
  private:
+  // Longer than any request waits on the replica that serves (an agent's long poll).
+  static constexpr std::chrono::milliseconds kForwardTimeout = std::chrono::minutes(2);
+
+  void Dispatch(net::HttpRequest&& request, net::Responder respond) {
+    if (Api* api = api_.load()) return api->Handle(std::move(request), std::move(respond));
+    if (forwarder_) return forwarder_->Forward(std::move(request), std::move(respond));
+    respond(net::ErrorResponse(503, "UNAVAILABLE", "the server is starting; retry"));
+  }
+
+  // This replica holds `store` now: load the state and serve.
+  core::Status Serve(std::unique_ptr<store::Store> store) EXCLUDES(mutex_) {
+    std::string admin_token;
+    ControlPlaneOptions plane_options;
+    plane_options.worker_url = worker_url_;
+    auto queue = std::make_unique<store::CommitQueue>(*store);
+    core::Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(
+        *store, *queue, *catalog_, clock_, entropy_, std::move(plane_options), &admin_token);
+    if (!plane.ok()) return plane.status();
+    if (!admin_token.empty()) {
+      SUANLI_RETURN_IF_ERROR(WriteSecretFile(options_.data_dir / "admin-token", admin_token));
+      log_ << "created the admin; its API token is in "
+           << (options_.data_dir / "admin-token").string() << " (mode 0600)\n";
+    }
+    {
+      core::MutexLock lock(mutex_);
+      store_ = std::move(store);
+      queue_ = std::move(queue);
+      plane_ = std::move(*plane);
+      owned_api_ = std::make_unique<Api>(*plane_, *queue_, clock_, entropy_);
+      api_.store(owned_api_.get());
+    }
+    ticker_ = std::thread([this] { TickLoop(); });
+    return core::Status::Ok();
+  }
+
+  // A standby's loop: who to forward to, and a try at the store, four times a second.
+  void StandBy() EXCLUDES(mutex_) {
+    std::string last_error;
+    while (true) {
+      {
+        core::MutexLock lock(mutex_);
+        wake_.WaitFor(mutex_, std::chrono::milliseconds(250),
+                      [this]() REQUIRES(mutex_) { return stopped_; });
+        if (stopped_) return;
+      }
+      core::Result<std::unique_ptr<store::Store>> store = election_->TryLead();
+      if (store.ok() && *store) {
+        forwarder_->SetLeader("");
+        const core::Status served = Serve(std::move(*store));
+        if (!served.ok()) {
+          core::MutexLock lock(mutex_);
+          failure_ = served;  // the process stops: RunServerUntilSignalled watches failure()
+          return;
+        }
+        log_ << "took over: this replica holds the store and serves" << std::endl;
+        return;
+      }
+      core::Result<std::string> leader =
+          store.ok() ? election_->Leader() : core::Result<std::string>(store.status());
+      if (leader.ok()) {
+        forwarder_->SetLeader(*leader);
+        last_error.clear();
+      } else if (leader.status().message() != last_error) {
+        last_error = leader.status().message();
+        log_ << "standby: " << last_error << "; trying again" << std::endl;
+      }
+    }
+  }
+
   void TickLoop() EXCLUDES(mutex_) {
     while (true) {
       {
@@ -144,17 +238,27 @@ class ServerImpl final : public Server {
 
   core::Clock& clock_;
   std::ostream& log_;
+  ServerOptions options_;
+  std::optional<catalog::Catalog> catalog_;  // set by Init
   OpenSslEntropy entropy_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<store::CommitQueue> queue_;
+  uint16_t port_ = 0;
+  std::string worker_url_;
+  std::unique_ptr<store::Election> election_;    // PostgreSQL: one replica of several
+  std::unique_ptr<ReplicaForwarder> forwarder_;  // while this replica stands by
+  mutable core::Mutex mutex_;
+  // Set once, when this replica starts to serve; the HTTP threads read api_ without the lock.
+  std::unique_ptr<store::Store> store_ GUARDED_BY(mutex_);
+  std::unique_ptr<store::CommitQueue> queue_ GUARDED_BY(mutex_);
   std::unique_ptr<ControlPlane> plane_;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<Api> owned_api_ GUARDED_BY(mutex_);
+  std::atomic<Api*> api_{nullptr};
   std::unique_ptr<net::HttpServer> http_;
   WebhookSender webhooks_;
+  std::thread elector_;
   std::thread ticker_;
-  core::Mutex mutex_;
   core::CondVar wake_;
   bool stopped_ GUARDED_BY(mutex_) = false;
+  core::Status failure_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

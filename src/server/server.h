@@ -27,6 +27,10 @@ struct ServerOptions {
   // http://host.containers.internal:<port> (Podman's name for the host; Docker:
   // host.docker.internal).
   std::string worker_url;
+  // With a PostgreSQL store, several servers may share it as replicas: this one's URL as the others
+  // reach it, to forward requests to it while it serves; empty: http://<listen address> (loopback
+  // for 0.0.0.0), which suits replicas on one machine only.
+  std::string advertise_url;
 };
 
 class Server {

@@ -9,12 +9,14 @@ core::Result<std::unique_ptr<Store>> OpenStore(std::string_view url,
                                                const std::filesystem::path& data_dir) {
   if (url.empty()) return OpenSqliteStore(data_dir / "suanli.db");
   if (url.starts_with("sqlite://")) return OpenSqliteStore(std::string(url.substr(9)));
-  if (url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-    return OpenPostgresStore(std::string(url));
-  }
+  if (SupportsReplicas(url)) return OpenPostgresStore(std::string(url));
   return core::InvalidArgumentError("--store '" + pg::WithoutPassword(url) +
                                     "' is not a store; write sqlite://PATH or "
                                     "postgres://USER:PASSWORD@HOST:PORT/DATABASE");
+}
+
+bool SupportsReplicas(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
 }
 
 std::string RedactedUrl(std::string_view url) { return pg::WithoutPassword(url); }

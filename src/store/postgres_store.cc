@@ -428,29 +428,108 @@ Status Migrate(pg::Connection& writer) {
   return run("COMMIT").status();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url) {
-  Result<pg::Connection> writer = pg::Connection::Open(url);
-  if (!writer.ok()) return writer.status();
-  // The server lock first: a second server must not even migrate.
+// Takes the server lock on `writer`'s session, without waiting: true when the session holds it.
+Result<bool> TryServerLock(pg::Connection& writer) {
   Result<pg::ResultHandle> locked =
-      writer->Exec("SELECT pg_try_advisory_lock($1)", {std::to_string(kServerLockKey)},
-                   "cannot lock the store " + writer->where());
+      writer.Exec("SELECT pg_try_advisory_lock($1)", {std::to_string(kServerLockKey)},
+                  "cannot lock the store " + writer.where());
   if (!locked.ok()) return core::UnavailableError(locked.status().message());
-  if (pg::Text(locked->get(), 0, 0) != "t") {
-    return core::UnavailableError("the store " + writer->where() +
-                                  " is in use by another suanli server; stop it or give this one "
-                                  "another database");
-  }
-  if (Status migrated = Migrate(*writer); !migrated.ok()) {
+  return pg::Text(locked->get(), 0, 0) == "t";
+}
+
+// The store, once `writer`'s session holds the server lock: the schema migrated, a reader opened.
+Result<std::unique_ptr<Store>> OpenLocked(const std::string& url, pg::Connection writer) {
+  if (Status migrated = Migrate(writer); !migrated.ok()) {
     if (migrated.code() == core::StatusCode::kFailedPrecondition) return migrated;
     return core::UnavailableError(migrated.message());
   }
   Result<pg::Connection> reader = pg::Connection::Open(url);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<Store>(
-      std::make_unique<PostgresStore>(std::move(writer).value(), std::move(reader).value()));
+      std::make_unique<PostgresStore>(std::move(writer), std::move(reader).value()));
+}
+
+// What a replica's sessions call themselves (application_name): the holder's names its URL.
+constexpr std::string_view kReplicaNamePrefix = "suanli ";
+
+class PostgresElection final : public Election {
+ public:
+  PostgresElection(std::string url, std::string advertise_url, pg::Connection watcher)
+      : url_(std::move(url)),
+        advertise_url_(std::move(advertise_url)),
+        watcher_(std::move(watcher)) {}
+
+  Result<std::unique_ptr<Store>> TryLead() override {
+    if (!candidate_) {
+      Result<pg::Connection> connection = pg::Connection::Open(url_);
+      if (!connection.ok()) return connection.status();
+      // Named before it can hold the lock, so that the holder always has a name to be found by.
+      Result<pg::ResultHandle> named = connection->Exec(
+          "SELECT set_config('application_name', $1, false)",
+          {std::string(kReplicaNamePrefix) + advertise_url_}, "cannot name the session");
+      if (!named.ok()) return core::UnavailableError(named.status().message());
+      candidate_.emplace(std::move(connection).value());
+    }
+    Result<bool> locked = TryServerLock(*candidate_);
+    if (!locked.ok()) {
+      candidate_.reset();  // connect afresh next time: the link may be what failed
+      return locked.status();
+    }
+    if (!*locked) return std::unique_ptr<Store>();
+    pg::Connection writer = std::move(*candidate_);
+    candidate_.reset();
+    return OpenLocked(url_, std::move(writer));
+  }
+
+  Result<std::string> Leader() override {
+    watcher_.ReconnectIfLost();
+    // Advisory locks are per database: the holder of this database's, among all the cluster's.
+    Result<pg::ResultHandle> holder = watcher_.Exec(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+        "AND l.classid::bigint = $1 AND l.objid::bigint = $2 "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        {std::to_string(kServerLockKey >> 32), std::to_string(kServerLockKey & 0xffffffff)},
+        "cannot find the serving replica in " + watcher_.where());
+    if (!holder.ok()) return core::UnavailableError(holder.status().message());
+    if (PQntuples(holder->get()) == 0) return std::string();
+    const std::string name = pg::Text(holder->get(), 0, 0);
+    if (!name.starts_with(kReplicaNamePrefix)) return std::string();
+    return name.substr(kReplicaNamePrefix.size());
+  }
+
+ private:
+  const std::string url_;
+  const std::string advertise_url_;
+  std::optional<pg::Connection> candidate_;  // the session that tries the lock, and then writes
+  pg::Connection watcher_;                   // reads who holds it
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url) {
+  Result<pg::Connection> writer = pg::Connection::Open(url);
+  if (!writer.ok()) return writer.status();
+  // The server lock first: a second server must not even migrate.
+  Result<bool> locked = TryServerLock(*writer);
+  if (!locked.ok()) return locked.status();
+  if (!*locked) {
+    return core::UnavailableError("the store " + writer->where() +
+                                  " is in use by another suanli server; stop it or give this one "
+                                  "another database");
+  }
+  return OpenLocked(url, std::move(writer).value());
+}
+
+Result<std::unique_ptr<Election>> Election::Join(const std::string& url,
+                                                 std::string advertise_url) {
+  if (!SupportsReplicas(url)) {
+    return core::InvalidArgumentError("only a PostgreSQL store can have several replicas");
+  }
+  Result<pg::Connection> watcher = pg::Connection::Open(url);
+  if (!watcher.ok()) return watcher.status();
+  return std::unique_ptr<Election>(std::make_unique<PostgresElection>(url, std::move(advertise_url),
+                                                                      std::move(watcher).value()));
 }
 
 }  // namespace suanli::store

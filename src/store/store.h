@@ -107,6 +107,31 @@ core::Result<std::unique_ptr<Store>> OpenSqliteStore(const std::filesystem::path
 // wrote it.
 core::Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url);
 
+// Several `suanli server` replicas on one PostgreSQL database: one at a time holds the store (its
+// writer session holds the server lock, so PostgreSQL itself is the referee and no second system
+// such as etcd is needed) and serves; the others stand by, forward requests to it and try, every
+// so often, to take the lock, which PostgreSQL frees when the holder's session ends (kill -9 and a
+// lost link included). The holder's session carries its advertised URL (as its application_name),
+// so a standby finds the one to forward to from the lock itself, never from a row that could be
+// stale.
+//
+// Thread-safety: one thread at a time.
+class Election {
+ public:
+  // Connects to `url` as a replica that others reach at `advertise_url` (http://HOST:PORT).
+  static core::Result<std::unique_ptr<Election>> Join(const std::string& url,
+                                                      std::string advertise_url);
+  virtual ~Election() = default;
+  // One try, without waiting: the store (as OpenPostgresStore opens it) when this replica now
+  // holds it, nullptr while another does.
+  virtual core::Result<std::unique_ptr<Store>> TryLead() = 0;
+  // The advertised URL of the replica that holds the store, "" while none does.
+  virtual core::Result<std::string> Leader() = 0;
+};
+
+// True for a store URL whose store can have several replicas (PostgreSQL).
+bool SupportsReplicas(std::string_view url);
+
 // The store `url` names: "" (the default) is SQLite in `data_dir`/suanli.db, "sqlite://PATH" a
 // SQLite file, "postgres://..." or "postgresql://..." PostgreSQL. INVALID_ARGUMENT for anything
 // else, saying how to write it.
