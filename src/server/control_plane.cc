@@ -94,6 +94,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);
+    CountPod(pod, +1);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
     if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);
     if (IsLeaving(pod)) leaving_[pod.last_node_id].insert(id);

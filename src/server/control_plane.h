@@ -538,6 +538,14 @@ class ControlPlane {
   billing::SpendTracker spend_ GUARDED_BY(mutex_);
   mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<std::string>> pods_by_owner_ GUARDED_BY(mutex_);
+  // What the quotas count, kept as pods change state (CountPod) so a create need not walk a
+  // user's pods: with thousands of them, that walk was most of a create's time.
+  struct OwnedPods {
+    int live = 0;     // not terminated
+    int pending = 0;  // waiting for a GPU
+  };
+  std::unordered_map<std::string, OwnedPods> owned_pods_ GUARDED_BY(mutex_);
+  void CountPod(const core::Pod& pod, int sign) REQUIRES(mutex_);
   // Each pod's revision, bumped when it is written, for VisitPods.
   std::unordered_map<std::string, uint64_t> pod_revision_ GUARDED_BY(mutex_);
   uint64_t last_revision_ GUARDED_BY(mutex_) = 0;

@@ -72,7 +72,9 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   }
   change.Append(core::Transition{0, pod.id, pod.owner_id, at, pod.state, to, pod.node_id,
                                  pod.gpu_type, pod.gpu_count, pod.gpu_price_per_hour, reason});
+  CountPod(pod, -1);
   pod.state = to;
+  CountPod(pod, +1);
   pod.state_since = at;
   pod.state_reason = std::move(reason);
   // No container, no ports: a stopped pod's host ports may be another pod's by now.
@@ -326,6 +328,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pending_.insert(stored.id);
   new_pending_.insert(stored.id);
   pods_by_owner_[stored.owner_id].insert(stored.id);
+  CountPod(stored, +1);
   Rerate(stored);
   change.Dirty(Collection::kPods, stored.id);
   // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
