@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &options)) return 2;
 
   for (const int kept : {0, options.kept}) {
-    fmt::print("tick with {} finished jobs kept: median {:.3f} ms\n", kept, TickMillis(kept));
+    fmt::print("tick with {} finished jobs kept: median {:.1f} us\n", kept,
+               TickMillis(kept) * 1000);
   }
 
   testing::TempDir temp;
