@@ -6,6 +6,8 @@
 //   writes included (the job queued, taken, finished);
 // - throughput: jobs/s through one endpoint, /run from several clients, until /health counts them
 //   all completed.
+// - the tick's cost with many finished jobs kept for their TTL (--kept N), on a control plane in
+//   process with a manual clock: what every 250 ms tick spends on an endpoint's stored jobs.
 // Cold start with a real container is tests/../bench/endpoints_cold_start.sh. Results in
 // docs/benchmarks.md.
 #include <fmt/format.h>
@@ -24,7 +26,11 @@
 #include "catalog/catalog_file.h"
 #include "core/clock.h"
 #include "net/http_client.h"
+#include "server/control_plane.h"
+#include "server/secrets.h"
 #include "server/server.h"
+#include "store/commit_queue.h"
+#include "store/store.h"
 #include "testing/temp_dir.h"
 
 namespace suanli::bench {
@@ -37,6 +43,7 @@ struct Options {
   int jobs = 2'000;  // /run jobs for the throughput
   int workers = 3;
   int clients = 4;
+  int kept = 20'000;  // finished jobs kept for the tick's measurement
 };
 
 bool ParseArgs(int argc, char** argv, Options* options) {
@@ -51,8 +58,11 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       options->workers = value;
     } else if (flag == "--clients") {
       options->clients = value;
+    } else if (flag == "--kept") {
+      options->kept = value;
     } else {
-      std::cerr << "usage: endpoints_bench [--sync N] [--jobs N] [--workers N] [--clients N]\n";
+      std::cerr << "usage: endpoints_bench [--sync N] [--jobs N] [--workers N] [--clients N] "
+                   "[--kept N]\n";
       return false;
     }
   }
@@ -98,6 +108,56 @@ double Percentile(std::vector<double> values, double fraction) {
                          static_cast<size_t>(fraction * static_cast<double>(values.size())))];
 }
 
+// The control plane's tick with `kept` finished jobs on one endpoint (kept for their 24 h TTL) and
+// one idle worker: the median of 50 ticks, in milliseconds.
+double TickMillis(int kept) {
+  testing::TempDir dir;
+  std::unique_ptr<store::Store> store = store::OpenSqliteStore(dir.File("suanli.db")).value();
+  store::CommitQueue queue(*store);
+  core::ManualClock clock;
+  clock.Set(core::TimePoint(std::chrono::seconds(1'796'200'000)));
+  server::OpenSslEntropy entropy;
+  std::string token;
+  std::unique_ptr<server::ControlPlane> plane =
+      std::move(server::ControlPlane::Open(*store, queue, catalog::LoadBuiltInCatalog().value(),
+                                           clock, entropy, server::ControlPlaneOptions(), &token)
+                    .value());
+  const server::Principal admin = plane->Authenticate(token).value();
+  const std::string user_id =
+      plane
+          ->CreateUser(admin, "bench", core::Role::kUser, core::Money::FromMicros(int64_t{1} << 50))
+          .value()
+          .value.id;
+  const server::Principal owner{user_id, core::Role::kUser, ""};
+  server::EndpointSpec spec;
+  spec.name = "bench";
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.min_workers = 1;
+  spec.max_workers = 1;
+  const std::string endpoint = plane->CreateEndpoint(owner, spec).value().value.endpoint.id;
+  (void)plane->Tick();  // starts the worker (a pending pod: no node here)
+  const std::string pod = plane->GetEndpoint(owner, endpoint).value().value.workers.at(0).pod_id;
+  const std::string worker_token =
+      plane->GetPod(owner, pod).value().value.env.at("SUANLI_WORKER_TOKEN");
+  for (int i = 0; i < kept; ++i) {
+    const std::string job =
+        plane->SubmitJob(owner, endpoint, server::JobRequest{std::to_string(i), "", {}, {}})
+            .value()
+            .value.id;
+    (void)plane->TakeJob(endpoint, pod, worker_token).value();
+    (void)plane->FinishJob(endpoint, pod, worker_token, job, "1", "").value();
+  }
+  std::vector<double> ticks;
+  for (int i = 0; i < 50; ++i) {
+    clock.Advance(std::chrono::milliseconds(250));
+    const core::MonotonicTime start = core::MonotonicNow();
+    (void)plane->Tick();
+    ticks.push_back(Millis(start, core::MonotonicNow()));
+  }
+  return Percentile(ticks, 0.5);
+}
+
 }  // namespace
 }  // namespace suanli::bench
 
@@ -106,6 +166,11 @@ int main(int argc, char** argv) {
   using namespace suanli::bench;
   Options options;
   if (!ParseArgs(argc, argv, &options)) return 2;
+
+  for (const int kept : {0, options.kept}) {
+    fmt::print("tick with {} finished jobs kept: median {:.1f} us\n", kept,
+               TickMillis(kept) * 1000);
+  }
 
   testing::TempDir temp;
   core::SystemClock clock;

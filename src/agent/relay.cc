@@ -104,8 +104,10 @@ RelayAnswer DoHttp(Engine& engine, const RelayOptions& options, const RelayReque
     return ErrorReply(502, "UNAVAILABLE",
                       "port " + port + " of pod " + work.pod_id + " is not published on its node");
   }
+  const std::chrono::milliseconds timeout =
+      work.timeout_ms > 0 ? std::chrono::milliseconds(work.timeout_ms) : options.pod_timeout;
   core::Result<std::unique_ptr<net::HttpClient>> client = net::HttpClient::Create(
-      "http://" + options.pod_address + ":" + std::to_string(host_port), {options.pod_timeout});
+      "http://" + options.pod_address + ":" + std::to_string(host_port), {timeout});
   if (!client.ok()) return ErrorReply(502, "UNAVAILABLE", client.status().message());
   std::string body;
   bool too_large = false;
@@ -128,7 +130,7 @@ RelayAnswer DoHttp(Engine& engine, const RelayOptions& options, const RelayReque
     if (answer.status().message().find("did not answer") != std::string::npos) {
       return ErrorReply(504, "DEADLINE_EXCEEDED",
                         "pod " + work.pod_id + " did not answer on port " + port + " within " +
-                            std::to_string(options.pod_timeout.count() / 1000) + " s");
+                            std::to_string(timeout.count() / 1000) + " s");
     }
     return ErrorReply(502, "UNAVAILABLE",
                       "nothing answers on port " + port + " in pod " + work.pod_id + " yet (" +

@@ -32,6 +32,10 @@ struct EndpointsFlags {
   std::optional<int> execution_timeout_s;
   std::optional<int> job_ttl_s;
   std::optional<int> max_retries;
+  std::string worker_mode;
+  std::optional<int> http_port;
+  std::string http_path;
+  std::optional<int> http_concurrency;
 };
 
 std::string JobsText(const boost::json::value& endpoint) {
@@ -92,6 +96,13 @@ std::string EndpointDetail(const boost::json::value& endpoint) {
   line("Execution timeout:", JsonText(endpoint, "execution_timeout_s") + " s");
   line("Job TTL:", JsonText(endpoint, "job_ttl_s") + " s");
   line("Max retries:", JsonText(endpoint, "max_retries"));
+  if (JsonText(endpoint, "worker_mode") == "http") {
+    line("Workers take jobs:", "posted to port " + JsonText(endpoint, "http_port") + " " +
+                                   JsonText(endpoint, "http_path") + ", " +
+                                   JsonText(endpoint, "http_concurrency") + " at a time each");
+  } else {
+    line("Workers take jobs:", "from the queue");
+  }
   line("Jobs:", JobsText(endpoint));
   line("Job API:", JsonText(endpoint, "url"));
   if (!JsonText(endpoint, "scale_error").empty()) {
@@ -147,6 +158,10 @@ core::Result<boost::json::object> Body(const EndpointsFlags& flags) {
   number("execution_timeout_s", flags.execution_timeout_s);
   number("job_ttl_s", flags.job_ttl_s);
   number("max_retries", flags.max_retries);
+  if (!flags.worker_mode.empty()) body["worker_mode"] = flags.worker_mode;
+  number("http_port", flags.http_port);
+  if (!flags.http_path.empty()) body["http_path"] = flags.http_path;
+  number("http_concurrency", flags.http_concurrency);
   return body;
 }
 
@@ -229,6 +244,18 @@ void AddSettings(CLI::App& command, EndpointsFlags& flags) {
       .add_option("--max-retries", flags.max_retries,
                   "Times a job is re-queued when its worker dies (default 3)")
       ->check(CLI::Range(0, 10));
+  command.add_option("--worker-mode", flags.worker_mode,
+                     "queue (default: workers take jobs) or http (jobs are posted to the workers' "
+                     "--http-port, e.g. a vLLM server)");
+  command
+      .add_option("--http-port", flags.http_port, "http mode: the workers' port that takes jobs")
+      ->check(CLI::Range(1, 65'535));
+  command.add_option("--http-path", flags.http_path,
+                     "http mode: the path jobs are posted to (default /)");
+  command
+      .add_option("--http-concurrency", flags.http_concurrency,
+                  "http mode: jobs posted to one worker at a time (default 1)")
+      ->check(CLI::Range(1, 64));
 }
 
 }  // namespace

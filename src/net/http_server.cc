@@ -31,6 +31,14 @@ constexpr uint32_t kHeaderLimitBytes = 16 * 1024;
 // still sends, so that the client reads our answer instead of a reset.
 constexpr std::chrono::seconds kLingerTime{2};
 
+// "10 MiB (10485760 bytes)", or "4096 bytes" below a MiB.
+std::string LimitText(size_t bytes) {
+  if (bytes < (size_t{1} << 20) || bytes % (size_t{1} << 20) != 0) {
+    return std::to_string(bytes) + " bytes";
+  }
+  return std::to_string(bytes >> 20) + " MiB (" + std::to_string(bytes) + " bytes)";
+}
+
 // An io_context whose services can be shut down before it is destroyed: Stop() uses it to destroy
 // every handler still queued (and the connections they hold) once the threads are joined.
 class IoContext : public asio::io_context {
@@ -163,20 +171,42 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void DoRead() {
     head_ = false;
     parser_.emplace();
-    parser_->body_limit(state_->options.max_body_bytes);
+    body_limit_ = state_->options.max_body_bytes;
+    // With limits by route, none until the headers are read (the parser would refuse a
+    // Content-Length above it while reading them); OnHeader sets the route's.
+    if (state_->options.body_limit) {
+      parser_->body_limit(boost::none);
+    } else {
+      parser_->body_limit(body_limit_);
+    }
     parser_->header_limit(kHeaderLimitBytes);
     stream_.expires_after(state_->options.idle_timeout);
+    // The headers first: the body's limit depends on the route.
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(ErrorCode ec) {
+    if (ec || parser_->is_done()) return OnRead(ec);
+    if (state_->options.body_limit) {
+      const auto& header = parser_->get();
+      body_limit_ = state_->options.body_limit(std::string_view(header.method_string()),
+                                               std::string_view(header.target()));
+      const boost::optional<uint64_t> length = parser_->content_length();
+      if (length && *length > body_limit_) return OnRead(http::error::body_limit);
+      parser_->body_limit(body_limit_);  // a chunked body is counted as it comes
+    }
     http::async_read(
         stream_, buffer_, *parser_,
-        [self = shared_from_this()](ErrorCode ec, size_t /*bytes*/) { self->OnRead(ec); });
+        [self = shared_from_this()](ErrorCode read, size_t /*bytes*/) { self->OnRead(read); });
   }
 
   void OnRead(ErrorCode ec) {
     if (ec == http::error::body_limit) {
       WriteError(ErrorResponse(413, "PAYLOAD_TOO_LARGE",
-                               "request body is larger than the " +
-                                   std::to_string(state_->options.max_body_bytes) +
-                                   "-byte limit; send a smaller body"));
+                               "request body is larger than this route's limit of " +
+                                   LimitText(body_limit_) + "; send a smaller body"));
       return;
     }
     if (ec == http::error::header_limit) {
@@ -338,6 +368,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  size_t body_limit_ = 0;  // the request being read's
   http::response<http::string_body> response_;
   std::string remote_address_;
   bool keep_alive_ = true;

@@ -6,8 +6,9 @@
 // once; one dropped without being called answers 500 so no client hangs. The server reads the
 // next request of a keep-alive connection only after the previous one is answered.
 //
-// Limits: a body larger than max_body_bytes is answered 413 without calling the handler; headers
-// larger than 16 KiB get 431; a connection idle for idle_timeout is closed.
+// Limits: a body larger than its request's limit (body_limit, else max_body_bytes) is answered 413
+// naming the limit, without calling the handler; headers larger than 16 KiB get 431; a connection
+// idle for idle_timeout is closed.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "net/http.h"
@@ -29,6 +31,10 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 7070;  // 0: any free port (tests), see HttpServer::port()
   size_t max_body_bytes = 1 << 20;
+  // The largest body of a request with this method and target (as sent: path and query), asked
+  // once its headers are read; absent: max_body_bytes for every request. Called on the I/O
+  // threads; must not block.
+  std::function<size_t(std::string_view method, std::string_view target)> body_limit;
   int threads = 2;
   std::chrono::seconds idle_timeout{75};
 };

@@ -186,7 +186,7 @@ TEST(HttpServerTest, BodyOverTheLimitGets413JsonErrorWithoutCallingTheHandler) {
   EXPECT_EQ(big->content_type, "application/json");
   EXPECT_NE(big->body.find(R"({"error":{"code":"PAYLOAD_TOO_LARGE")"), std::string::npos)
       << big->body;
-  EXPECT_NE(big->body.find("1024-byte limit"), std::string::npos) << big->body;
+  EXPECT_NE(big->body.find("limit of 1024 bytes"), std::string::npos) << big->body;
   EXPECT_EQ(calls.load(), 0);
 
   // The server closed that connection; the client opens another for a body at the limit.
@@ -195,6 +195,32 @@ TEST(HttpServerTest, BodyOverTheLimitGets413JsonErrorWithoutCallingTheHandler) {
   EXPECT_EQ(fits->status, 200);
   EXPECT_EQ(fits->body, "1024");
   EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(HttpServerTest, ARouteMayTakeALargerBodyAndOnlyThatRoute) {
+  HttpServerOptions options;
+  options.max_body_bytes = 1024;
+  options.body_limit = [](std::string_view method, std::string_view target) -> size_t {
+    return method == "POST" && target.starts_with("/big") ? size_t{2} << 20 : 1024;
+  };
+  auto server = StartOrDie(options, [](HttpRequest&& request, Responder respond) {
+    respond(Text(200, std::to_string(request.body.size())));
+  });
+  auto client = ClientOf(*server);
+  auto fits = client->Send("POST", "/big?x=1", std::string(size_t{2} << 20, 'x'));
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  EXPECT_EQ(fits->status, 200);
+  EXPECT_EQ(fits->body, std::to_string(size_t{2} << 20));
+  auto over = client->Send("POST", "/big", std::string((size_t{2} << 20) + 1, 'x'));
+  ASSERT_TRUE(over.ok()) << over.status().ToString();
+  EXPECT_EQ(over->status, 413);
+  EXPECT_NE(over->body.find("limit of 2 MiB (2097152 bytes)"), std::string::npos) << over->body;
+  auto elsewhere = client->Send("POST", "/small", std::string(1025, 'x'));
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status().ToString();
+  EXPECT_EQ(elsewhere->status, 413);
+  auto get = client->Send("GET", "/big");  // no body: nothing to limit
+  ASSERT_TRUE(get.ok());
+  EXPECT_EQ(get->status, 200);
 }
 
 TEST(HttpServerTest, HeadersOverTheLimitGet431) {

@@ -55,6 +55,15 @@ struct RouteInfo {
 
 struct Services;  // what the handlers work with (routes/call.h)
 
+// RunPod's payload limits: the body of POST /v2/{endpoint}/run and of /runsync.
+inline constexpr size_t kRunBodyLimit = size_t{10} << 20;
+inline constexpr size_t kRunSyncBodyLimit = size_t{20} << 20;
+
+// The largest request body the route of `method` and `target` (path and query, as sent) takes:
+// kRunBodyLimit and kRunSyncBodyLimit for the job API's submissions, `default_limit` (the server's
+// --max-body) for every other request; never below `default_limit`. (routes/serverless_jobs.cc)
+size_t BodyLimitFor(std::string_view method, std::string_view target, size_t default_limit);
+
 class Api {
  public:
   // `entropy` makes the relay's request ids. All references must outlive the Api.

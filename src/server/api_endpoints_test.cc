@@ -8,6 +8,7 @@
 #include "core/mutex.h"
 #include "net/http_client.h"
 #include "net/http_server.h"
+#include "server/api.h"
 #include "server/api_testing.h"
 #include "server/webhooks.h"
 
@@ -230,8 +231,10 @@ TEST_F(ApiEndpointsTest, RunPodsJobApiAndWorkerProtocolEndToEnd) {
 TEST_F(ApiEndpointsTest, AFinishedJobsWebhookIsPostedSignedWithTheEndpointsSecret) {
   core::Mutex mutex;
   std::vector<net::HttpRequest> received;
+  net::HttpServerOptions options;
+  options.port = 0;
   auto receiver = net::HttpServer::Start(
-      net::HttpServerOptions{.host = "127.0.0.1", .port = 0},
+      options,
       [&](net::HttpRequest&& request, net::Responder respond) {
         {
           core::MutexLock lock(mutex);
@@ -290,9 +293,81 @@ TEST_F(ApiEndpointsTest, JobBodiesAreCheckedAndTooLargeOnesAre413) {
       api().Post(v2 + "/run", alice_.token, R"({"input": 1, "policy": {"ttl": "long"}})"), 400));
   EXPECT_TRUE(IsApiError(api().Post("/v2/ep_nope/run", alice_.token, R"({"input": 1})"), 404));
   EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", "", R"({"input": 1})"), 401));
-  const std::string big = R"({"input": ")" + std::string(kMaxBody, 'x') + R"("})";
-  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run", alice_.token, big), 413, "PAYLOAD_TOO_LARGE"));
   EXPECT_EQ(Int(api().Get(v2 + "/health", alice_.token).object().at("jobs"), "inQueue"), 0);
+}
+
+TEST_F(ApiEndpointsTest, StreamShowsThePartialOutputsPostedSinceTheLastRead) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  const std::string job =
+      Str(api().PostJson(v2 + "/run", alice_.token, json::object{{"input", 1}}).json, "id");
+  const auto [worker, token] = WaitForWorker(endpoint);
+  ASSERT_FALSE(token.empty());
+  const ApiReply pod = api().Get("/v1/pods/" + worker, alice_.token);
+  EXPECT_NE(Str(pod.object().at("env"), "RUNPOD_WEBHOOK_POST_STREAM")
+                .find(v2 + "/job-stream/$RUNPOD_POD_ID/$ID"),
+            std::string::npos);
+  const std::string stream_url = v2 + "/job-stream/" + worker + "/" + job;
+  EXPECT_TRUE(IsApiError(WorkerSend("POST", stream_url, token, R"({"output": "early"})"), 409))
+      << "not its job yet";
+  ASSERT_EQ(WorkerSend("GET", v2 + "/job-take/" + worker, token).status, 200);
+  EXPECT_EQ(Array(api().Get(v2 + "/stream/" + job, alice_.token).json, "stream").size(), 0u);
+  // As runpod-python posts them: "&isStream=true" appended to the URL.
+  ASSERT_EQ(WorkerSend("POST", stream_url + "&isStream=true", token, R"({"output": "to"})").status,
+            200);
+  ASSERT_EQ(WorkerSend("POST", stream_url, token, R"({"output": {"k": 2}})").status, 200);
+  const ApiReply first = api().Get(v2 + "/stream/" + job, alice_.token);
+  EXPECT_EQ(Str(first.json, "status"), "IN_PROGRESS");
+  EXPECT_EQ(json::serialize(first.object().at("stream")),
+            R"([{"output":"to"},{"output":{"k":2}}])");
+  EXPECT_EQ(Array(api().Get(v2 + "/stream/" + job, alice_.token).json, "stream").size(), 0u)
+      << "read once";
+  ASSERT_EQ(WorkerSend("POST", stream_url, token, R"({"output": "ken"})").status, 200);
+  EXPECT_TRUE(IsApiError(WorkerSend("POST", stream_url, token, R"({"partial": 1})"), 400));
+  EXPECT_TRUE(IsApiError(WorkerSend("POST", stream_url, "slw_wrong", R"({"output": 1})"), 401));
+  EXPECT_TRUE(IsApiError(api().Get(v2 + "/stream/" + job, bob_.token), 404));
+  ASSERT_EQ(WorkerSend("POST", v2 + "/job-done/" + worker + "/" + job + "&isStream=false", token,
+                       R"({"output": "token"})")
+                .status,
+            200);
+  const ApiReply last = api().Get(v2 + "/stream/" + job, alice_.token);
+  EXPECT_EQ(Str(last.json, "status"), "COMPLETED");
+  EXPECT_EQ(json::serialize(last.object().at("stream")), R"([{"output":"ken"}])")
+      << "what was not read yet; the whole output is /status's";
+  EXPECT_TRUE(IsApiError(WorkerSend("POST", stream_url, token, R"({"output": "late"})"), 409));
+}
+
+// A body of exactly `bytes`: {"input": "xxx..."}.
+std::string BodyOf(size_t bytes) {
+  const std::string frame = R"({"input": ""})";
+  return R"({"input": ")" + std::string(bytes - frame.size(), 'x') + R"("})";
+}
+
+TEST_F(ApiEndpointsTest, RunTakes10MiBRunsync20MiBAndOtherRoutesOnlyTheServersMaxBody) {
+  const std::string endpoint = CreateEndpoint();
+  const std::string v2 = "/v2/" + endpoint;
+  const ApiReply run = api().Post(v2 + "/run", alice_.token, BodyOf(kRunBodyLimit));
+  EXPECT_EQ(run.status, 200) << run.Describe();
+  const ApiReply over = api().Post(v2 + "/run", alice_.token, BodyOf(kRunBodyLimit + 1));
+  EXPECT_TRUE(IsApiError(over, 413, "PAYLOAD_TOO_LARGE"));
+  EXPECT_NE(over.error_message().find("10 MiB"), std::string::npos) << over.error_message();
+  // runsync takes twice as much (?wait=0: the answer comes at once, the job stays queued).
+  const ApiReply sync = api().Post(v2 + "/runsync?wait=0", alice_.token, BodyOf(kRunBodyLimit + 1));
+  EXPECT_EQ(sync.status, 200) << sync.Describe();
+  EXPECT_EQ(api().Post(v2 + "/runsync?wait=0", alice_.token, BodyOf(kRunSyncBodyLimit)).status,
+            200);
+  const ApiReply sync_over =
+      api().Post(v2 + "/runsync?wait=0", alice_.token, BodyOf(kRunSyncBodyLimit + 1));
+  EXPECT_TRUE(IsApiError(sync_over, 413, "PAYLOAD_TOO_LARGE"));
+  EXPECT_NE(sync_over.error_message().find("20 MiB"), std::string::npos)
+      << sync_over.error_message();
+  // Every other route keeps the server's limit (here kMaxBody), the workers' results too.
+  EXPECT_TRUE(IsApiError(api().Post("/v1/endpoints", alice_.token, BodyOf(kMaxBody + 1)), 413));
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/purge-queue", alice_.token, BodyOf(kMaxBody + 1)), 413));
+  EXPECT_TRUE(IsApiError(
+      api().Post(v2 + "/job-done/pod_x/job_y", alice_.token, BodyOf(kMaxBody + 1)), 413));
+  EXPECT_TRUE(IsApiError(api().Post(v2 + "/run/x", alice_.token, BodyOf(kMaxBody + 1)), 413));
+  EXPECT_EQ(Int(api().Get(v2 + "/health", alice_.token).object().at("jobs"), "inQueue"), 3);
 }
 
 }  // namespace

@@ -203,6 +203,10 @@ struct EndpointSpec {
   std::optional<int> execution_timeout_s;
   std::optional<int> job_ttl_s;
   std::optional<int> max_retries;
+  std::optional<serverless::WorkerMode> worker_mode;
+  std::optional<int> http_port;
+  std::optional<std::string> http_path;
+  std::optional<int> http_concurrency;
 };
 
 // An endpoint as shown: its settings, its workers now and its jobs by status.
@@ -218,6 +222,28 @@ struct EndpointInfo {
   int64_t retried = 0;
   std::string scale_error;
 };
+
+// A job for an http-mode endpoint's worker, as ControlPlane::TakePushJobs hands it out to be
+// posted to the worker's port through its node's relay (job_pusher.h).
+struct PushedJob {
+  std::string job_id;
+  std::string endpoint_id;
+  std::string worker_id;  // the worker's pod
+  std::string node_id;
+  std::string node_name;
+  int port = 0;
+  std::string path;   // the request's target: the endpoint's http_path
+  std::string input;  // JSON text: the request's body
+  std::chrono::seconds execution_timeout{600};
+};
+
+// The most partial outputs of one job kept unread for /stream, in number and in bytes.
+inline constexpr size_t kMaxUnreadStreamChunks = 10'000;
+inline constexpr size_t kMaxUnreadStreamBytes = size_t{16} << 20;
+
+// The largest input of a job for an http-mode endpoint: what the relay to its node carries
+// (wire::kMaxRelayBodyBase64 as base64, with room for the rest of the request).
+inline constexpr size_t kMaxPushedInputBytes = size_t{3} << 20;
 
 // A job as a client asks for it (POST /v2/{endpoint}/run). Units: seconds.
 struct JobRequest {
@@ -405,10 +431,43 @@ class ControlPlane {
                                                    std::string_view worker_id,
                                                    std::string_view token, std::string_view job_id,
                                                    std::string output, std::string error);
+  // A worker's partial output (JSON text) of its job, kept for /stream
+  // (control_plane_job_stream.cc): FAILED_PRECONDITION when the job is not IN_PROGRESS on it;
+  // RESOURCE_EXHAUSTED when kMaxUnreadStreamChunks or kMaxUnreadStreamBytes wait unread already.
+  core::Result<Written<serverless::Job>> StreamJobOutput(std::string_view endpoint_id,
+                                                         std::string_view worker_id,
+                                                         std::string_view token,
+                                                         std::string_view job_id,
+                                                         std::string output) EXCLUDES(mutex_);
+  // The job and the partial outputs streamed for it since the last read, which this read takes.
+  // `streamed` is false when its worker never streamed (then /stream shows its final output).
+  struct StreamRead {
+    serverless::Job job;
+    std::vector<std::string> chunks;
+    bool streamed = false;
+  };
+  core::Result<Written<StreamRead>> ReadJobStream(const Principal& caller,
+                                                  std::string_view endpoint_id,
+                                                  std::string_view job_id) EXCLUDES(mutex_);
   // Calls `notify` once when a job is queued on the endpoint (at once if one is) or `deadline`
   // passes: a worker's long poll.
   void WhenJobQueued(std::string_view endpoint_id, core::TimePoint deadline,
                      std::function<void()> notify);
+
+  // --- Push workers (control_plane_endpoint_push.cc) ---
+  // The queued jobs of http-mode endpoints that their ready workers have room for (fewer than
+  // http_concurrency pushed each), now IN_PROGRESS on them; for the JobPusher to post.
+  std::vector<PushedJob> TakePushJobs() EXCLUDES(mutex_);
+  // The worker's answer to a pushed job (its HTTP status, content type and body; the relay's own
+  // 502 and 504 for a worker it could not reach): 2xx COMPLETED with the body as its output (JSON
+  // when it is JSON, else a string); 500 and above queues it again as for a lost worker (at most
+  // max_retries times, then FAILED); any other status FAILED. Nothing happens when the job is no
+  // longer IN_PROGRESS on that worker (cancelled, timed out). Returns the change's sequence.
+  uint64_t AnswerPushedJob(const PushedJob& job, int status, std::string_view content_type,
+                           std::string body) EXCLUDES(mutex_);
+  // `hook` is called, outside the lock, when an http-mode endpoint may have work for the
+  // JobPusher: a job queued on it, and every tick that finds one queued. Empty: none.
+  void SetPushHook(std::function<void()> hook) EXCLUDES(mutex_);
 
   // The webhooks of jobs finished since the last call, for the server's WebhookSender.
   std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
@@ -486,10 +545,14 @@ class ControlPlane {
   // Serialized by scale_mutex_ (the tick thread, and a job submitted to an endpoint with no
   // worker), so that two runs never both start the worker one decision asked for.
   uint64_t TickEndpoints() EXCLUDES(mutex_, scale_mutex_);
-  // SubmitJob's change; *no_worker: the endpoint has no live worker to take the job.
+  // SubmitJob's change.
+  struct Enqueued {
+    bool no_worker = false;  // the endpoint has no live worker to take the job
+    bool push = false;       // its workers are pushed their jobs (worker_mode http)
+  };
   core::Result<Written<serverless::Job>> EnqueueJob(const Principal& caller,
                                                     std::string_view endpoint_id,
-                                                    JobRequest request, bool* no_worker)
+                                                    JobRequest request, Enqueued* enqueued)
       EXCLUDES(mutex_);
   core::Result<serverless::Endpoint*> FindOwnEndpoint(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
@@ -499,7 +562,10 @@ class ControlPlane {
                                           std::string_view token) REQUIRES(mutex_);
   EndpointInfo InfoOf(const serverless::Endpoint& endpoint) const REQUIRES(mutex_);
   void AddEndpointGauges(Gauges& gauges) const REQUIRES(mutex_);
+  // Every change of a job's status goes through JobChanged: it is written, indexed for the tick
+  // (IndexJob), its webhook queued and its waiters woken.
   void JobChanged(Change& change, const serverless::Job& job) REQUIRES(mutex_);
+  void IndexJob(const serverless::Job& job) REQUIRES(mutex_);
   void Enqueue(Change& change, serverless::Job& job) REQUIRES(mutex_);
   // Its job (if any) is re-queued or failed; the worker is asked to stop.
   void LoseWorker(Change& change, const serverless::Endpoint& endpoint, const std::string& pod_id,
@@ -514,6 +580,8 @@ class ControlPlane {
   Entropy& entropy_;
   const ControlPlaneOptions options_;
 
+  // Calls the push hook, if any, outside the lock.
+  void WakePusher() EXCLUDES(mutex_);
   core::Mutex scale_mutex_;  // held through TickEndpoints; taken before mutex_, never after
   mutable core::Mutex mutex_;
   std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
@@ -554,6 +622,7 @@ class ControlPlane {
   std::map<std::string, serverless::Job> jobs_ GUARDED_BY(mutex_);
   std::map<std::string, EndpointRuntime> endpoint_runtime_ GUARDED_BY(mutex_);
   uint64_t last_job_sequence_ GUARDED_BY(mutex_) = 0;
+  std::function<void()> push_hook_ GUARDED_BY(mutex_);
   std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
 };
 

@@ -43,11 +43,13 @@ std::map<std::string, std::string> WorkerEnv(const serverless::Endpoint& endpoin
   // ${SUANLI_POD_ID} is expanded by the agent (docs/agent.md, Variables).
   env["SUANLI_JOB_URL"] = root + "/job-take/${SUANLI_POD_ID}";
   env["SUANLI_RESULT_URL"] = root + "/job-done/${SUANLI_POD_ID}";
+  env["SUANLI_STREAM_URL"] = root + "/job-stream/${SUANLI_POD_ID}";
   env["RUNPOD_ENDPOINT_ID"] = endpoint.id;
   env["RUNPOD_POD_ID"] = "${SUANLI_POD_ID}";
   env["RUNPOD_AI_API_KEY"] = token;
   env["RUNPOD_WEBHOOK_GET_JOB"] = root + "/job-take/$ID?wait_s=20";
   env["RUNPOD_WEBHOOK_POST_OUTPUT"] = root + "/job-done/$RUNPOD_POD_ID/$ID";
+  env["RUNPOD_WEBHOOK_POST_STREAM"] = root + "/job-stream/$RUNPOD_POD_ID/$ID";
   return env;
 }
 
@@ -80,12 +82,25 @@ void ControlPlane::LoadEndpoints(std::vector<serverless::Endpoint> endpoints,
     EndpointRuntime& runtime = endpoint_runtime_[job.endpoint_id];
     runtime.jobs.insert(job.id);
     if (job.status == JobStatus::kInQueue) runtime.queue.emplace(job.sequence, job.id);
-    if (job.status == JobStatus::kInProgress) {
+    const serverless::Endpoint* endpoint = nullptr;
+    if (const auto found = endpoints_.find(job.endpoint_id); found != endpoints_.end()) {
+      endpoint = &found->second;
+    }
+    if (job.status == JobStatus::kInProgress && endpoint != nullptr &&
+        endpoint->worker_mode == serverless::WorkerMode::kHttp) {
+      // Its request to the worker ended with the server: queued again (in memory; the store
+      // learns it with the job's next change, and a restart before that does this again).
+      if (serverless::WorkerLost(job, endpoint->max_retries,
+                                 "the server restarted while the job was posted to it", now)) {
+        runtime.queue.emplace(job.sequence, job.id);
+      }
+    } else if (job.status == JobStatus::kInProgress) {
       const auto worker = runtime.workers.find(job.worker_id);
       // A job whose worker is gone is found by the next tick (its worker is not live).
       if (worker != runtime.workers.end()) worker->second.job_id = job.id;
     }
-    jobs_[job.id] = std::move(job);
+    const Job& stored = jobs_[job.id] = std::move(job);
+    IndexJob(stored);
   }
   // Jobs of an endpoint that is gone (never written so, but a store edited by hand): dropped.
   for (auto it = endpoint_runtime_.begin(); it != endpoint_runtime_.end();) {
@@ -155,9 +170,10 @@ EndpointInfo ControlPlane::InfoOf(const serverless::Endpoint& endpoint) const {
     if (worker.stopping || pod == pods_.end()) {
       state = "stopping";
     } else if (pod->second.state == PodState::kRunning) {
-      state = worker.job_id.empty() ? "idle" : "running";
+      state = worker.busy() ? "running" : "idle";
     }
-    info.workers.push_back({pod_id, std::move(state), worker.job_id});
+    info.workers.push_back(
+        {pod_id, std::move(state), worker.pushed.empty() ? worker.job_id : *worker.pushed.begin()});
   }
   for (const std::string& id : runtime.jobs) ++info.jobs[jobs_.at(id).status];
   info.retried = runtime.retried;
@@ -190,8 +206,20 @@ std::vector<WebhookDelivery> ControlPlane::TakeWebhooks() {
   return std::exchange(webhooks_, {});
 }
 
+void ControlPlane::IndexJob(const Job& job) {
+  const auto runtime = endpoint_runtime_.find(job.endpoint_id);
+  if (runtime == endpoint_runtime_.end()) return;
+  if (serverless::IsFinal(job.status)) {
+    runtime->second.unfinished.erase(job.id);
+    runtime->second.expiries.emplace(serverless::ExpiresAt(job), job.id);
+  } else {
+    runtime->second.unfinished.insert(job.id);
+  }
+}
+
 void ControlPlane::JobChanged(Change& change, const Job& job) {
   change.Dirty(Collection::kJobs, job.id);
+  IndexJob(job);
   if (serverless::IsFinal(job.status) && !job.webhook.empty()) {
     const auto endpoint = endpoints_.find(job.endpoint_id);
     if (endpoint != endpoints_.end()) {
@@ -234,6 +262,10 @@ void Apply(const EndpointSpec& spec, serverless::Endpoint& endpoint) {
   }
   if (spec.job_ttl_s) endpoint.job_ttl = std::chrono::seconds(*spec.job_ttl_s);
   if (spec.max_retries) endpoint.max_retries = *spec.max_retries;
+  if (spec.worker_mode) endpoint.worker_mode = *spec.worker_mode;
+  if (spec.http_port) endpoint.http_port = *spec.http_port;
+  if (spec.http_path) endpoint.http_path = *spec.http_path;
+  if (spec.http_concurrency) endpoint.http_concurrency = *spec.http_concurrency;
 }
 
 }  // namespace
@@ -370,16 +402,18 @@ Result<Written<EndpointInfo>> ControlPlane::DeleteEndpoint(const Principal& call
 
 Result<Written<Job>> ControlPlane::SubmitJob(const Principal& caller, std::string_view endpoint_id,
                                              JobRequest request) {
-  bool no_worker = false;
-  Result<Written<Job>> submitted = EnqueueJob(caller, endpoint_id, std::move(request), &no_worker);
+  Enqueued enqueued;
+  Result<Written<Job>> submitted = EnqueueJob(caller, endpoint_id, std::move(request), &enqueued);
   // Start its first worker now rather than at the next tick (up to 250 ms later): a cold start
   // is the engine's time plus as little of ours as can be.
-  if (submitted.ok() && no_worker) TickEndpoints();
+  if (submitted.ok() && enqueued.no_worker) TickEndpoints();
+  // Likewise a push worker with room gets it now.
+  if (submitted.ok() && enqueued.push) WakePusher();
   return submitted;
 }
 
 Result<Written<Job>> ControlPlane::EnqueueJob(const Principal& caller, std::string_view endpoint_id,
-                                              JobRequest request, bool* no_worker) {
+                                              JobRequest request, Enqueued* enqueued) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
   Result<serverless::Endpoint*> found = FindOwnEndpoint(caller, endpoint_id);
@@ -390,6 +424,13 @@ Result<Written<Job>> ControlPlane::EnqueueJob(const Principal& caller, std::stri
     return core::ResourceExhaustedError(
         "endpoint " + endpoint.id + " holds " + std::to_string(runtime.jobs.size()) +
         " jobs, the most allowed; wait for them to finish or purge its queue");
+  }
+  enqueued->push = endpoint.worker_mode == serverless::WorkerMode::kHttp;
+  if (enqueued->push && request.input.size() > kMaxPushedInputBytes) {
+    return core::InvalidArgumentError(
+        "input: " + std::to_string(request.input.size()) + " bytes; endpoint " + endpoint.id +
+        " posts each job to its workers' port (worker_mode http), which takes at most " +
+        std::to_string(kMaxPushedInputBytes >> 20) + " MiB of input");
   }
   Job job;
   job.id = NewId("job");
@@ -407,8 +448,8 @@ Result<Written<Job>> ControlPlane::EnqueueJob(const Principal& caller, std::stri
   runtime.jobs.insert(job.id);
   Job& stored = jobs_[job.id] = std::move(job);
   Enqueue(change, stored);
-  *no_worker = std::none_of(runtime.workers.begin(), runtime.workers.end(),
-                            [](const auto& entry) { return !entry.second.stopping; });
+  enqueued->no_worker = std::none_of(runtime.workers.begin(), runtime.workers.end(),
+                                     [](const auto& entry) { return !entry.second.stopping; });
   return Written<Job>{stored, change.Commit()};
 }
 
@@ -446,7 +487,9 @@ Result<Written<Job>> ControlPlane::CancelJob(const Principal& caller, std::strin
   if (before == JobStatus::kInProgress) {
     // The worker may still be computing it: stopped, so that it does not take the next job late.
     const auto worker = runtime.workers.find(worker_id);
-    if (worker != runtime.workers.end()) {
+    if (worker != runtime.workers.end() && worker->second.pushed.erase(job.id) > 0) {
+      // A pushed job's request ends on its own; the worker's answer then finds it cancelled.
+    } else if (worker != runtime.workers.end()) {
       worker->second.job_id.clear();
       StopWorker(change, worker_id, worker->second, "its job " + job.id + " was cancelled");
     }
@@ -510,6 +553,11 @@ Result<Written<std::optional<Job>>> ControlPlane::TakeJob(std::string_view endpo
   if (!found.ok()) return found.status();
   WorkerRuntime& worker = **found;
   const serverless::Endpoint& endpoint = endpoints_.at(std::string(endpoint_id));
+  if (endpoint.worker_mode == serverless::WorkerMode::kHttp) {
+    return core::FailedPreconditionError(
+        "endpoint " + endpoint.id +
+        " posts its jobs to its workers' port (worker_mode http); its workers take none");
+  }
   EndpointRuntime& runtime = endpoint_runtime_.at(endpoint.id);
   const core::TimePoint now = Now();
   Change change(*this);
@@ -592,9 +640,14 @@ void ControlPlane::StopWorker(Change& change, const std::string& pod_id, WorkerR
 void ControlPlane::LoseWorker(Change& change, const serverless::Endpoint& endpoint,
                               const std::string& pod_id, WorkerRuntime& worker,
                               std::string_view reason) {
-  if (!worker.job_id.empty()) {
-    Job& job = jobs_.at(worker.job_id);
-    worker.job_id.clear();
+  std::vector<std::string> lost(worker.pushed.begin(), worker.pushed.end());
+  if (!worker.job_id.empty()) lost.push_back(worker.job_id);
+  worker.pushed.clear();
+  worker.job_id.clear();
+  for (const std::string& job_id : lost) {
+    const auto found = jobs_.find(job_id);
+    if (found == jobs_.end()) continue;
+    Job& job = found->second;
     if (job.status == JobStatus::kInProgress && job.worker_id == pod_id) {
       if (serverless::WorkerLost(job, endpoint.max_retries, reason, Now())) {
         ++endpoint_runtime_.at(endpoint.id).retried;
@@ -618,21 +671,26 @@ uint64_t ControlPlane::TickEndpoints() {
   core::MutexLock scaling(scale_mutex_);
   std::vector<NewWorker> new_workers;
   uint64_t sequence = 0;
+  bool push_work = false;  // an http-mode endpoint has queued jobs
   {
     Locked locked(*this);
     const core::TimePoint now = Now();
     Change change(*this);
     for (auto& [endpoint_id, endpoint] : endpoints_) {
       EndpointRuntime& runtime = endpoint_runtime_.at(endpoint_id);
-      // Jobs: execution timeouts, TTLs, expiry.
-      for (auto it = runtime.jobs.begin(); it != runtime.jobs.end();) {
+      // Jobs: execution timeouts and TTLs of the unfinished ones, then the expired ones.
+      for (auto it = runtime.unfinished.begin(); it != runtime.unfinished.end();) {
         Job& job = jobs_.at(*it);
+        ++it;  // JobChanged moves a job that ends out of `unfinished`
         const JobStatus before = job.status;
         if (serverless::CheckTimeouts(job, now)) {
           runtime.queue.erase({job.sequence, job.id});
           if (before == JobStatus::kInProgress) {
             const auto worker = runtime.workers.find(job.worker_id);
-            if (worker != runtime.workers.end() && worker->second.job_id == job.id) {
+            if (worker != runtime.workers.end() && worker->second.pushed.erase(job.id) > 0) {
+              // Its request to the worker ends at its own deadline; the answer is not taken.
+              if (!worker->second.busy()) worker->second.idle_since = now;
+            } else if (worker != runtime.workers.end() && worker->second.job_id == job.id) {
               worker->second.job_id.clear();
               StopWorker(change, job.worker_id, worker->second,
                          "its job " + job.id + " ran past the execution timeout");
@@ -640,13 +698,16 @@ uint64_t ControlPlane::TickEndpoints() {
           }
           JobChanged(change, job);
         }
-        if (serverless::Expired(job, now)) {
-          change.Dirty(Collection::kJobs, job.id);
-          jobs_.erase(job.id);
-          it = runtime.jobs.erase(it);
-        } else {
-          ++it;
-        }
+      }
+      while (!runtime.expiries.empty() && runtime.expiries.begin()->first <= now) {
+        const std::string id = runtime.expiries.begin()->second;
+        runtime.expiries.erase(runtime.expiries.begin());
+        const auto job = jobs_.find(id);
+        if (job == jobs_.end() || !serverless::Expired(job->second, now)) continue;
+        change.Dirty(Collection::kJobs, id);
+        runtime.streams.erase(id);
+        runtime.jobs.erase(id);
+        jobs_.erase(job);
       }
       // Workers: lost ones, and the scaler's view of the live ones.
       serverless::ScalerInput input;
@@ -658,7 +719,7 @@ uint64_t ControlPlane::TickEndpoints() {
         const bool gone = pod == pods_.end() || pod->second.state == PodState::kTerminated;
         const bool down = gone || core::IsDown(pod->second.state) ||
                           pod->second.desired != core::DesiredState::kRunning;
-        if (down && (!worker.stopping || !worker.job_id.empty())) {
+        if (down && (!worker.stopping || worker.busy())) {
           std::string reason = "its pod is gone";
           if (!gone) {
             reason = "its pod is " + std::string(core::PodStateName(pod->second.state));
@@ -674,16 +735,17 @@ uint64_t ControlPlane::TickEndpoints() {
               worker.idle_since = now;
               view.idle_since = now;
             }
-            view.state = worker.job_id.empty() ? serverless::WorkerState::kIdle
-                                               : serverless::WorkerState::kBusy;
+            view.state =
+                worker.busy() ? serverless::WorkerState::kBusy : serverless::WorkerState::kIdle;
           }
           input.workers.push_back(view);
-          if (!worker.job_id.empty()) ++input.in_progress;
+          input.in_progress += worker.in_progress();
         }
         it = gone ? runtime.workers.erase(it) : std::next(it);
       }
       // After the lost workers' jobs went back to the queue.
       input.in_queue = static_cast<int>(runtime.queue.size());
+      push_work |= endpoint.worker_mode == serverless::WorkerMode::kHttp && !runtime.queue.empty();
       if (!runtime.queue.empty()) {
         input.oldest_queued_at = jobs_.at(runtime.queue.begin()->second).created_at;
       }
@@ -706,6 +768,11 @@ uint64_t ControlPlane::TickEndpoints() {
         worker.spec.gpu_count = endpoint.gpu_count;
         worker.spec.gpu_milli = endpoint.gpu_milli;
         worker.spec.volume_gb = endpoint.volume_gb;
+        if (endpoint.worker_mode == serverless::WorkerMode::kHttp) {
+          // Published, so that its node's relay reaches it, and probed, so that jobs go to it only
+          // once it answers (the pod's `ready`).
+          worker.spec.ports = std::vector<core::PortSpec>{{endpoint.http_port, "http"}};
+        }
         // A worker waits for a GPU of its type as RunPod's "throttled" workers do, even where no
         // node has one yet: the endpoint asked for it, and nodes come and go.
         worker.spec.queue = true;
@@ -741,6 +808,7 @@ uint64_t ControlPlane::TickEndpoints() {
     added.token_hash = Sha256Hex(worker.token);
     added.idle_since = Now();
   }
+  if (push_work) WakePusher();
   return sequence;
 }
 

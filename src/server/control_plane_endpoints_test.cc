@@ -1,156 +1,14 @@
 // Serverless endpoints in the control plane: workers created as pods by the tick, jobs handed to
-// them and answered, lost workers, timeouts, scale to zero, and jobs that survive a restart. Real
-// SQLite; time moves only when a test says so.
-#include <gtest/gtest.h>
-
-#include <future>
-
-#include "catalog/catalog_file.h"
-#include "server/control_plane.h"
-#include "server/secrets.h"
-#include "testing/temp_dir.h"
+// them and answered, lost workers, timeouts, scale to zero, and jobs that survive a restart. On
+// SQLite and on PostgreSQL; time moves only when a test says so.
+#include "server/endpoints_testing.h"
 
 namespace suanli::server {
 namespace {
 
-using core::PodState;
-using serverless::JobStatus;
-using std::chrono::seconds;
+SUANLI_INSTANTIATE_ON_BOTH_STORES(EndpointsTest);
 
-class EndpointsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    clock_.Set(core::TimePoint(seconds(1'796'200'000)));
-    Open();
-    admin_ = *plane_->Authenticate(admin_token_);
-    auto user = plane_->CreateUser(admin_, "alice", core::Role::kUser,
-                                   core::Money::FromMicros(1'000'000'000));
-    ASSERT_TRUE(user.ok());
-    Durable(user->sequence);
-    alice_ = Principal{user->value.id, core::Role::kUser, ""};
-    auto join = plane_->CreateJoinToken(admin_, "test");
-    ASSERT_TRUE(join.ok());
-    NodeReport report;
-    report.name = "n1";
-    for (int i = 0; i < 4; ++i)
-      report.gpus.push_back(
-          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
-    report.vcpu = 64;
-    report.memory_gb = 256;
-    report.disk_gb = 2000;
-    auto node = plane_->RegisterNode(join->value.second, report);
-    ASSERT_TRUE(node.ok()) << node.status().ToString();
-    Durable(node->sequence);
-    node_ = *plane_->Authenticate(node->value.second);
-  }
-
-  void Open() {
-    store_ = store::OpenSqliteStore(dir_.File("suanli.db")).value();
-    queue_ = std::make_unique<store::CommitQueue>(*store_);
-    std::string token;
-    auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
-                                    entropy_, ControlPlaneOptions(), &token);
-    ASSERT_TRUE(plane.ok()) << plane.status().ToString();
-    plane_ = std::move(*plane);
-    if (!token.empty()) admin_token_ = token;
-  }
-
-  void Reopen() {
-    plane_.reset();
-    queue_.reset();
-    store_.reset();
-    Open();
-  }
-
-  void Durable(uint64_t sequence) {
-    std::promise<core::Status> done;
-    queue_->AfterDurable(sequence, [&done](const core::Status& status) { done.set_value(status); });
-    ASSERT_TRUE(done.get_future().get().ok());
-  }
-
-  void Tick() { Durable(plane_->Tick()); }
-
-  std::string CreateEndpoint(int min_workers = 0, int max_workers = 3) {
-    EndpointSpec spec;
-    spec.name = "echo";
-    spec.image = "busybox";
-    spec.gpu_type = "4090";
-    spec.min_workers = min_workers;
-    spec.max_workers = max_workers;
-    auto endpoint = plane_->CreateEndpoint(alice_, spec);
-    EXPECT_TRUE(endpoint.ok()) << endpoint.status().ToString();
-    Durable(endpoint->sequence);
-    return endpoint->value.endpoint.id;
-  }
-
-  std::string Submit(const std::string& endpoint_id, std::string input = R"({"n":1})") {
-    auto job = plane_->SubmitJob(alice_, endpoint_id, JobRequest{std::move(input), "", {}, {}});
-    EXPECT_TRUE(job.ok()) << job.status().ToString();
-    Durable(job->sequence);
-    return job->value.id;
-  }
-
-  EndpointInfo Info(const std::string& endpoint_id) {
-    return plane_->GetEndpoint(alice_, endpoint_id)->value;
-  }
-
-  serverless::Job Job(const std::string& endpoint_id, const std::string& job_id) {
-    return plane_->GetJob(alice_, endpoint_id, job_id)->value;
-  }
-
-  // Reports the worker's pod as `state` from the node's agent.
-  void ReportWorker(const std::string& pod_id, PodState state) {
-    PodReport report;
-    report.seq = ++report_seq_[pod_id];
-    report.state = state;
-    report.at = clock_.Now();
-    auto result = plane_->ReportPod(node_, pod_id, report);
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    Durable(result->sequence);
-  }
-
-  std::string TokenOf(const std::string& pod_id) {
-    return plane_->GetPod(alice_, pod_id)->value.env.at("SUANLI_WORKER_TOKEN");
-  }
-
-  std::vector<std::string> Workers(const std::string& endpoint_id, std::string_view state = {}) {
-    std::vector<std::string> out;
-    for (const EndpointInfo::Worker& worker : Info(endpoint_id).workers) {
-      if (state.empty() || worker.state == state) out.push_back(worker.pod_id);
-    }
-    return out;
-  }
-
-  std::optional<serverless::Job> Take(const std::string& endpoint_id, const std::string& pod_id) {
-    auto taken = plane_->TakeJob(endpoint_id, pod_id, TokenOf(pod_id));
-    EXPECT_TRUE(taken.ok()) << taken.status().ToString();
-    if (!taken.ok()) return std::nullopt;
-    Durable(taken->sequence);
-    return taken->value;
-  }
-
-  core::Status Finish(const std::string& endpoint_id, const std::string& pod_id,
-                      const std::string& job_id, std::string output, std::string error = "") {
-    auto finished = plane_->FinishJob(endpoint_id, pod_id, TokenOf(pod_id), job_id,
-                                      std::move(output), std::move(error));
-    if (finished.ok()) Durable(finished->sequence);
-    return finished.status();
-  }
-
-  suanli::testing::TempDir dir_;
-  core::ManualClock clock_;
-  OpenSslEntropy entropy_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<store::CommitQueue> queue_;
-  std::unique_ptr<ControlPlane> plane_;
-  std::string admin_token_;
-  Principal admin_;
-  Principal alice_;
-  Principal node_;
-  std::map<std::string, int64_t> report_seq_;
-};
-
-TEST_F(EndpointsTest, ABurstScalesFromZeroToMaxEveryJobCompletesThenItScalesToZero) {
+TEST_P(EndpointsTest, ABurstScalesFromZeroToMaxEveryJobCompletesThenItScalesToZero) {
   const std::string endpoint = CreateEndpoint();
   Tick();
   EXPECT_TRUE(Workers(endpoint).empty());  // nothing queued: nothing started
@@ -210,7 +68,7 @@ TEST_F(EndpointsTest, ABurstScalesFromZeroToMaxEveryJobCompletesThenItScalesToZe
   EXPECT_GT(charged, 0);
 }
 
-TEST_F(EndpointsTest, AJobWhoseWorkerDiesIsRequeuedAndCompletesOnAnother) {
+TEST_P(EndpointsTest, AJobWhoseWorkerDiesIsRequeuedAndCompletesOnAnother) {
   const std::string endpoint = CreateEndpoint();
   const std::string job = Submit(endpoint);
   Tick();
@@ -233,7 +91,7 @@ TEST_F(EndpointsTest, AJobWhoseWorkerDiesIsRequeuedAndCompletesOnAnother) {
   EXPECT_EQ(Job(endpoint, job).status, JobStatus::kCompleted);
 }
 
-TEST_F(EndpointsTest, AJobFailsAfterMaxRetriesWithTheReason) {
+TEST_P(EndpointsTest, AJobFailsAfterMaxRetriesWithTheReason) {
   EndpointSpec spec;
   const std::string endpoint = CreateEndpoint();
   spec.max_retries = 0;
@@ -250,7 +108,7 @@ TEST_F(EndpointsTest, AJobFailsAfterMaxRetriesWithTheReason) {
       << Job(endpoint, job).error;
 }
 
-TEST_F(EndpointsTest, CancelledAndTimedOutJobsRefuseTheWorkersLateResult) {
+TEST_P(EndpointsTest, CancelledAndTimedOutJobsRefuseTheWorkersLateResult) {
   const std::string endpoint = CreateEndpoint();
   const std::string queued = Submit(endpoint);
   ASSERT_TRUE(plane_->CancelJob(alice_, endpoint, queued).ok());
@@ -276,7 +134,7 @@ TEST_F(EndpointsTest, CancelledAndTimedOutJobsRefuseTheWorkersLateResult) {
   EXPECT_EQ(Job(endpoint, slow).status, JobStatus::kInQueue);
 }
 
-TEST_F(EndpointsTest, AJobAnsweredWithAnIdSurvivesARestartAndRunsAfterIt) {
+TEST_P(EndpointsTest, AJobAnsweredWithAnIdSurvivesARestartAndRunsAfterIt) {
   const std::string endpoint = CreateEndpoint();
   const std::string job = Submit(endpoint, R"({"prompt":"hi"})");
   Reopen();
@@ -294,7 +152,7 @@ TEST_F(EndpointsTest, AJobAnsweredWithAnIdSurvivesARestartAndRunsAfterIt) {
   EXPECT_EQ(Job(endpoint, job).output, R"("done")");
 }
 
-TEST_F(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
+TEST_P(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
   const std::string endpoint = CreateEndpoint();
   auto bob = plane_->CreateUser(admin_, "bob", core::Role::kUser, core::Money::FromMicros(1));
   ASSERT_TRUE(bob.ok());
@@ -314,7 +172,7 @@ TEST_F(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
             core::StatusCode::kUnauthenticated);
 }
 
-TEST_F(EndpointsTest, MinWorkersStartWithNoJobsAndDeleteStopsEverything) {
+TEST_P(EndpointsTest, MinWorkersStartWithNoJobsAndDeleteStopsEverything) {
   const std::string endpoint = CreateEndpoint(/*min_workers=*/2, /*max_workers=*/3);
   Tick();
   EXPECT_EQ(Workers(endpoint).size(), 2u);
@@ -329,7 +187,7 @@ TEST_F(EndpointsTest, MinWorkersStartWithNoJobsAndDeleteStopsEverything) {
   EXPECT_EQ(plane_->GetEndpoint(alice_, endpoint).status().code(), core::StatusCode::kNotFound);
 }
 
-TEST_F(EndpointsTest, BadSettingsAreRefusedByName) {
+TEST_P(EndpointsTest, BadSettingsAreRefusedByName) {
   EndpointSpec spec;
   spec.name = "x";
   spec.image = "busybox";

@@ -11,6 +11,7 @@
 #include "billing/meter.h"
 #include "billing/spend.h"
 #include "catalog/catalog_file.h"
+#include "server/control_plane_testing.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
 #include "store/postgres_testing.h"
@@ -25,47 +26,9 @@ using std::chrono::seconds;
 
 Money Dollars(std::string_view text) { return *Money::ParseDollars(text); }
 
-// A control plane on a real store, with time that moves only when a test says so. Every test runs
-// on both stores: a SQLite file, and a PostgreSQL database of its own on the test cluster.
-class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
+// Every test runs on both stores (control_plane_testing.h).
+class ControlPlaneTest : public ControlPlaneOnStoreTest {
  protected:
-  void SetUp() override {
-    clock_.Set(core::TimePoint(seconds(1'796'200'000)));  // 2026-12-02
-    if (GetParam() == "postgres") {
-      database_.emplace();
-      ASSERT_EQ(database_->error(), "");
-    }
-    Open();
-    admin_ = *plane_->Authenticate(admin_token_);
-  }
-
-  void Open() {
-    store_ = (database_ ? store::OpenPostgresStore(database_->url())
-                        : store::OpenSqliteStore(dir_.File("suanli.db")))
-                 .value();
-    queue_ = std::make_unique<store::CommitQueue>(*store_);
-    std::string token;
-    auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
-                                    entropy_, ControlPlaneOptions(), &token);
-    ASSERT_TRUE(plane.ok()) << plane.status().ToString();
-    plane_ = std::move(*plane);
-    if (!token.empty()) admin_token_ = token;
-  }
-
-  void Reopen() {
-    plane_.reset();
-    queue_.reset();
-    store_.reset();
-    Open();
-  }
-
-  // Blocks until `sequence` is durable; a test never acts on a write that is not.
-  void Durable(uint64_t sequence) {
-    std::promise<core::Status> done;
-    queue_->AfterDurable(sequence, [&done](const core::Status& status) { done.set_value(status); });
-    ASSERT_TRUE(done.get_future().get().ok());
-  }
-
   Principal NewUser(std::string name, std::string_view credits) {
     auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser, Dollars(credits));
     EXPECT_TRUE(user.ok()) << user.status().ToString();
@@ -148,22 +111,9 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
     }
     return sum;
   }
-
-  suanli::testing::TempDir dir_;
-  std::optional<store::testing::PostgresDatabase> database_;
-  core::ManualClock clock_;
-  OpenSslEntropy entropy_;
-  std::unique_ptr<store::Store> store_;
-  std::unique_ptr<store::CommitQueue> queue_;
-  std::unique_ptr<ControlPlane> plane_;
-  std::string admin_token_;
-  Principal admin_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Stores, ControlPlaneTest, ::testing::Values("sqlite", "postgres"),
-                         [](const ::testing::TestParamInfo<std::string>& store) {
-                           return store.param;
-                         });
+SUANLI_INSTANTIATE_ON_BOTH_STORES(ControlPlaneTest);
 
 TEST_P(ControlPlaneTest, CreditsThatWouldPassTheBalanceLimitAreRefusedNotWrapped) {
   const Principal user = NewUser("ann", "0");

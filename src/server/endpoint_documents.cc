@@ -69,6 +69,10 @@ json::object ToDocument(const serverless::Endpoint& endpoint) {
           {"execution_timeout_s", endpoint.execution_timeout.count()},
           {"job_ttl_s", endpoint.job_ttl.count()},
           {"max_retries", endpoint.max_retries},
+          {"worker_mode", serverless::WorkerModeName(endpoint.worker_mode)},
+          {"http_port", endpoint.http_port},
+          {"http_path", endpoint.http_path},
+          {"http_concurrency", endpoint.http_concurrency},
           {"webhook_secret", endpoint.webhook_secret},
           {"created_at", FormatTime(endpoint.created_at)},
           {"updated_at", FormatTime(endpoint.updated_at)}};
@@ -102,6 +106,17 @@ Result<serverless::Endpoint> EndpointFromDocument(const json::object& document) 
   ReadSeconds(fields, "execution_timeout_s", &endpoint.execution_timeout);
   ReadSeconds(fields, "job_ttl_s", &endpoint.job_ttl);
   fields.Int("max_retries", &endpoint.max_retries, kAnyInt);
+  // Absent from the documents of before push workers: a queue endpoint.
+  std::string mode(serverless::WorkerModeName(endpoint.worker_mode));
+  fields.String("worker_mode", &mode, kText);
+  if (std::optional<serverless::WorkerMode> parsed = serverless::ParseWorkerMode(mode)) {
+    endpoint.worker_mode = *parsed;
+  } else {
+    fields.Fail("worker_mode: unknown '" + mode + "'");
+  }
+  fields.Int("http_port", &endpoint.http_port, kAnyInt);
+  fields.String("http_path", &endpoint.http_path, kText);
+  fields.Int("http_concurrency", &endpoint.http_concurrency, kAnyInt);
   fields.String("webhook_secret", &endpoint.webhook_secret, kText);
   fields.Time("created_at", &endpoint.created_at);
   fields.Time("updated_at", &endpoint.updated_at);

@@ -41,7 +41,7 @@ Relay::~Relay() {
 }
 
 core::Status Relay::Submit(const std::string& node_id, std::string node_name, RelayRequest request,
-                           Reply reply) {
+                           Reply reply, std::optional<core::Duration> answer_within) {
   Deliver deliver;
   std::vector<RelayRequest> delivered;
   {
@@ -54,8 +54,9 @@ core::Status Relay::Submit(const std::string& node_id, std::string node_name, Re
     }
     request.id = new_id_();
     const std::string id = request.id;
-    entries_.emplace(id, Entry{node_id, std::move(node_name), std::move(request), std::move(reply),
-                               clock_.Now() + options_.answer_within, false});
+    entries_.emplace(id,
+                     Entry{node_id, std::move(node_name), std::move(request), std::move(reply),
+                           clock_.Now() + answer_within.value_or(options_.answer_within), false});
     node.queued.push_back(id);
     ++node.waiting;
     if (node.poll) {

@@ -60,10 +60,11 @@ class Relay {
   Relay& operator=(const Relay&) = delete;
 
   // Queues `request` for `node_id`'s agent. `reply` is called exactly once: with the agent's
-  // answer, or 504 when none comes in time. `node_name` is for messages. RESOURCE_EXHAUSTED (and
-  // `reply` is dropped uncalled) when max_waiting_per_node requests wait for the node already.
+  // answer, or 504 when none comes within `answer_within` (default: the options') of now.
+  // `node_name` is for messages. RESOURCE_EXHAUSTED (and `reply` is dropped uncalled) when
+  // max_waiting_per_node requests wait for the node already.
   core::Status Submit(const std::string& node_id, std::string node_name, RelayRequest request,
-                      Reply reply);
+                      Reply reply, std::optional<core::Duration> answer_within = std::nullopt);
 
   // An agent's long poll: calls `deliver` once, with up to `max` requests queued for the node, as
   // soon as there is one, or with none once `deadline` passes. A newer poll of the same node

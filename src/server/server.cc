@@ -84,6 +84,10 @@ class ServerImpl final : public Server {
     http.host = address->first;
     http.port = address->second;
     http.max_body_bytes = options.max_body_bytes;
+    http.body_limit = [max_body = options.max_body_bytes](std::string_view method,
+                                                          std::string_view target) {
+      return BodyLimitFor(method, target, max_body);
+    };
     http.threads = options.threads;
     core::Result<std::unique_ptr<net::HttpServer>> server =
         net::HttpServer::Start(http, [this](net::HttpRequest&& request, net::Responder respond) {

@@ -1,5 +1,6 @@
 #include "serverless/endpoint.h"
 
+#include <algorithm>
 #include <string>
 
 namespace suanli::serverless {
@@ -11,6 +12,16 @@ std::string_view ScalerKindName(ScalerKind kind) {
 std::optional<ScalerKind> ParseScalerKind(std::string_view name) {
   if (name == "queue_delay") return ScalerKind::kQueueDelay;
   if (name == "request_count") return ScalerKind::kRequestCount;
+  return std::nullopt;
+}
+
+std::string_view WorkerModeName(WorkerMode mode) {
+  return mode == WorkerMode::kQueue ? "queue" : "http";
+}
+
+std::optional<WorkerMode> ParseWorkerMode(std::string_view name) {
+  if (name == "queue") return WorkerMode::kQueue;
+  if (name == "http") return WorkerMode::kHttp;
   return std::nullopt;
 }
 
@@ -38,6 +49,24 @@ core::Status CheckEndpoint(const Endpoint& endpoint) {
   SUANLI_RETURN_IF_ERROR(Range("max_retries", endpoint.max_retries, 0, kMaxRetriesLimit));
   SUANLI_RETURN_IF_ERROR(Range("gpu_count", endpoint.gpu_count, 1, 64));
   SUANLI_RETURN_IF_ERROR(Range("volume_gb", endpoint.volume_gb, 0, 100'000));
+  if (endpoint.worker_mode == WorkerMode::kHttp) {
+    if (endpoint.http_port == 0) {
+      return core::InvalidArgumentError(
+          "http_port: worker_mode http needs the workers' port that takes jobs (1 to 65535)");
+    }
+    SUANLI_RETURN_IF_ERROR(Range("http_port", endpoint.http_port, 1, 65'535));
+    SUANLI_RETURN_IF_ERROR(
+        Range("http_concurrency", endpoint.http_concurrency, 1, kMaxHttpConcurrency));
+    const std::string& path = endpoint.http_path;
+    const bool printable =
+        std::all_of(path.begin(), path.end(), [](char c) { return c > ' ' && c < 0x7f; });
+    if (!path.starts_with('/') || !printable || path.size() > kMaxHttpPathLength) {
+      return core::InvalidArgumentError(
+          "http_path: must start with / and be printable ASCII without spaces, at most " +
+          std::to_string(kMaxHttpPathLength) + " characters (e.g. /v1/completions), not '" +
+          path.substr(0, 64) + "'");
+    }
+  }
   return core::Status::Ok();
 }
 

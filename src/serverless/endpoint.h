@@ -30,12 +30,25 @@ enum class ScalerKind {
 std::string_view ScalerKindName(ScalerKind kind);  // "queue_delay", "request_count"
 std::optional<ScalerKind> ParseScalerKind(std::string_view name);
 
+// How a worker gets its jobs.
+enum class WorkerMode {
+  // It pulls them: a long poll for the next job, a post of its result (RunPod's worker library).
+  kQueue,
+  // It is an HTTP server (vLLM's OpenAI server, a web app): the control plane posts each job's
+  // input to `http_path` on its port `http_port` and takes the answer as the job's output.
+  kHttp,
+};
+std::string_view WorkerModeName(WorkerMode mode);  // "queue", "http"
+std::optional<WorkerMode> ParseWorkerMode(std::string_view name);
+
 // Bounds of the settings, checked by CheckEndpoint.
 inline constexpr int kMaxWorkersLimit = 100;
 inline constexpr int kMaxRetriesLimit = 10;
 inline constexpr std::chrono::seconds kMaxIdleTimeout{3'600};
 inline constexpr std::chrono::seconds kMaxExecutionTimeout{7 * 24 * 3'600};
 inline constexpr std::chrono::seconds kMaxJobTtl{7 * 24 * 3'600};
+inline constexpr int kMaxHttpConcurrency = 64;
+inline constexpr size_t kMaxHttpPathLength = 512;
 
 struct Endpoint {
   std::string id;  // "ep_..."
@@ -57,8 +70,12 @@ struct Endpoint {
   int scaler_value = 4;                         // seconds of queue delay, or jobs per worker
   std::chrono::seconds execution_timeout{600};  // a job running longer is TIMED_OUT
   std::chrono::seconds job_ttl{24 * 3'600};     // a job and its result live this long
-  int max_retries = 3;         // re-queues of a job whose worker died, before it FAILED
-  std::string webhook_secret;  // signs its jobs' webhooks (HMAC-SHA256); its owner sees it
+  int max_retries = 3;  // re-queues of a job whose worker died, before it FAILED
+  WorkerMode worker_mode = WorkerMode::kQueue;
+  int http_port = 0;            // kHttp: the workers' port that takes jobs (1 to 65535)
+  std::string http_path = "/";  // kHttp: the path the jobs are posted to, with its query
+  int http_concurrency = 1;     // kHttp: jobs pushed to one worker at a time, at most
+  std::string webhook_secret;   // signs its jobs' webhooks (HMAC-SHA256); its owner sees it
   core::TimePoint created_at;
   core::TimePoint updated_at;
 
@@ -67,7 +84,9 @@ struct Endpoint {
 
 // INVALID_ARGUMENT naming the field for a setting out of its bounds: workers 0 to
 // kMaxWorkersLimit with min <= max, warm buffer <= max, scaler_value 1 to 3600, timeouts and TTL
-// from 1 s to their limits, retries 0 to kMaxRetriesLimit, gpu_count 1 to 64.
+// from 1 s to their limits, retries 0 to kMaxRetriesLimit, gpu_count 1 to 64; in http mode a port
+// 1 to 65535, a path that starts with "/" (printable ASCII, no spaces, at most
+// kMaxHttpPathLength) and a concurrency 1 to kMaxHttpConcurrency.
 core::Status CheckEndpoint(const Endpoint& endpoint);
 
 }  // namespace suanli::serverless

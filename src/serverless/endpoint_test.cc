@@ -34,5 +34,34 @@ TEST(EndpointTest, ScalerKindsHaveNames) {
   EXPECT_EQ(ParseScalerKind("fast"), std::nullopt);
 }
 
+TEST(EndpointTest, HttpModeNeedsAPortAndAPathThatStartsWithSlash) {
+  Endpoint endpoint;
+  endpoint.worker_mode = WorkerMode::kHttp;
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_port"), std::string::npos);
+  endpoint.http_port = 70'000;
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_port"), std::string::npos);
+  endpoint.http_port = 8000;
+  EXPECT_TRUE(CheckEndpoint(endpoint).ok());
+  endpoint.http_path = "v1/completions";
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_path"), std::string::npos);
+  endpoint.http_path = "/v1/a b";
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_path"), std::string::npos);
+  endpoint.http_path = "/v1/completions?x=1";
+  EXPECT_TRUE(CheckEndpoint(endpoint).ok());
+  endpoint.http_concurrency = 0;
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_concurrency"), std::string::npos);
+  endpoint.http_concurrency = kMaxHttpConcurrency + 1;
+  EXPECT_NE(CheckEndpoint(endpoint).message().find("http_concurrency"), std::string::npos);
+}
+
+TEST(EndpointTest, QueueModeIgnoresTheHttpSettings) {
+  Endpoint endpoint;
+  endpoint.http_port = 0;
+  endpoint.http_path = "not checked";
+  EXPECT_TRUE(CheckEndpoint(endpoint).ok());
+  EXPECT_EQ(ParseWorkerMode(WorkerModeName(WorkerMode::kHttp)), WorkerMode::kHttp);
+  EXPECT_EQ(ParseWorkerMode("push"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace suanli::serverless

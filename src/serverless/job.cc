@@ -1,5 +1,6 @@
 #include "serverless/job.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -125,6 +126,11 @@ bool CheckTimeouts(Job& job, core::TimePoint now) {
     return true;
   }
   return false;
+}
+
+core::TimePoint ExpiresAt(const Job& job) {
+  const core::TimePoint finished = job.finished_at.value_or(job.created_at);
+  return std::max(job.created_at + job.ttl, finished + kMinResultRetention);
 }
 
 bool Expired(const Job& job, core::TimePoint now) {

@@ -80,5 +80,7 @@ bool CheckTimeouts(Job& job, core::TimePoint now);
 // A finished job whose TTL has passed (and that finished at least kMinResultRetention ago): to be
 // removed.
 bool Expired(const Job& job, core::TimePoint now);
+// When a finished job expires: the first `now` for which Expired holds. REQUIRES: IsFinal.
+core::TimePoint ExpiresAt(const Job& job);
 
 }  // namespace suanli::serverless

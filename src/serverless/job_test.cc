@@ -103,5 +103,20 @@ TEST(JobTest, RetryQueuesAFailedJobAgainWithItsOutputCleared) {
   EXPECT_FALSE(job.finished_at.has_value());
 }
 
+TEST(JobTest, ExpiresAtIsTheFirstMomentItIsExpired) {
+  Job job;
+  job.created_at = core::TimePoint(std::chrono::seconds(1'000));
+  job.ttl = std::chrono::seconds(100);
+  ASSERT_TRUE(Start(job, "w", job.created_at).ok());
+  ASSERT_TRUE(Finish(job, "w", "1", "", job.created_at + std::chrono::seconds(10)).ok());
+  EXPECT_EQ(ExpiresAt(job), job.created_at + job.ttl);
+  EXPECT_TRUE(Expired(job, ExpiresAt(job)));
+  EXPECT_FALSE(Expired(job, ExpiresAt(job) - std::chrono::milliseconds(1)));
+  job.finished_at = job.created_at + std::chrono::seconds(90);  // kept 60 s after it finished
+  EXPECT_EQ(ExpiresAt(job), *job.finished_at + kMinResultRetention);
+  EXPECT_TRUE(Expired(job, ExpiresAt(job)));
+  EXPECT_FALSE(Expired(job, ExpiresAt(job) - std::chrono::milliseconds(1)));
+}
+
 }  // namespace
 }  // namespace suanli::serverless

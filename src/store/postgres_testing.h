@@ -7,14 +7,20 @@
 // Test-only; nothing in the server includes this.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "store/postgres.h"
+#include "store/store.h"
 
 namespace suanli::store::testing {
 
@@ -72,4 +78,37 @@ class PostgresDatabase {
   std::string error_;
 };
 
+// The store of a test that runs on both stores (a ::testing::TestWithParam<std::string> whose
+// suite is instantiated with SUANLI_INSTANTIATE_ON_BOTH_STORES): "sqlite", a file; "postgres", a
+// database of its own on the test cluster. Open may be called again after the last store opened
+// is destroyed (a restart of the server).
+class StoreUnderTest {
+ public:
+  StoreUnderTest(std::string_view kind, std::filesystem::path sqlite_file)
+      : sqlite_file_(std::move(sqlite_file)) {
+    if (kind == "postgres") database_.emplace();
+  }
+
+  // "" when the store can be opened; else why not.
+  std::string error() const { return database_ ? database_->error() : ""; }
+
+  core::Result<std::unique_ptr<Store>> Open() const {
+    return database_ ? OpenPostgresStore(database_->url()) : OpenSqliteStore(sqlite_file_);
+  }
+
+ private:
+  std::filesystem::path sqlite_file_;
+  std::optional<PostgresDatabase> database_;
+};
+
+// Names each instance of a suite after its store ("Stores/Suite.Test/sqlite").
+inline std::string StoreName(const ::testing::TestParamInfo<std::string>& store) {
+  return store.param;
+}
+
 }  // namespace suanli::store::testing
+
+// Instantiates the parameterised suite `suite` on SQLite and on PostgreSQL.
+#define SUANLI_INSTANTIATE_ON_BOTH_STORES(suite)                                   \
+  INSTANTIATE_TEST_SUITE_P(Stores, suite, ::testing::Values("sqlite", "postgres"), \
+                           ::suanli::store::testing::StoreName)

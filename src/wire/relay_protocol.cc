@@ -67,6 +67,7 @@ std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests) {
       item["target"] = request.target;
       item["headers"] = HeadersJson(request.headers);
       item["body_base64"] = net::Base64Encode(request.body);
+      if (request.timeout_ms > 0) item["timeout_ms"] = request.timeout_ms;
     }
     list.emplace_back(std::move(item));
   }
@@ -97,6 +98,7 @@ Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text) {
       item.String("target", &request.target, {.required = true, .max_length = 8192});
       ReadHeaders(item, &request.headers);
       ReadBody(item, &request.body);
+      item.Int("timeout_ms", &request.timeout_ms, {0, INT32_MAX});
     } else if (item.ok()) {
       item.Fail("kind: must be logs or http, got '" + kind + "'");
     }

@@ -40,6 +40,9 @@ struct RelayRequest {
   std::string target;    // "/x?y=1", as the pod should see it
   net::Headers headers;  // without hop-by-hop ones and without Authorization
   std::string body;
+  // How long the agent waits for the pod's answer, in milliseconds; 0: its own default (25 s).
+  // A serverless job posted to its worker waits for its execution timeout.
+  int timeout_ms = 0;
 
   friend bool operator==(const RelayRequest&, const RelayRequest&) = default;
 };

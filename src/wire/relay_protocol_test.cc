@@ -22,7 +22,10 @@ TEST(RelayProtocolTest, RequestsRoundTrip) {
   http.target = "/run?x=1";
   http.headers = {{"content-type", "application/json"}, {"x-probe", "1"}};
   http.body = std::string("\0binary\xff", 8);
-  const std::vector<RelayRequest> requests{logs, http};
+  RelayRequest job = http;  // a serverless job posted to its worker, with its own wait
+  job.id = "rly_3";
+  job.timeout_ms = 600'000;
+  const std::vector<RelayRequest> requests{logs, http, job};
   core::Result<std::vector<RelayRequest>> decoded =
       DecodeRelayRequests(EncodeRelayRequests(requests));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();

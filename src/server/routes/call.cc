@@ -22,7 +22,10 @@ Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::C
   for (const RouteInfo& route : routes) {
     metric_labels.push_back(fmt::format(R"(method="{}",route="{}")", route.method, route.pattern));
   }
+  pusher = std::make_unique<JobPusher>(plane, relay);
 }
+
+Services::~Services() { pusher->Stop(); }
 
 Call::Call(Services& services, net::HttpRequest&& request_in, net::Responder respond)
     : request(std::move(request_in)),

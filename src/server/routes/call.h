@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "net/http_server.h"
 #include "server/api.h"
 #include "server/control_plane.h"
+#include "server/job_pusher.h"
 #include "server/metrics.h"
 #include "server/relay.h"
 #include "server/routes/pod_list.h"
@@ -37,6 +39,8 @@ struct Services {
   // `routes`: the route table, for the metrics. `entropy` makes the relay's request ids.
   Services(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock,
            core::Entropy& entropy, RelayOptions relay_options, std::span<const RouteInfo> routes);
+  // Stops the pusher, so that the relay's answers to what waits, as it goes, are dropped.
+  ~Services();
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
 
@@ -48,6 +52,9 @@ struct Services {
   // `method="GET",route="/v1/pods"` per route, in the table's order.
   std::vector<std::string> metric_labels;
   PodList pod_list;
+  // Posts http-mode endpoints' jobs through the relay; made once the relay is, stopped first and
+  // destroyed after it (the relay's last answers reach it).
+  std::unique_ptr<JobPusher> pusher;
   // Last: destroyed first, answering what still waits while the metrics it records into live.
   Relay relay;
 };

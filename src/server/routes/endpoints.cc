@@ -51,6 +51,10 @@ json::object EndpointView(const EndpointInfo& info) {
           {"execution_timeout_s", endpoint.execution_timeout.count()},
           {"job_ttl_s", endpoint.job_ttl.count()},
           {"max_retries", endpoint.max_retries},
+          {"worker_mode", serverless::WorkerModeName(endpoint.worker_mode)},
+          {"http_port", endpoint.http_port},
+          {"http_path", endpoint.http_path},
+          {"http_concurrency", endpoint.http_concurrency},
           {"url", "/v2/" + endpoint.id},
           {"workers", std::move(workers)},
           {"jobs",
@@ -116,6 +120,22 @@ Result<EndpointSpec> ReadEndpointSpec(std::string_view body_text) {
   fields.OptionalInt("execution_timeout_s", &spec.execution_timeout_s, {1, max_s});
   fields.OptionalInt("job_ttl_s", &spec.job_ttl_s, {1, max_s});
   fields.OptionalInt("max_retries", &spec.max_retries, {0, serverless::kMaxRetriesLimit});
+  if (fields.Raw("worker_mode") != nullptr) {
+    std::string mode;
+    fields.String("worker_mode", &mode, {.max_length = 32});
+    if (std::optional<serverless::WorkerMode> parsed = serverless::ParseWorkerMode(mode)) {
+      spec.worker_mode = *parsed;
+    } else if (fields.ok()) {
+      fields.Fail(
+          "worker_mode: must be queue (workers take jobs from the queue) or http (jobs "
+          "are posted to the workers' http_port), not '" +
+          mode + "'");
+    }
+  }
+  fields.OptionalInt("http_port", &spec.http_port, {1, 65'535});
+  text("http_path", &spec.http_path, serverless::kMaxHttpPathLength);
+  fields.OptionalInt("http_concurrency", &spec.http_concurrency,
+                     {1, serverless::kMaxHttpConcurrency});
   if (Status status = fields.Finish(); !status.ok()) return status;
   return spec;
 }

@@ -3,6 +3,7 @@
 // when pointed at suanli's base URL with a suanli token), and the workers' side: a long poll that
 // hands out the next job and the post of its result, authenticated by the worker's own token.
 // docs/api.md lists what differs from RunPod.
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
@@ -119,13 +120,17 @@ void GetJobStatus(Call& call) {
                [now](const Job& job) { return JobView(job, now); });
 }
 
-// RunPod's /stream gives the partial outputs a generator worker yielded; suanli's workers post
-// one result, so the stream is that output once the job is finished.
+// RunPod's /stream: the partial outputs the worker posted (a generator handler's yields) since
+// the last read. A job whose worker never streamed shows its output once it is finished.
 void Stream(Call& call) {
-  call.Respond(call.plane().GetJob(call.principal, call.param(0), call.param(1)),
-               [](const Job& job) {
+  call.Respond(call.plane().ReadJobStream(call.principal, call.param(0), call.param(1)),
+               [](const ControlPlane::StreamRead& read) {
+                 const Job& job = read.job;
                  json::array stream;
-                 if (job.status == JobStatus::kCompleted && !job.output.empty()) {
+                 for (const std::string& chunk : read.chunks) {
+                   stream.push_back(json::object{{"output", ParsedOrText(chunk)}});
+                 }
+                 if (!read.streamed && job.status == JobStatus::kCompleted && !job.output.empty()) {
                    stream.push_back(json::object{{"output", ParsedOrText(job.output)}});
                  }
                  json::object view{{"status", serverless::JobStatusName(job.status)},
@@ -235,6 +240,28 @@ void TakeJob(Call& call) {
           std::move(token), deadline);
 }
 
+// The job id of a worker's post: runpod-python appends "&isStream=true|false" to its result and
+// stream URLs, which ends up in the last path segment when the URL has no query.
+std::string JobParam(const Call& call) {
+  const std::string& job = call.param(2);
+  return job.substr(0, job.find('&'));
+}
+
+// A partial output: {"output": ...} (RunPod's library posts each value a generator handler
+// yields). Fields a newer library adds are ignored.
+void StreamJob(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body, wire::UnknownFields::kIgnore);
+  const json::value* raw = fields.Raw("output");
+  if (raw == nullptr)
+    fields.Fail("output: required (the partial output, e.g. {\"output\": \"tok\"})");
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().StreamJobOutput(call.param(0), call.param(1), WorkerToken(call),
+                                            JobParam(call), json::serialize(*raw)),
+               [](const Job& job) { return ShortView(job); });
+}
+
 // The result: {"output": ..., "error": ..., "stopPod": bool} (RunPod's library sends this JSON,
 // labelled as a form). Fields a newer library adds are ignored.
 void FinishJob(Call& call) {
@@ -255,8 +282,19 @@ void FinishJob(Call& call) {
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   const core::TimePoint now = call.clock().Now();
   call.Respond(call.plane().FinishJob(call.param(0), call.param(1), WorkerToken(call),
-                                      call.param(2), std::move(output), std::move(error)),
+                                      JobParam(call), std::move(output), std::move(error)),
                [now](const Job& job) { return JobView(job, now); });
+}
+
+// "/v2/{endpoint}/{verb}" with nothing after: `verb`; else empty.
+std::string_view JobApiVerb(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  if (!path.starts_with("/v2/")) return {};
+  path.remove_prefix(4);
+  const size_t slash = path.find('/');
+  if (slash == 0 || slash == std::string_view::npos) return {};
+  const std::string_view verb = path.substr(slash + 1);
+  return verb.find('/') == std::string_view::npos ? verb : std::string_view();
 }
 
 // clang-format off
@@ -271,11 +309,20 @@ constexpr Route kServerlessJobRoutes[] = {
   {{"POST", "/v2/{endpoint}/purge-queue", Access::kUser, "Cancel every queued job"}, PurgeQueue},
   {{"GET", "/v2/{endpoint}/job-take/{worker}", Access::kWorker, "Worker: the next job (?wait_s=N long-polls; 204: none)"}, TakeJob},
   {{"POST", "/v2/{endpoint}/job-done/{worker}/{job}", Access::kWorker, "Worker: a job's result"}, FinishJob},
+  {{"POST", "/v2/{endpoint}/job-stream/{worker}/{job}", Access::kWorker, "Worker: a partial output of its job, for /stream"}, StreamJob},
 };
 // clang-format on
 
 }  // namespace
 
 std::span<const Route> ServerlessJobRoutes() { return kServerlessJobRoutes; }
+
+size_t BodyLimitFor(std::string_view method, std::string_view target, size_t default_limit) {
+  if (method != "POST") return default_limit;
+  const std::string_view verb = JobApiVerb(target);
+  if (verb == "run") return std::max(default_limit, kRunBodyLimit);
+  if (verb == "runsync") return std::max(default_limit, kRunSyncBodyLimit);
+  return default_limit;
+}
 
 }  // namespace suanli::server
