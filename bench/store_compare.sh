@@ -34,5 +34,5 @@ echo "== pgbench -N (simple writes, one durable commit each), 64 clients, 10 s"
   grep -E "tps|latency average"
 echo "== pg_test_fsync: fdatasync on this disk"
 (cd "$cluster" && "${as_owner[@]}" "$bin/pg_test_fsync" -s 2 -f "$cluster/fsync.test" 2>/dev/null |
-  grep -m1 -E "fdatasync")
+  grep -m1 -E "^ +fdatasync ")
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

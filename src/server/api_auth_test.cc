@@ -383,6 +383,8 @@ class ApiAuthTest : public ApiServerTest {
     cases["GET /v2/{endpoint}/job-take/{worker}"] = {fixed(jobs + "/job-take/pod_x", ""), {}};
     cases["POST /v2/{endpoint}/job-done/{worker}/{job}"] = {
         fixed(jobs + "/job-done/pod_x/" + job, R"({"output":1})"), {}};
+    cases["POST /v2/{endpoint}/job-stream/{worker}/{job}"] = {
+        fixed(jobs + "/job-stream/pod_x/" + job, R"({"output":1})"), {}};
     return cases;
   }
 
@@ -676,6 +678,7 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"POST /v2/{endpoint}/purge-queue", kUser},
       {"GET /v2/{endpoint}/job-take/{worker}", kWorker},
       {"POST /v2/{endpoint}/job-done/{worker}/{job}", kWorker},
+      {"POST /v2/{endpoint}/job-stream/{worker}/{job}", kWorker},
   };
   size_t seen = 0;
   for (const RouteInfo& route : Api::Routes()) {
