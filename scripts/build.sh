@@ -11,9 +11,14 @@ cd "$(dirname "$0")/.."
 flavour=${1:-release}
 case "$flavour" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release -DSUANLI_WERROR=ON) ;;
-  asan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_WERROR=ON -DSUANLI_SANITIZE=ON -DSUANLI_BUILD_BENCH=OFF) ;;
-  tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSUANLI_WERROR=ON -DSUANLI_SANITIZE_THREAD=ON
-                 -DSUANLI_BUILD_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++) ;;
+  # The sanitizer flavours at -O1 with line tables only (-g1): their reports keep file and line,
+  # and a translation unit compiles in ~0.6 of the time of -O2 -g (control_plane_pods.cc under
+  # ASan: 13 s against 21 s), which keeps CI inside its hour on 2 cores.
+  asan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                 -DSUANLI_WERROR=ON -DSUANLI_SANITIZE=ON -DSUANLI_BUILD_BENCH=OFF) ;;
+  tsan)    flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                 -DSUANLI_WERROR=ON -DSUANLI_SANITIZE_THREAD=ON -DSUANLI_BUILD_BENCH=OFF
+                 -DCMAKE_CXX_COMPILER=clang++) ;;
   debug)   flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
   *) echo "build.sh: unknown flavour '$flavour' (release, asan, tsan or debug)" >&2; exit 2 ;;
 esac

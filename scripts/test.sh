@@ -81,12 +81,14 @@ run_tests asan || overall=1
 # ThreadSanitizer, on what runs on several threads: the server (control plane, relay, HTTP), the
 # store's commit queue, the agent (its loops and pulls, against the real engine) and the end-to-end
 # tests, whose `suanli` processes run under TSan too (labels from cmake/suanli.cmake; net is the
-# HTTP server under both). Not the pure modules (one thread), nor the console's Chromium test (half a
-# minute of browser for no server code the others miss). On 2 cores the build takes about 8 minutes
-# and these 238 tests 3.5 (most of it the agent's faults on the real engine): 12 more in all, within
-# CI's 90. A race fails its test (halt_on_error); the report names both threads' stacks.
+# HTTP server under both). Not the pure modules (one thread), nor three end-to-end scripts that add
+# minutes and no threads the others miss: the console's Chromium test, and the serverless
+# endpoints' two (their server side runs under TSan in the server label's endpoint tests, in
+# process, and the scripts' 3 minutes are mostly containers scaling up and down). A race fails its
+# test (halt_on_error); the report names both threads' stacks.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-run_tests tsan -L '^(server|store|agent|net|e2e)$' -E '^console_end_to_end$' || overall=1
+run_tests tsan -L '^(server|store|agent|net|e2e)$' \
+  -E '^(console_end_to_end|endpoints_end_to_end|endpoints_push_end_to_end)$' || overall=1
 
 echo
 for failure in "${build_failures[@]}"; do
