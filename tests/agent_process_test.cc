@@ -23,6 +23,7 @@
 #include "agent/engine.h"
 #include "agent/reconcile.h"
 #include "core/clock.h"
+#include "engine_testing.h"
 #include "process_testing.h"
 #include "testing/api_client.h"
 
@@ -42,14 +43,8 @@ using testing::Str;
 using testing::TempDir;
 using namespace std::chrono_literals;
 
-constexpr std::string_view kImage = "localhost/suanli/busybox:latest";
-
-std::string EngineSocket() {
-  if (const char* socket = std::getenv("SUANLI_ENGINE_SOCKET"); socket != nullptr && *socket) {
-    return socket;
-  }
-  return agent::FindEngineSocket();
-}
+using testing::EngineSocket;
+constexpr std::string_view kImage = testing::kTestImage;
 
 bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
 
@@ -77,14 +72,7 @@ class AgentFaultTest : public ::testing::Test {
   void TearDown() override {
     // Whatever a failed test left: this test's node's containers and volumes.
     agent_.reset();
-    auto containers = engine_->ListLabelled("suanli.node");
-    if (!containers.ok()) return;
-    for (const agent::ContainerInfo& container : *containers) {
-      const auto node = container.labels.find("suanli.node");
-      if (node == container.labels.end() || node->second != node_id_ || node_id_.empty()) continue;
-      (void)engine_->Remove(container.id);
-      (void)engine_->RemoveVolume(agent::VolumeName(container.labels.at("suanli.pod")));
-    }
+    testing::RemoveContainersOfNode(*engine_, node_id_);
   }
 
   void StartServer(const std::string& listen = "127.0.0.1:0") {

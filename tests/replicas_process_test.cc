@@ -30,6 +30,7 @@
 #include "agent/reconcile.h"
 #include "billing/meter.h"
 #include "core/clock.h"
+#include "engine_testing.h"
 #include "process_testing.h"
 #include "store/postgres_testing.h"
 #include "testing/api_client.h"
@@ -50,14 +51,8 @@ using testing::TempDir;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr std::string_view kImage = "localhost/suanli/busybox:latest";
-
-std::string EngineSocket() {
-  if (const char* socket = std::getenv("SUANLI_ENGINE_SOCKET"); socket != nullptr && *socket) {
-    return socket;
-  }
-  return agent::FindEngineSocket();
-}
+using testing::EngineSocket;
+constexpr std::string_view kImage = testing::kTestImage;
 
 core::TimePoint TimeOf(const json::value& value, std::string_view key) {
   core::Result<core::TimePoint> time = core::ParseTime(Str(value, key));
@@ -149,14 +144,7 @@ class ReplicasTest : public ::testing::Test {
 
   void TearDown() override {
     agent_.reset();
-    auto containers = engine_->ListLabelled("suanli.node");
-    if (!containers.ok()) return;
-    for (const agent::ContainerInfo& container : *containers) {
-      const auto node = container.labels.find("suanli.node");
-      if (node == container.labels.end() || node->second != node_id_ || node_id_.empty()) continue;
-      (void)engine_->Remove(container.id);
-      (void)engine_->RemoveVolume(agent::VolumeName(container.labels.at("suanli.pod")));
-    }
+    testing::RemoveContainersOfNode(*engine_, node_id_);
   }
 
   // Replica `which` (0 or 1), on its own data folder; on its first port again after the first
@@ -244,15 +232,16 @@ TEST_F(ReplicasTest, TenKillsOfTheServingReplicaLoseNothingAndTheAgentsPodRunsOn
                                 {"container_disk_gb", 1}});
   ASSERT_EQ(created.status, 201) << created.Describe();
   const std::string pod = Str(created.json, "id");
-  json::value running;
-  for (const auto deadline = Clock::now() + 60s; Clock::now() < deadline;) {
-    const ApiReply shown = api.Get("/v1/pods/" + pod, token);
-    if (shown.status == 200 && Str(shown.json, "state") == "running") {
-      running = shown.json;
-      break;
+  // The pod once it is in `state`, or null after a minute.
+  const auto wait_for = [&](std::string_view state) {
+    for (const auto deadline = Clock::now() + 60s; Clock::now() < deadline;) {
+      const ApiReply shown = api.Get("/v1/pods/" + pod, token);
+      if (shown.status == 200 && Str(shown.json, "state") == state) return shown.json;
+      std::this_thread::sleep_for(50ms);
     }
-    std::this_thread::sleep_for(50ms);
-  }
+    return json::value();
+  };
+  const json::value running = wait_for("running");
   ASSERT_TRUE(running.is_object()) << "the pod did not start: " << agent_->log_text();
   const auto container = engine_->Inspect(agent::ContainerName(pod));
   ASSERT_TRUE(container.ok() && container->running) << container.status().ToString();
@@ -313,16 +302,7 @@ TEST_F(ReplicasTest, TenKillsOfTheServingReplicaLoseNothingAndTheAgentsPodRunsOn
   EXPECT_EQ(still->id, container->id) << "never a second container for the pod";
   EXPECT_EQ(still->started_at, container->started_at) << "and never restarted";
   ASSERT_EQ(api.Post("/v1/pods/" + pod + "/stop", token).status, 200);
-  json::value stopped;
-  for (const auto deadline = Clock::now() + 60s; Clock::now() < deadline;) {
-    const ApiReply shown = api.Get("/v1/pods/" + pod, token);
-    if (shown.status == 200 && Str(shown.json, "state") == "stopped") {
-      stopped = shown.json;
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(stopped.is_object()) << agent_->log_text();
+  ASSERT_TRUE(wait_for("stopped").is_object()) << agent_->log_text();
   const ApiReply history = api.Get("/v1/pods/" + pod + "/transitions", token);
   std::vector<std::string> states;
   core::TimePoint ran_from{};
