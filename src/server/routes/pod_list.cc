@@ -40,13 +40,11 @@ core::Result<Written<std::string>> PodList::Json(const ControlPlane& plane, cons
     if (!first) out += ',';
     first = false;
     out += text;
-    for (const auto& field : context) {
-      out += ',';
-      out += json::serialize(json::value(field.key()));
-      out += ':';
-      out += json::serialize(field.value());
-    }
-    out += '}';
+    // The context's members after the cached ones: its text without the braces (one serializer
+    // run per pod rather than two per field: those were a tenth of a page's time).
+    const std::string fields = json::serialize(context);
+    out += ',';
+    out.append(fields, 1, fields.size() - 1);
   });
   if (!end.ok()) return end.status();
   out += ']';
