@@ -200,7 +200,8 @@ CommandRun DefineStoreCommand(CLI::App& command) {
     core::Result<store::CopyCounts> copied = store::CopyStore(**from, **to);
     if (!copied.ok()) return copied.status();
     context.out << "copied " << copied->documents << " documents, " << copied->transitions
-                << " transitions and " << copied->ledger_entries << " ledger entries to "
+                << " transitions, " << copied->ledger_entries << " ledger entries, "
+                << copied->events << " events and " << copied->audit_entries << " audit entries to "
                 << store::RedactedUrl(flags->to) << "; start the server with --store "
                 << store::RedactedUrl(flags->to) << "\n";
     return core::Status::Ok();
