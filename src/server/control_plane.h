@@ -51,7 +51,8 @@ using core::Entropy;
 struct Principal {
   std::string user_id;  // empty for an agent
   core::Role role = core::Role::kUser;
-  std::string node_id;  // empty for a person
+  std::string node_id;   // empty for a person
+  std::string token_id;  // the API token a person called with (for the audit log)
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
@@ -75,6 +76,11 @@ struct ControlPlaneOptions {
   int default_max_pending_pods = 20;
   // The server's base URL as a serverless worker's container reaches it (its job and result URLs).
   std::string worker_url = "http://host.containers.internal:7070";
+  // Retention: events and audit entries older than these are deleted (checked hourly).
+  core::Duration event_retention = std::chrono::hours(24 * 30);
+  core::Duration audit_retention = std::chrono::hours(24 * 365);
+  // A user whose balance lasts less than this at their spend rate gets one balance.low event.
+  core::Duration low_balance_runway = std::chrono::hours(1);
 };
 
 // A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
@@ -413,6 +419,17 @@ class ControlPlane {
   // The webhooks of jobs finished since the last call, for the server's WebhookSender.
   std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
 
+  // --- Events and the audit log (control_plane_events.cc). A person sees the events of their own
+  // pods and account; an admin sees all (`query.user_id` then filters by owner). The query's
+  // user_id is the caller's for anyone else.
+  core::Result<std::vector<core::Event>> Events(const Principal& caller,
+                                                store::EventQuery query) const;
+  // Appends `entry` (its seq is assigned) and returns the commit sequence that makes it durable.
+  uint64_t RecordAudit(core::AuditEntry entry) EXCLUDES(mutex_);
+  // Admin only.
+  core::Result<std::vector<core::AuditEntry>> AuditLog(const Principal& caller,
+                                                       const store::AuditQuery& query) const;
+
   // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
   // stops the pods of users out of money or over their cap, and wakes agents whose desired state
   // changed. Returns the commit sequence of what it wrote.
@@ -428,7 +445,10 @@ class ControlPlane {
   class Locked;
 
   core::Status Load(std::string* new_admin_token) EXCLUDES(mutex_);
+  void LoadHistorySeqs(const store::Snapshot& snapshot) REQUIRES(mutex_);
   uint64_t TickPods() EXCLUDES(mutex_);  // Tick's part for pods and nodes
+  // Tick's part for events (control_plane_events.cc): low balances, retention.
+  uint64_t TickEvents() EXCLUDES(mutex_);
   core::Status AddBuiltInTemplates() REQUIRES(mutex_);
 
   std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const
@@ -465,6 +485,10 @@ class ControlPlane {
       REQUIRES(mutex_);
   void TouchNode(Change& change, const std::string& node_id) REQUIRES(mutex_);
   void Notify(Change& change, core::User& user, std::string notice) REQUIRES(mutex_);
+  // Notify's notice "pod <id> <reason>" to the pod's owner, and the event `kind` about it.
+  void NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,
+                 const std::string& reason) REQUIRES(mutex_);
+  void MarkUnreachable(Change& change, core::Node& node) REQUIRES(mutex_);
   // Cordons `node` and stops its running pods, telling their owners `reason`.
   void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
   void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
@@ -531,6 +555,11 @@ class ControlPlane {
   NodeWaiters waiters_ GUARDED_BY(mutex_);  // due callbacks run by Locked after unlock
   int64_t last_transition_seq_ GUARDED_BY(mutex_) = 0;
   int64_t last_ledger_seq_ GUARDED_BY(mutex_) = 0;
+  int64_t last_event_seq_ GUARDED_BY(mutex_) = 0;
+  int64_t last_audit_seq_ GUARDED_BY(mutex_) = 0;
+  std::optional<core::TimePoint> last_expiry_ GUARDED_BY(mutex_);  // of old events and audit
+  // Users told their balance is low, until it lasts again (in memory: a restart may tell again).
+  std::set<std::string> low_balance_warned_ GUARDED_BY(mutex_);
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
   int64_t charged_micros_ GUARDED_BY(mutex_) = 0;
   std::set<std::string> new_pending_ GUARDED_BY(mutex_);  // pending since the last scheduling round

@@ -27,7 +27,7 @@ class EndpointsTest : public ::testing::Test {
                                    core::Money::FromMicros(1'000'000'000));
     ASSERT_TRUE(user.ok());
     Durable(user->sequence);
-    alice_ = Principal{user->value.id, core::Role::kUser, ""};
+    alice_ = Principal{user->value.id, core::Role::kUser, "", ""};
     auto join = plane_->CreateJoinToken(admin_, "test");
     ASSERT_TRUE(join.ok());
     NodeReport report;
@@ -298,7 +298,7 @@ TEST_F(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
   const std::string endpoint = CreateEndpoint();
   auto bob = plane_->CreateUser(admin_, "bob", core::Role::kUser, core::Money::FromMicros(1));
   ASSERT_TRUE(bob.ok());
-  const Principal bob_principal{bob->value.id, core::Role::kUser, ""};
+  const Principal bob_principal{bob->value.id, core::Role::kUser, "", ""};
   EXPECT_EQ(plane_->GetEndpoint(bob_principal, endpoint).status().code(),
             core::StatusCode::kNotFound);
   EXPECT_EQ(plane_->SubmitJob(bob_principal, endpoint, JobRequest{"1", "", {}, {}}).status().code(),

@@ -557,7 +557,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
     core::Pod& pod = pods_.at(id);
     const std::string reason = "preempted: an on-demand pod needed its GPUs (it was interruptible)";
     SetDesired(change, pod, core::DesiredState::kStopped, reason);
-    Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+    NotifyPod(change, pod, "pod.preempted", reason);
   }
 }
 

@@ -70,7 +70,7 @@ class ControlPlaneTest : public ::testing::TestWithParam<std::string> {
     auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser, Dollars(credits));
     EXPECT_TRUE(user.ok()) << user.status().ToString();
     Durable(user->sequence);
-    return Principal{user->value.id, core::Role::kUser, ""};
+    return Principal{user->value.id, core::Role::kUser, "", ""};
   }
 
   Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090", int vcpu = 64) {
@@ -872,6 +872,111 @@ TEST_P(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
   EXPECT_TRUE(pod->value.gpu_type == "H100 SXM" || pod->value.gpu_count == 2)
       << pod->value.gpu_count << "x " << pod->value.gpu_type;
   EXPECT_EQ(pod->value.state, PodState::kStarting);
+}
+
+// --- Events
+// ---------------------------------------------------------------------------------------
+
+store::EventQuery OfKind(std::string kind) {
+  store::EventQuery query;
+  query.kind = std::move(kind);
+  return query;
+}
+
+std::vector<std::string> Kinds(const std::vector<core::Event>& events) {
+  std::vector<std::string> kinds;
+  for (const core::Event& event : events) kinds.push_back(event.kind);
+  return kinds;
+}
+
+TEST_P(ControlPlaneTest, EveryPodStateChangeIsAnEventWithItsReasonSeenByItsOwnerAndAdmins) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  const Principal node = NewNode("n1", 2);
+  core::Pod pod = CreatePod(alice);
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+
+  store::EventQuery query;
+  query.kind = "pod.state";
+  const std::vector<core::Event> mine = plane_->Events(alice, query).value();
+  ASSERT_EQ(mine.size(), 4u);  // pending, starting, running, stopped
+  EXPECT_EQ(mine[0].object_id, pod.id);
+  EXPECT_EQ(mine[1].message, "pod " + pod.id + " pending -> starting: scheduled on n1");
+  EXPECT_NE(mine[3].message.find("stopped by its owner"), std::string::npos) << mine[3].message;
+  const auto detail = boost::json::parse(mine[3].detail).as_object();
+  EXPECT_EQ(detail.at("from").as_string(), "running");
+  EXPECT_EQ(detail.at("to").as_string(), "stopped");
+  for (size_t i = 1; i < mine.size(); ++i) EXPECT_GT(mine[i].seq, mine[i - 1].seq);
+  // Bob sees none of it, even when he asks for Alice's pod or Alice's events by name.
+  query.object_id = pod.id;
+  query.user_id = alice.user_id;
+  EXPECT_TRUE(plane_->Events(bob, query)->empty());
+  EXPECT_EQ(plane_->Events(admin_, query)->size(), 4u);
+  EXPECT_EQ(plane_->Events(node, {}).status().code(), core::StatusCode::kPermissionDenied);
+
+  // Ids go on from where they were after a restart.
+  const int64_t last = mine.back().seq;
+  Reopen();
+  const Principal carol = NewUser("carol", "10");
+  CreatePod(carol);
+  const std::vector<core::Event> after = plane_->Events(carol, {}).value();
+  ASSERT_FALSE(after.empty());
+  EXPECT_GT(after.front().seq, last);
+}
+
+TEST_P(ControlPlaneTest, DrainsUnreachableNodesAndLowBalancesAreEventsForWhomTheyConcern) {
+  const Money price = plane_->GpuPrice("RTX 4090");
+  // Half an hour of one GPU: enough to start (10 minutes), under the hour that warns.
+  const Principal alice = NewUser("alice", "0");
+  ASSERT_TRUE(
+      plane_->AddCredits(admin_, alice.user_id, Money::FromMicros(price.micros() / 2), "").ok());
+  const Principal node = NewNode("n1", 2);
+  core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  Durable(plane_->Tick());  // told once, not every tick
+  store::EventQuery low;
+  low.kind = "balance.low";
+  const std::vector<core::Event> warned = plane_->Events(alice, low).value();
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0].object_id, alice.user_id);
+  EXPECT_NE(plane_->GetUser(alice, "me")->value.notices.back().find("add credits"),
+            std::string::npos);
+
+  auto drained = plane_->ActOnNode(admin_, node.node_id, ControlPlane::NodeAction::kDrain);
+  ASSERT_TRUE(drained.ok());
+  Durable(drained->sequence);
+  // The node's own events are an admin's; the pod's stop is its owner's.
+  EXPECT_EQ(Kinds(plane_->Events(alice, OfKind("pod.node_drained")).value()),
+            std::vector<std::string>{"pod.node_drained"});
+  EXPECT_TRUE(plane_->Events(alice, OfKind("node.drained"))->empty());
+  EXPECT_EQ(plane_->Events(admin_, OfKind("node.drained"))->size(), 1u);
+
+  clock_.Advance(seconds(31));  // no heartbeat
+  Durable(plane_->Tick());
+  const std::vector<core::Event> down = plane_->Events(admin_, OfKind("node.unreachable")).value();
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0].object_id, node.node_id);
+  EXPECT_TRUE(down[0].user_id.empty());
+  EXPECT_TRUE(plane_->Events(alice, OfKind("node.unreachable"))->empty());
+}
+
+TEST_P(ControlPlaneTest, EventsOlderThanTheRetentionAreDeletedOnTheHourlyTick) {
+  const Principal alice = NewUser("alice", "10");
+  CreatePod(alice);  // pending: one event
+  Durable(plane_->Tick());
+  ASSERT_EQ(plane_->Events(alice, {})->size(), 1u);
+  clock_.Advance(std::chrono::hours(24 * 30));
+  CreatePod(alice);  // a second, recent one
+  clock_.Advance(std::chrono::hours(2));
+  Durable(plane_->Tick());
+  const std::vector<core::Event> kept = plane_->Events(alice, {}).value();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_GT(kept[0].seq, 1);
 }
 
 }  // namespace

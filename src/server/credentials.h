@@ -30,7 +30,8 @@ class Credentials {
   // or revoked.
   struct Holder {
     std::string user_id;  // empty for a node
-    std::string node_id;  // empty for a person
+    std::string node_id;   // empty for a person
+    std::string token_id;  // the API token's id; empty for a node
   };
   std::optional<Holder> Find(std::string_view bearer) const;
 

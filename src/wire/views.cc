@@ -1,5 +1,6 @@
 #include "wire/views.h"
 
+#include <boost/json/parse.hpp>
 #include <charconv>
 
 #include "billing/spend.h"
@@ -204,6 +205,28 @@ json::object TransitionView(const core::Transition& transition) {
           {"gpu_count", transition.gpu_count},
           {"gpu_price_per_hour_micros", transition.gpu_price_per_hour.micros()},
           {"reason", transition.reason}};
+}
+
+json::object EventView(const core::Event& event) {
+  // The detail is JSON the control plane wrote; should a row hold anything else, it is shown as
+  // its text rather than failing the whole list.
+  boost::system::error_code error;
+  json::value detail = json::parse(event.detail, error);
+  if (error || !detail.is_object()) detail = json::string(event.detail);
+  return {{"id", event.seq},
+          {"time", FormatTime(event.at)},
+          {"kind", event.kind},
+          {"object_id", event.object_id},
+          {"user_id", event.user_id},
+          {"message", event.message},
+          {"detail", std::move(detail)}};
+}
+
+json::object AuditEntryView(const core::AuditEntry& entry) {
+  return {{"id", entry.seq},          {"time", FormatTime(entry.at)},
+          {"user_id", entry.user_id}, {"token_id", entry.token_id},
+          {"action", entry.action},   {"object_id", entry.object_id},
+          {"status", entry.status},   {"error_code", entry.error_code}};
 }
 
 json::object LedgerEntryView(const core::LedgerEntry& entry) {
