@@ -276,6 +276,8 @@ class ApiAuthTest : public ApiServerTest {
       cases[std::string(method) + " /v1/pods/{id}/proxy/{port}/{path...}"] = {
           fresh_pod("/proxy/8888/lab?x=1"), Expect::kNotFound};
     }
+    cases["GET /v1/events"] = {fixed("/v1/events?kind=pod.state&limit=5"), {}};
+    cases["GET /v1/audit"] = {fixed("/v1/audit?tail=5&format=csv"), {}};
     cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
     cases["GET /v1/billing/ledger"] = {fixed("/v1/billing/ledger"), {}};
     cases["GET /v1/billing/usage"] = {fixed("/v1/billing/usage"), {}};
