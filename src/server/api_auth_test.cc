@@ -637,6 +637,8 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"POST /v1/pods/{id}/restart", kUser},
       {"DELETE /v1/pods/{id}", kUser},
       {"GET /v1/pods/{id}/transitions", kUser},
+      {"GET /v1/events", kUser},
+      {"GET /v1/audit", kAdmin},
       {"GET /v1/billing/balance", kUser},
       {"GET /v1/billing/ledger", kUser},
       {"GET /v1/billing/usage", kUser},

@@ -4,8 +4,9 @@
 //
 // Logged: every call of a mutating method (not GET or HEAD) on a route for people or for joining
 // nodes, refused ones included (a bad token, a 403, a 400). Not logged: agents' reports and long
-// polls (a node's heartbeat every few seconds is not an action), serverless workers' calls, the
-// proxy to pods' ports (traffic to a pod, not a call to the cloud) and the public routes.
+// polls (a node's heartbeat every few seconds is not an action), POST /v1/advise (a question),
+// serverless workers' calls, the proxy to pods' ports (traffic to a pod, not a call to the cloud)
+// and the public routes.
 #pragma once
 
 #include <string>
