@@ -119,5 +119,32 @@ TEST_F(ApiEventsTest, EveryMutatingCallIsAuditedWithWhoWhatAndHowItEnded) {
   EXPECT_EQ(api().Get("/v1/audit", a_.token).status, 403);
 }
 
+TEST_F(ApiEventsTest, AutoStopSettingsAreSecondsOrDurationsShownInThePodAndBadOnesAre400) {
+  const std::string pod = CreatePod(a_.token, {{"template", "pytorch"},
+                                               {"gpu_type", "4090"},
+                                               {"volume_gb", 0},
+                                               {"stop_after", "2h"},
+                                               {"idle_stop_after", 1800},
+                                               {"pre_stop_command", "sync"}});
+  const ApiReply view = api().Get("/v1/pods/" + pod, a_.token);
+  EXPECT_EQ(Int(view.json, "stop_after_s"), 7200) << view.text;
+  EXPECT_EQ(Int(view.json, "idle_stop_after_s"), 1800);
+  EXPECT_EQ(Str(view.json, "pre_stop_command"), "sync");
+  const ApiReply compact = api().Get("/v1/pods?view=compact", a_.token);
+  EXPECT_EQ(Int(Array(compact.json, "pods").at(0), "idle_stop_after_s"), 1800);
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, json::value>>{{"stop_after", "2 hours"},
+                                                        {"stop_after", 0},
+                                                        {"idle_stop_after", true},
+                                                        {"idle_stop_after", "-5m"}}) {
+    const ApiReply reply =
+        api().PostJson("/v1/pods", a_.token,
+                       json::object{{"template", "pytorch"}, {"gpu_type", "4090"}, {field, value}});
+    EXPECT_EQ(reply.status, 400) << field << ": " << reply.Describe();
+    EXPECT_NE(Str(reply.object().at("error"), "message").find(field), std::string::npos)
+        << reply.text;
+  }
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -25,6 +25,7 @@
 
 #include "advisor/advisor.h"
 #include "advisor/workload.h"
+#include "billing/auto_stop.h"
 #include "billing/spend.h"
 #include "catalog/catalog.h"
 #include "core/clock.h"
@@ -109,6 +110,10 @@ struct PodSpec {
   std::optional<std::string> volume_mount_path;
   bool interruptible = false;
   std::map<std::string, std::string> node_selector;
+  // Auto-stop, seconds (0: none), and the command run in the container before any stop.
+  int64_t stop_after_s = 0;
+  int64_t idle_stop_after_s = 0;
+  std::string pre_stop_command;
   // Accept a request that no node here could ever meet (a type or a size none has), to wait for
   // such a node on purpose; without it, such a request is refused (FAILED_PRECONDITION).
   bool queue = false;
@@ -430,6 +435,10 @@ class ControlPlane {
   core::Result<std::vector<core::AuditEntry>> AuditLog(const Principal& caller,
                                                        const store::AuditQuery& query) const;
 
+  // --- Auto-stop (control_plane_idle.cc). HTTP through the proxy to a running pod is a sign of
+  // use for its idle rule.
+  void NoteProxyTraffic(std::string_view pod_id) EXCLUDES(mutex_);
+
   // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
   // stops the pods of users out of money or over their cap, and wakes agents whose desired state
   // changed. Returns the commit sequence of what it wrote.
@@ -489,6 +498,13 @@ class ControlPlane {
   void NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,
                  const std::string& reason) REQUIRES(mutex_);
   void MarkUnreachable(Change& change, core::Node& node) REQUIRES(mutex_);
+  // Auto-stop (control_plane_idle.cc): a heartbeat's samples of its running pods, and the rules.
+  void NoteActivity(const core::Node& node, const std::vector<wire::PodActivity>& samples)
+      REQUIRES(mutex_);
+  void AutoStop(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  struct PodUse;
+  // The pod's use record, new for a new run. REQUIRES: the pod is running.
+  PodUse& UseOf(const core::Pod& pod) REQUIRES(mutex_);
   // Cordons `node` and stops its running pods, telling their owners `reason`.
   void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
   void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
@@ -560,6 +576,20 @@ class ControlPlane {
   std::optional<core::TimePoint> last_expiry_ GUARDED_BY(mutex_);  // of old events and audit
   // Users told their balance is low, until it lasts again (in memory: a restart may tell again).
   std::set<std::string> low_balance_warned_ GUARDED_BY(mutex_);
+  // Running pods with auto-stop settings: their last sign of use and the warnings given (in
+  // memory: after a restart a pod's idle window starts again, so it never stops early).
+  struct PodUse {
+    core::TimePoint running_since;  // the run this is about
+    core::TimePoint last_active;
+    std::string last_busy;  // what was busy then ("gpu 40%", "http", ...)
+    billing::ActivitySample last_sample;
+    bool sampled = false;
+    bool ssh_known = false;
+    bool idle_warned = false;
+    bool runtime_warned = false;
+  };
+  std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
+  core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
   int64_t charged_micros_ GUARDED_BY(mutex_) = 0;
   std::set<std::string> new_pending_ GUARDED_BY(mutex_);  // pending since the last scheduling round

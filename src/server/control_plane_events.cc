@@ -21,6 +21,7 @@ void ControlPlane::LoadHistorySeqs(const store::Snapshot& snapshot) {
   last_ledger_seq_ = snapshot.last_ledger_seq;
   last_event_seq_ = snapshot.last_event_seq;
   last_audit_seq_ = snapshot.last_audit_seq;
+  started_at_ = Now();
 }
 
 void ControlPlane::NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,
@@ -80,6 +81,7 @@ uint64_t ControlPlane::TickEvents() {
     change.Emit(std::move(event));
   }
   low_balance_warned_ = std::move(low);
+  AutoStop(change, now);
   if (!last_expiry_ || now - *last_expiry_ >= kExpiryEvery) {
     last_expiry_ = now;
     change.Expire(now - options_.event_retention, now - options_.audit_retention);

@@ -263,6 +263,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   node.last_heartbeat = Now();
   // Readings change with every heartbeat: kept in memory, never a write of their own.
   node.gpu_health = std::move(report.gpu_health);
+  NoteActivity(node, report.pod_activity);
   bool changed = node.state != core::NodeState::kReady;
   node.state = core::NodeState::kReady;
   auto same_gpus = [](const core::GpuDevice& a, const core::GpuDevice& b) {

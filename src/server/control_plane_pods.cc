@@ -286,6 +286,9 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.vcpu = spec.vcpu.value_or(defaults.vcpu);
   pod.memory_gb = spec.memory_gb.value_or(static_cast<int>(defaults.ram_mb / 1024));
   pod.interruptible = spec.interruptible;
+  pod.stop_after_s = spec.stop_after_s;
+  pod.idle_stop_after_s = spec.idle_stop_after_s;
+  pod.pre_stop_command = std::move(spec.pre_stop_command);
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 

@@ -979,5 +979,151 @@ TEST_P(ControlPlaneTest, EventsOlderThanTheRetentionAreDeletedOnTheHourlyTick) {
   EXPECT_GT(kept[0].seq, 1);
 }
 
+// --- Auto-stop
+// ------------------------------------------------------------------------------------
+
+// A heartbeat of node "n1" (2 simulated RTX 4090s) that reports `pod_id` with this CPU and SSH use.
+void BeatWithActivity(ControlPlane& plane, const Principal& node, const std::string& pod_id,
+                      double cpu_percent, int ssh_sessions) {
+  NodeReport report;
+  for (int i = 0; i < 2; ++i) {
+    report.gpus.push_back(
+        {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+  }
+  report.vcpu = 64;
+  report.memory_gb = 256;
+  report.disk_gb = 2000;
+  report.pod_activity.push_back({pod_id, cpu_percent, ssh_sessions, true});
+  ASSERT_TRUE(plane.Heartbeat(node, report).ok());
+}
+
+TEST_P(ControlPlaneTest, AnIdlePodIsWarnedThenStoppedWithItsPreStopCommandAndBilledToTheStop) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.idle_stop_after_s = 30 * 60;
+  spec.pre_stop_command = "echo saving > /workspace/checkpoint";
+  auto created = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string id = created->value.id;
+  const core::TimePoint started = clock_.Now();
+  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, started).ok());
+  EXPECT_EQ(Get(alice, id).idle_stop_after_s, 1800);
+
+  // Quiet on every signal, minute after minute: warned 5 minutes before the 30.
+  for (int minute = 1; minute <= 24; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0.5, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_TRUE(plane_->Events(alice, OfKind("pod.idle_warning"))->empty());
+  clock_.Advance(std::chrono::minutes(1));
+  BeatWithActivity(*plane_, node, id, 0.5, 0);
+  Durable(plane_->Tick());
+  const std::vector<core::Event> warned = plane_->Events(alice, OfKind("pod.idle_warning")).value();
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_NE(warned[0].message.find("stops in 5m"), std::string::npos) << warned[0].message;
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  for (int minute = 26; minute <= 29; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0.5, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+
+  // Stopped: the agent is told, with the command to run first; the event says why.
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+  const DesiredPods desired = plane_->DesiredFor(node).value();
+  ASSERT_EQ(desired.pods.size(), 1u);
+  EXPECT_EQ(desired.pods[0].pre_stop_command, spec.pre_stop_command);
+  const std::vector<core::Event> stops = plane_->Events(alice, OfKind("pod.idle_stop")).value();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_NE(stops[0].message.find("idle for 30m"), std::string::npos) << stops[0].message;
+  const auto detail = boost::json::parse(stops[0].detail).as_object();
+  EXPECT_EQ(detail.at("gpu_simulated").as_bool(), true);
+  EXPECT_EQ(detail.at("ssh_sessions").as_int64(), 0);
+  EXPECT_EQ(detail.at("idle_for_s").as_int64(), 1800);
+
+  // The container stops 3.2 s later: billing ends exactly there.
+  clock_.Advance(std::chrono::milliseconds(3'200));
+  const core::TimePoint stopped = clock_.Now();
+  ASSERT_TRUE(Report(node, id, 2, PodState::kStopped, stopped).ok());
+  const Money expected =
+      billing::ChargeBetween(plane_->GpuPrice("RTX 4090"), started, started, stopped);
+  EXPECT_EQ(Money() - LedgerSum(alice, id), expected);
+  EXPECT_EQ(Get(alice, id).cost, expected);
+  const std::vector<core::Event> states = plane_->Events(alice, OfKind("pod.state")).value();
+  EXPECT_NE(states.back().message.find("stopped: idle for 30m"), std::string::npos)
+      << states.back().message;
+}
+
+TEST_P(ControlPlaneTest, APodWithAnSshSessionBusyCpuOrProxyTrafficIsNotIdle) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.gpu_count = 2;
+  spec.idle_stop_after_s = 10 * 60;
+  auto created = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string id = created->value.id;
+  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, clock_.Now()).ok());
+  // An hour: SSH open for the first 20 minutes, then the CPU busy, then only HTTP through the
+  // proxy.
+  for (int minute = 1; minute <= 60; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    if (minute <= 20) {
+      BeatWithActivity(*plane_, node, id, 0, 1);
+    } else if (minute <= 40) {
+      BeatWithActivity(*plane_, node, id, 95, 0);
+    } else {
+      BeatWithActivity(*plane_, node, id, 0, 0);
+      plane_->NoteProxyTraffic(id);
+    }
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  EXPECT_TRUE(plane_->Events(alice, OfKind("pod.idle_warning"))->empty());
+  // Then quiet: warned after 8 minutes, stopped after 10.
+  for (int minute = 1; minute <= 10; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.idle_warning"))->size(), 1u);
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+}
+
+TEST_P(ControlPlaneTest, StopAfterStopsARunAtItsLimitWhateverItsUse) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.stop_after_s = 2 * 3600;
+  auto created = plane_->CreatePod(alice, spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string id = created->value.id;
+  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, clock_.Now()).ok());
+  for (int minute = 1; minute <= 119; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 100, 1);  // busy all along
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.runtime_warning"))->size(), 1u);
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+  const std::vector<core::Event> stops = plane_->Events(alice, OfKind("pod.runtime_stop")).value();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_NE(stops[0].message.find("stop_after of 2h"), std::string::npos) << stops[0].message;
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -194,6 +194,9 @@ json::object ToDocument(const core::Pod& pod) {
                    {"volume_gb", pod.volume_gb},
                    {"volume_mount_path", pod.volume_mount_path},
                    {"interruptible", pod.interruptible},
+                   {"stop_after_s", pod.stop_after_s},
+                   {"idle_stop_after_s", pod.idle_stop_after_s},
+                   {"pre_stop_command", pod.pre_stop_command},
                    {"priority", pod.priority},
                    {"node_selector", ToObject(pod.node_selector)},
                    {"sequence", pod.sequence},
@@ -251,6 +254,9 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Int("volume_gb", &pod.volume_gb, kAnyInt);
   fields.String("volume_mount_path", &pod.volume_mount_path, kText);
   fields.Bool("interruptible", &pod.interruptible);
+  fields.Int64("stop_after_s", &pod.stop_after_s, {0, INT64_MAX});  // absent (older stores): none
+  fields.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
+  fields.String("pre_stop_command", &pod.pre_stop_command, kText);
   fields.Int("priority", &pod.priority, kAnyInt);
   fields.StringMap("node_selector", &pod.node_selector, 1 << 16);
   fields.Int64("sequence", &sequence, {0, INT64_MAX});

@@ -275,6 +275,9 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
       {"volume_gb", pod.volume_gb},
       {"volume_mount_path", pod.volume_mount_path},
       {"interruptible", pod.interruptible},
+      {"stop_after_s", pod.stop_after_s},
+      {"idle_stop_after_s", pod.idle_stop_after_s},
+      {"pre_stop_command", pod.pre_stop_command},
       {"priority", pod.priority},
       {"node_selector", ToObject(pod.node_selector)},
       {"sequence", pod.sequence},
@@ -311,11 +314,27 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
 json::object PodListViewWithoutTime(const core::Pod& pod) {
   json::object full = PodViewWithoutTime(pod);
   json::object compact;
-  for (std::string_view key :
-       {"id", "owner_id", "name", "template_id", "image", "gpu_type", "gpu_count", "gpu_milli",
-        "interruptible", "desired_state", "state", "state_reason", "state_since", "ready",
-        "node_id", "gpu_price_per_hour_micros", "storage_price_per_hour_micros", "created_at",
-        "actions"}) {
+  for (std::string_view key : {"id",
+                               "owner_id",
+                               "name",
+                               "template_id",
+                               "image",
+                               "gpu_type",
+                               "gpu_count",
+                               "gpu_milli",
+                               "interruptible",
+                               "stop_after_s",
+                               "idle_stop_after_s",
+                               "desired_state",
+                               "state",
+                               "state_reason",
+                               "state_since",
+                               "ready",
+                               "node_id",
+                               "gpu_price_per_hour_micros",
+                               "storage_price_per_hour_micros",
+                               "created_at",
+                               "actions"}) {
     compact[key] = std::move(full[key]);
   }
   return compact;
