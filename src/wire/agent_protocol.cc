@@ -333,6 +333,7 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
     view.String("node_id", &pod.node_id, {.max_length = 64});
     view.String("jupyter_token", &pod.jupyter_token, {.max_length = kMaxTokenLength});
     view.String("pre_stop_command", &pod.pre_stop_command, {.max_length = 4096});
+    view.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
     view.StringList("ssh_keys", &entry.ssh_keys, 256);
     if (!view.ok()) return;
     for (const std::string& port_text : ports) {
