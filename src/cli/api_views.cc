@@ -471,6 +471,12 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   if (!volume.empty() && !mount.empty()) volume += " at " + mount;
   detail.Add("Volume", volume);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
+  const int64_t stop_after = JsonInteger(pod, "stop_after_s");
+  const int64_t idle_stop_after = JsonInteger(pod, "idle_stop_after_s");
+  detail.Add("Stop after", stop_after > 0 ? DurationText(stop_after) + " of running" : "");
+  detail.Add("Idle stop",
+             idle_stop_after > 0 ? "after " + DurationText(idle_stop_after) + " idle" : "");
+  detail.Add("Pre-stop", JsonText(pod, "pre_stop_command"));
   // Ports only while a container runs (older servers kept a stopped pod's).
   const std::string live_state = JsonText(pod, "state");
   const bool live = live_state == "running" || live_state == "starting";
