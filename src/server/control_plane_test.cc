@@ -997,19 +997,32 @@ void BeatWithActivity(ControlPlane& plane, const Principal& node, const std::str
   ASSERT_TRUE(plane.Heartbeat(node, report).ok());
 }
 
+// A pod of `gpus` RTX 4090s with these auto-stop settings (seconds), created and reported running
+// on `node` now; its id.
+std::string RunningAutoStopPod(ControlPlane& plane, const Principal& user, const Principal& node,
+                               const PodSpec& settings, core::TimePoint now) {
+  PodSpec spec = settings;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  auto created = plane.CreatePod(user, spec);
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  if (!created.ok()) return "";
+  PodReport report;
+  report.seq = 1;
+  report.state = PodState::kRunning;
+  report.at = now;
+  EXPECT_TRUE(plane.ReportPod(node, created->value.id, report).ok());
+  return created->value.id;
+}
+
 TEST_P(ControlPlaneTest, AnIdlePodIsWarnedThenStoppedWithItsPreStopCommandAndBilledToTheStop) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 2);
   PodSpec spec;
-  spec.image = "busybox";
-  spec.gpu_type = "4090";
   spec.idle_stop_after_s = 30 * 60;
   spec.pre_stop_command = "echo saving > /workspace/checkpoint";
-  auto created = plane_->CreatePod(alice, spec);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  const std::string id = created->value.id;
   const core::TimePoint started = clock_.Now();
-  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, started).ok());
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, started);
   EXPECT_EQ(Get(alice, id).idle_stop_after_s, 1800);
 
   // Quiet on every signal, minute after minute: warned 5 minutes before the 30.
@@ -1065,14 +1078,9 @@ TEST_P(ControlPlaneTest, APodWithAnSshSessionBusyCpuOrProxyTrafficIsNotIdle) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 2);
   PodSpec spec;
-  spec.image = "busybox";
-  spec.gpu_type = "4090";
   spec.gpu_count = 2;
   spec.idle_stop_after_s = 10 * 60;
-  auto created = plane_->CreatePod(alice, spec);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  const std::string id = created->value.id;
-  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, clock_.Now()).ok());
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, clock_.Now());
   // An hour: SSH open for the first 20 minutes, then the CPU busy, then only HTTP through the
   // proxy.
   for (int minute = 1; minute <= 60; ++minute) {
@@ -1103,13 +1111,8 @@ TEST_P(ControlPlaneTest, StopAfterStopsARunAtItsLimitWhateverItsUse) {
   const Principal alice = NewUser("alice", "100");
   const Principal node = NewNode("n1", 2);
   PodSpec spec;
-  spec.image = "busybox";
-  spec.gpu_type = "4090";
   spec.stop_after_s = 2 * 3600;
-  auto created = plane_->CreatePod(alice, spec);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
-  const std::string id = created->value.id;
-  ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, clock_.Now()).ok());
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, clock_.Now());
   for (int minute = 1; minute <= 119; ++minute) {
     clock_.Advance(std::chrono::minutes(1));
     BeatWithActivity(*plane_, node, id, 100, 1);  // busy all along

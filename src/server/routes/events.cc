@@ -71,6 +71,17 @@ Result<Page> ReadPage(const net::HttpRequest& request) {
   return page;
 }
 
+// Both queries take the page the same way.
+template <typename Query>
+Query QueryFor(const Page& page) {
+  Query query;
+  query.after = page.after;
+  query.limit = page.limit;
+  query.newest = page.newest;
+  query.since = page.since;
+  return query;
+}
+
 // {"<key>": [...], "next_after": id} with next_after when the page is full (more may follow; a
 // client asks again with it until it is absent). One more row than shown is not read: a full
 // last page costs one more request with an empty answer.
@@ -86,11 +97,7 @@ json::value PageOf(std::string_view key, const std::vector<T>& rows, const Page&
 void ListEvents(Call& call) {
   Result<Page> page = ReadPage(call.request);
   if (!page.ok()) return call.Respond(page.status());
-  store::EventQuery query;
-  query.after = page->after;
-  query.limit = page->limit;
-  query.newest = page->newest;
-  query.since = page->since;
+  store::EventQuery query = QueryFor<store::EventQuery>(*page);
   query.kind = call.request.QueryValue("kind").value_or("");
   query.object_id = call.request.QueryValue("pod").value_or("");
   if (query.object_id.empty()) query.object_id = call.request.QueryValue("object").value_or("");
@@ -119,11 +126,7 @@ void ListAudit(Call& call) {
     return call.Respond(
         core::InvalidArgumentError("format must be json or csv, not '" + format + "'"));
   }
-  store::AuditQuery query;
-  query.after = page->after;
-  query.limit = page->limit;
-  query.newest = page->newest;
-  query.since = page->since;
+  store::AuditQuery query = QueryFor<store::AuditQuery>(*page);
   query.user_id = call.request.QueryValue("user").value_or("");
   Result<std::vector<core::AuditEntry>> entries = call.plane().AuditLog(call.principal, query);
   if (!entries.ok()) return call.Respond(entries.status());
