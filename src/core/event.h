@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 
@@ -29,6 +30,20 @@ struct AuditEntry {
   std::string object_id;   // the {id} of the path, or the id a create answered with
   int status = 0;          // the HTTP status of the answer
   std::string error_code;  // "NOT_FOUND", ... for an error; empty on success
+};
+
+// A user's subscription to their events: each event is POSTed to `url`, signed with `secret`, in
+// id order, at least once (server/event_webhooks.h).
+struct EventWebhook {
+  std::string id;  // "whk_..."
+  std::string owner_id;
+  std::string url;                 // http://HOST[:PORT][/PATH]
+  std::string secret;              // HMAC-SHA256 key, 64 hex digits; shown to its owner
+  std::vector<std::string> kinds;  // only these kinds; empty: every kind
+  int64_t delivered_seq = 0;       // every event up to this id was delivered (or skipped)
+  TimePoint created_at;
+
+  friend bool operator==(const EventWebhook&, const EventWebhook&) = default;
 };
 
 }  // namespace suanli::core

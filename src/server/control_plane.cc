@@ -64,6 +64,8 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(endpoints_);
     case Collection::kJobs:
       return find(jobs_);
+    case Collection::kWebhooks:
+      return find(webhooks_by_id_);
   }
   return std::nullopt;
 }
@@ -89,7 +91,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   }
   for (core::JoinToken& token : stored->join_tokens) credentials_.AddJoinToken(std::move(token));
   price_overrides_ = std::move(stored->gpu_prices);
-  LoadHistorySeqs(*snapshot);
+  LoadEvents(*snapshot, std::move(stored->webhooks));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);

@@ -238,6 +238,22 @@ struct JobRequest {
   std::optional<int> ttl_s;                // else the endpoint's
 };
 
+// One try of an event webhook's delivery, for its delivery log.
+struct WebhookAttempt {
+  core::TimePoint at;
+  int64_t event_id = 0;
+  std::string kind;
+  int status = 0;     // the receiver's HTTP status; 0 when it could not be reached
+  std::string error;  // "" for a 2xx
+};
+
+// An event webhook as its owner sees it: the subscription and its last tries (newest last; kept
+// in memory, the last 20).
+struct EventWebhookInfo {
+  core::EventWebhook hook;
+  std::vector<WebhookAttempt> deliveries;
+};
+
 struct Gauges {
   std::map<std::string, int> pods_by_state;
   std::map<std::string, std::pair<int, int>> gpus_by_type;  // allocated, free
@@ -431,6 +447,23 @@ class ControlPlane {
                                                 store::EventQuery query) const;
   // Appends `entry` (its seq is assigned) and returns the commit sequence that makes it durable.
   uint64_t RecordAudit(core::AuditEntry entry) EXCLUDES(mutex_);
+  // Event webhooks: a person's own (at most 10), an admin's too; another's is NOT_FOUND. A new
+  // one gets the events from its creation on. INVALID_ARGUMENT for a URL that is not http://.
+  core::Result<Written<EventWebhookInfo>> CreateEventWebhook(const Principal& caller,
+                                                             std::string url,
+                                                             std::vector<std::string> kinds);
+  core::Result<Written<std::vector<EventWebhookInfo>>> ListEventWebhooks(
+      const Principal& caller) const;
+  core::Result<Written<EventWebhookInfo>> DeleteEventWebhook(const Principal& caller,
+                                                             std::string_view id);
+  // For the dispatcher (event_webhooks.h): the subscriptions now; the next events one is owed (its
+  // owner's, after its cursor, at most `limit`); a try for its log; and its cursor moved on,
+  // durably (the sequence to wait for; 0 when the webhook is gone).
+  std::vector<core::EventWebhook> EventWebhooks() const EXCLUDES(mutex_);
+  core::Result<std::vector<core::Event>> EventsOwed(const core::EventWebhook& hook,
+                                                    size_t limit) const;
+  void NoteWebhookAttempt(std::string_view id, WebhookAttempt attempt) EXCLUDES(mutex_);
+  uint64_t WebhookDelivered(std::string_view id, int64_t through_seq) EXCLUDES(mutex_);
   // Admin only.
   core::Result<std::vector<core::AuditEntry>> AuditLog(const Principal& caller,
                                                        const store::AuditQuery& query) const;
@@ -454,7 +487,9 @@ class ControlPlane {
   class Locked;
 
   core::Status Load(std::string* new_admin_token) EXCLUDES(mutex_);
-  void LoadHistorySeqs(const store::Snapshot& snapshot) REQUIRES(mutex_);
+  // The history's last seqs and the event webhooks (control_plane_events.cc).
+  void LoadEvents(const store::Snapshot& snapshot, std::vector<core::EventWebhook> webhooks)
+      REQUIRES(mutex_);
   uint64_t TickPods() EXCLUDES(mutex_);  // Tick's part for pods and nodes
   // Tick's part for events (control_plane_events.cc): low balances, retention.
   uint64_t TickEvents() EXCLUDES(mutex_);
@@ -589,6 +624,8 @@ class ControlPlane {
     bool runtime_warned = false;
   };
   std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
+  std::map<std::string, core::EventWebhook> webhooks_by_id_ GUARDED_BY(mutex_);
+  std::map<std::string, std::vector<WebhookAttempt>> webhook_log_ GUARDED_BY(mutex_);
   core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
   int64_t charged_micros_ GUARDED_BY(mutex_) = 0;

@@ -6,15 +6,19 @@
 #include <boost/json/parse.hpp>
 #include <future>
 #include <optional>
+#include <thread>
 
 #include "advisor/model_zoo.h"
 #include "billing/meter.h"
 #include "billing/spend.h"
 #include "catalog/catalog_file.h"
+#include "server/event_webhooks.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
+#include "server/webhooks.h"
 #include "store/postgres_testing.h"
 #include "testing/temp_dir.h"
+#include "testing/webhook_receiver.h"
 
 namespace suanli::server {
 namespace {
@@ -1126,6 +1130,76 @@ TEST_P(ControlPlaneTest, StopAfterStopsARunAtItsLimitWhateverItsUse) {
   const std::vector<core::Event> stops = plane_->Events(alice, OfKind("pod.runtime_stop")).value();
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_NE(stops[0].message.find("stop_after of 2h"), std::string::npos) << stops[0].message;
+}
+
+// --- Event webhooks
+// -------------------------------------------------------------------------------
+
+// Waits (at most 20 s) until `receiver` has `count` requests; false if it never does.
+bool AwaitRequests(suanli::testing::WebhookReceiver& receiver, size_t count) {
+  for (int i = 0; i < 2000 && receiver.requests().size() < count; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return receiver.requests().size() >= count;
+}
+
+TEST_P(ControlPlaneTest, EventWebhooksAreSignedInOrderRetriedAndResumeAfterARestart) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  suanli::testing::WebhookReceiver receiver(/*failures=*/2);
+  auto hook = plane_->CreateEventWebhook(alice, receiver.url(), {"pod.state"});
+  ASSERT_TRUE(hook.ok()) << hook.status().ToString();
+  Durable(hook->sequence);
+  EXPECT_EQ(plane_->CreateEventWebhook(alice, "https://example.com/x", {}).status().code(),
+            core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plane_->DeleteEventWebhook(bob, hook->value.hook.id).status().code(),
+            core::StatusCode::kNotFound);
+  const EventWebhookOptions fast{.first_backoff = std::chrono::milliseconds(10),
+                                 .max_backoff = std::chrono::milliseconds(40),
+                                 .timeout = std::chrono::milliseconds(2'000),
+                                 .poll = std::chrono::milliseconds(10)};
+  const Principal node = NewNode("n1", 2);
+  const core::Pod pod = CreatePod(alice);  // pending (created), then starting
+  CreatePod(bob);                          // bob's: never alice's webhook
+  {
+    EventWebhookDispatcher dispatcher(*plane_, fast);
+    ASSERT_TRUE(AwaitRequests(receiver, 4));  // two refused, then two delivered
+    for (int i = 0; i < 200; ++i) {           // and the cursor committed
+      if (plane_->ListEventWebhooks(alice)->value[0].hook.delivered_seq > 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // While no dispatcher runs (the server is down or about to be), more happens; then a restart
+  // from the store alone.
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  Reopen();
+  {
+    EventWebhookDispatcher dispatcher(*plane_, fast);
+    ASSERT_TRUE(AwaitRequests(receiver, 5));
+  }
+  const std::vector<net::HttpRequest> requests = receiver.requests();
+  std::vector<std::string> delivered;
+  int64_t last_id = 0;
+  for (size_t i = 2; i < requests.size(); ++i) {  // the 2xx ones
+    const net::HttpRequest& request = requests[i];
+    EXPECT_EQ(request.Header("x-suanli-signature").value_or(""),
+              WebhookSignature(hook->value.hook.secret, request.body));
+    const auto event = boost::json::parse(request.body).as_object();
+    EXPECT_EQ(event.at("kind").as_string(), "pod.state");
+    EXPECT_EQ(event.at("user_id").as_string(), alice.user_id);
+    const int64_t id = event.at("id").as_int64();
+    EXPECT_EQ(request.Header("x-suanli-event-id").value_or(""), std::to_string(id));
+    EXPECT_GT(id, last_id) << "in order, each once here";
+    last_id = id;
+    delivered.push_back(std::string(event.at("detail").as_object().at("to").as_string()));
+  }
+  EXPECT_EQ(delivered, (std::vector<std::string>{"pending", "starting", "running"}));
+  // The refused tries are in the delivery log, with the receiver's status.
+  const std::vector<EventWebhookInfo> hooks = plane_->ListEventWebhooks(alice)->value;
+  ASSERT_EQ(hooks.size(), 1u);
+  ASSERT_FALSE(hooks[0].deliveries.empty());
+  EXPECT_EQ(hooks[0].deliveries.back().status, 204);
+  EXPECT_TRUE(plane_->ListEventWebhooks(bob)->value.empty());
 }
 
 }  // namespace

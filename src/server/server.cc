@@ -12,6 +12,7 @@
 #include "net/http_server.h"
 #include "server/api.h"
 #include "server/control_plane.h"
+#include "server/event_webhooks.h"
 #include "server/secrets.h"
 #include "server/webhooks.h"
 #include "store/commit_queue.h"
@@ -109,6 +110,7 @@ class ServerImpl final : public Server {
     if (!server.ok()) return server.status();
     http_ = std::move(*server);
     ticker_ = std::thread([this] { TickLoop(); });
+    event_webhooks_ = std::make_unique<EventWebhookDispatcher>(*plane_);
     return core::Status::Ok();
   }
 
@@ -123,6 +125,7 @@ class ServerImpl final : public Server {
     }
     wake_.NotifyAll();
     if (ticker_.joinable()) ticker_.join();
+    event_webhooks_.reset();  // before the queue it writes through
     if (http_) http_->Stop();
     queue_.reset();  // commits what is queued
   }
@@ -151,6 +154,7 @@ class ServerImpl final : public Server {
   std::unique_ptr<Api> api_;
   std::unique_ptr<net::HttpServer> http_;
   WebhookSender webhooks_;
+  std::unique_ptr<EventWebhookDispatcher> event_webhooks_;
   std::thread ticker_;
   core::Mutex mutex_;
   core::CondVar wake_;

@@ -90,8 +90,9 @@ CREATE INDEX ledger_by_pod ON ledger (pod_id);
 CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE jobs (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
-    // The event stream and the audit log.
+    // The event stream, the audit log, and users' webhooks for their events.
     R"sql(
+CREATE TABLE webhooks (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE events (
   seq BIGINT PRIMARY KEY,
   at_ns BIGINT NOT NULL,

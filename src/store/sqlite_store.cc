@@ -30,9 +30,9 @@ namespace suanli::store {
 namespace {
 
 // Indexed by Collection; also the table names.
-constexpr std::array<std::string_view, 10> kCollectionNames = {
-    "users", "api_tokens",  "ssh_keys", "templates", "pods",
-    "nodes", "join_tokens", "settings", "endpoints", "jobs"};
+constexpr std::array<std::string_view, 11> kCollectionNames = {
+    "users",       "api_tokens", "ssh_keys",  "templates", "pods",    "nodes",
+    "join_tokens", "settings",   "endpoints", "jobs",      "webhooks"};
 
 }  // namespace
 
@@ -94,8 +94,9 @@ CREATE INDEX ledger_by_pod ON ledger (pod_id);
 CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE jobs (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 )sql",
-    // The event stream and the audit log.
+    // The event stream, the audit log, and users' webhooks for their events.
     R"sql(
+CREATE TABLE webhooks (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE events (
   seq INTEGER PRIMARY KEY,
   at_ns INTEGER NOT NULL,

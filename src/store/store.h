@@ -39,6 +39,7 @@ enum class Collection {
   kSettings,
   kEndpoints,  // serverless endpoints
   kJobs,       // their jobs, until their TTL passes
+  kWebhooks,   // users' subscriptions to their events
 };
 
 // "users", "api_tokens", ...: also the table names.

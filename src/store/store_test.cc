@@ -530,6 +530,7 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE jobs"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE events"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE audit"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE webhooks"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "3");
