@@ -11,6 +11,10 @@ start_up 1
 SUANLI_TOKEN=$("$suanli" users create alice --credits 20 --json | json_field token)
 [ -n "$SUANLI_TOKEN" ] || fail "no token for alice"
 
+# A webhook for the stop, to a port where nothing listens: the tries show in its delivery log.
+hook=$("$suanli" webhooks create http://127.0.0.1:9/hook --kind pod.idle_stop --json | json_field id)
+[ -n "$hook" ] || fail "webhooks create gave no id"
+
 json=$("$suanli" pods create --template demo-http --gpu 4090 --name idler \
   --idle-stop-after 20s --pre-stop-command 'echo checkpoint saved' --wait --timeout 120 --json) ||
   fail "pods create --idle-stop-after: $json"
@@ -53,4 +57,13 @@ after=$("$suanli" billing usage --json | json_field gpu_seconds)
 # And the owner sees the event in the follow mode's first page too.
 timeout 3 "$suanli" events -f --kind pod.idle_stop >follow.out 2>&1
 grep -q "$pod" follow.out || fail "events -f does not show the stop: $(cat follow.out)"
+# The webhook tried to deliver the stop (and will again, with backoff): its log says so.
+for _ in $(seq 1 20); do
+  "$suanli" webhooks list --json | tr -d ' \n' | grep -q "\"event_id\":$stop_id" && break
+  sleep 0.5
+done
+"$suanli" webhooks list --json | tr -d ' \n' | grep -q "\"event_id\":$stop_id,\"kind\":\"pod.idle_stop\",\"status\":0" ||
+  fail "the webhook's log does not show a try of the stop: $("$suanli" webhooks list --json)"
+"$suanli" webhooks list | grep -q "pod.idle_stop" || fail "webhooks list does not show the webhook"
+"$suanli" webhooks rm "$hook" | grep -q "removed webhook $hook" || fail "webhooks rm"
 echo "PASS: an idle pod was warned, ran its pre-stop command, stopped, and the events say why"

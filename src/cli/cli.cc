@@ -34,6 +34,8 @@ constexpr CommandSpec kCommands[] = {
      DefineNodesCommand},
     {"billing", "Balance, spending, usage by pod or day, and the ledger", DefineBillingCommand},
     {"events", "What happened to your pods and account, and why (-f follows)", DefineEventsCommand},
+    {"webhooks", "POST your events to a URL as they happen: list, create, rm",
+     DefineWebhooksCommand},
     {"audit", "Who called which mutating API route, and how it ended (admin; --csv)",
      DefineAuditCommand},
     {"users", "Users and their credits (admin), or yourself", DefineUsersCommand},
