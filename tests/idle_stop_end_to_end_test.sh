@@ -41,6 +41,7 @@ grep -q "pod.state.*running -> stopped: stopped: idle for" <<<"$events" ||
 stop_json=$("$suanli" events --pod "$pod" --kind pod.idle_stop --json)
 tr -d ' \n' <<<"$stop_json" | grep -q '"gpu_simulated":true' || fail "the stop does not say the GPU is simulated: $stop_json"
 tr -d ' \n' <<<"$stop_json" | grep -q '"ssh_known":false' || fail "the stop does not say SSH could not be seen: $stop_json"
+tr -d ' \n' <<<"$stop_json" | grep -q '"sampled":true' || fail "no heartbeat carried the pod's CPU and SSH: $stop_json"
 grep -q "the pre-stop command of $pod exited 0: checkpoint saved" up.out up.err ||
   fail "the agent did not run the pre-stop command before the stop"
 # Warning, then the pre-stop command, then the stop: the warning's id comes before the stop's.
