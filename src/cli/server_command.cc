@@ -93,6 +93,16 @@ CommandRun DefineServerCommand(CLI::App& command) {
   command.add_option("--worker-url", options->worker_url,
                      "The server's URL as serverless workers' containers reach it (default "
                      "http://host.containers.internal:PORT)");
+  command
+      .add_option("--event-retention-days", options->event_retention_days,
+                  "Delete events older than this (the newest is always kept)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 36'500));
+  command
+      .add_option("--audit-retention-days", options->audit_retention_days,
+                  "Delete audit entries older than this")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 36'500));
   return [options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();

@@ -76,6 +76,8 @@ class ServerImpl final : public Server {
     queue_ = std::make_unique<store::CommitQueue>(*store_);
     std::string admin_token;
     ControlPlaneOptions plane_options;
+    plane_options.event_retention = std::chrono::hours(24 * options.event_retention_days);
+    plane_options.audit_retention = std::chrono::hours(24 * options.audit_retention_days);
     plane_options.worker_url = options.worker_url.empty() ? "http://host.containers.internal:" +
                                                                 std::to_string(address->second)
                                                           : options.worker_url;

@@ -27,6 +27,9 @@ struct ServerOptions {
   // http://host.containers.internal:<port> (Podman's name for the host; Docker:
   // host.docker.internal).
   std::string worker_url;
+  // Retention of the event stream and the audit log, in days.
+  int event_retention_days = 30;
+  int audit_retention_days = 365;
 };
 
 class Server {
