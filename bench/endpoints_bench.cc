@@ -128,7 +128,7 @@ double TickMillis(int kept) {
           ->CreateUser(admin, "bench", core::Role::kUser, core::Money::FromMicros(int64_t{1} << 50))
           .value()
           .value.id;
-  const server::Principal owner{user_id, core::Role::kUser, ""};
+  const server::Principal owner{user_id, core::Role::kUser, "", ""};
   server::EndpointSpec spec;
   spec.name = "bench";
   spec.image = "busybox";

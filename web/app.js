@@ -479,6 +479,12 @@ async function deploy(query = '') {
   const resource = (id, label, max) => h('label', {}, label, ' ', h('input', {id, type: 'number', min: id === 'volume' ? 0 : 1, max}));
   const resources = h('fieldset', {class: 'resources'}, h('legend', {}, 'Resources (empty: the default shown)'),
     resource('vcpu', 'vCPU', 1024), resource('memory', 'RAM GB', 16384), resource('disk', 'Container disk GB', 10000), resource('volume', 'Volume GB', 100000));
+  // Auto-stop: durations as the API takes them ("30m", "2h"); empty: never.
+  const stopInput = (id, label, placeholder) => h('label', {}, label, ' ', h('input', {id, type: 'text', placeholder, pattern: '[0-9]+[smhd]?([0-9]+[smhd])*', size: 8}));
+  const autoStop = h('fieldset', {class: 'resources'}, h('legend', {}, 'Auto-stop (empty: never)'),
+    stopInput('idle-stop-after', 'Stop when idle for', '30m'), stopInput('stop-after', 'Stop after running', '8h'),
+    h('label', {}, 'Before stopping, run ', h('input', {id: 'pre-stop-command', type: 'text', placeholder: 'a shell command, e.g. save a checkpoint', size: 32})),
+    h('p', {class: 'hint'}, 'Idle: GPU below 5%, CPU below 10% of a core, no SSH session and no HTTP through the proxy. A warning event comes first; see Events.'));
   const sshKey = h('textarea', {id: 'ssh-key', rows: 2, spellcheck: 'false', placeholder: 'ssh-ed25519 AAAA... you@laptop'});
   const keysNote = h('p', {class: 'hint'}, keys.length
     ? `Your ${keys.length} SSH key${keys.length > 1 ? 's go' : ' goes'} into the pod (${keys.map((k) => k.name).join(', ')}); add another here if you like.`
@@ -517,6 +523,10 @@ async function deploy(query = '') {
       const value = resources.querySelector('#' + id).value;
       if (value !== '') body[key] = Number(value);
     }
+    for (const [id, key] of [['idle-stop-after', 'idle_stop_after'], ['stop-after', 'stop_after'], ['pre-stop-command', 'pre_stop_command']]) {
+      const value = autoStop.querySelector('#' + id).value.trim();
+      if (value !== '') body[key] = value;
+    }
     const pairs = env.value.split('\n').map((line) => line.trim()).filter(Boolean);
     if (pairs.length) {
       body.env = {};
@@ -541,7 +551,7 @@ async function deploy(query = '') {
   gallery,
   h('label', {for: 'gpu'}, 'GPU type'), gpu, unavailable,
   h('label', {for: 'count'}, 'GPUs'), count,
-  resources,
+  resources, autoStop,
   h('label', {for: 'env'}, 'Environment'), env,
   h('label', {for: 'ssh-key'}, 'SSH public key'), sshKey, keysNote,
   price, deployButton, status);
@@ -698,6 +708,9 @@ function pod(id) {
         rows.splice(2, 0, ['Pulling', h('progress', {max: p.pull.total_bytes || undefined, value: p.pull.current_bytes},
           bytes(p.pull.current_bytes))]);
       }
+      const autoStops = [p.idle_stop_after_s ? `when idle for ${duration(p.idle_stop_after_s)}` : '',
+        p.stop_after_s ? `after ${duration(p.stop_after_s)} of running` : ''].filter(Boolean);
+      if (autoStops.length) rows.push(['Auto-stop', autoStops.join('; ') + (p.pre_stop_command ? `; first runs: ${p.pre_stop_command}` : '')]);
       if (p.state === 'stopped' && p.volume_gb > 0) {
         rows.push(['While stopped', `the ${p.volume_gb} GB volume costs ${money(p.storage_price_per_month_micros)} a month until terminated`]);
       }
@@ -866,10 +879,36 @@ async function admin() {
     h('h2', {}, 'Prices'), h('p', {class: 'hint'}, 'What renters pay per GPU-hour; the GPUs page shows the current ones.'), price];
 }
 
+// --- Events ---------------------------------------------------------------------------------------
+
+// The newest events of the user's pods and account (an admin's: all), polled every 5 s; a kind
+// filter. Pods link to their page.
+function events() {
+  const kind = h('select', {id: 'event-kind'}, ['', 'pod.state', 'pod.idle_warning', 'pod.idle_stop', 'pod.runtime_warning', 'pod.runtime_stop',
+    'pod.preempted', 'pod.balance_stop', 'pod.spend_cap_stop', 'pod.node_drained', 'balance.low', 'node.unreachable', 'node.drained']
+    .map((k) => h('option', {value: k}, k || 'all kinds')));
+  const holder = h('div', {'aria-live': 'polite'});
+  const show = async () => {
+    const query = kind.value ? `&kind=${encodeURIComponent(kind.value)}` : '';
+    const answer = await api('GET', `/v1/events?tail=100${query}`).catch((error) => ({error}));
+    if (answer.error) { holder.replaceChildren(errorBox(answer.error)); return; }
+    const newest = [...answer.events].reverse();
+    const object = (e) => e.object_id.startsWith('pod_') ? h('a', {href: '#/pods/' + e.object_id}, e.object_id) : (e.object_id || '-');
+    holder.replaceChildren(newest.length ? table([
+      {title: 'Time', cell: (e) => e.time.replace('T', ' ').slice(0, 19)}, {title: 'Kind', cell: (e) => h('span', {class: 'event-kind'}, e.kind)},
+      {title: 'Object', cell: object}, {title: 'What happened', cell: (e) => e.message}], newest, {class: 'events'})
+      : h('p', {}, kind.value ? `No ${kind.value} events.` : 'No events yet: they come when your pods change state, are stopped for you, or your balance runs low.'));
+  };
+  kind.addEventListener('input', show);
+  poll(5000, show);
+  return [title('Events'), h('p', {class: 'hint'}, 'Newest first. The same list: suanli events (-f follows).'),
+    h('label', {for: 'event-kind'}, 'Kind '), kind, holder];
+}
+
 // --- Routing --------------------------------------------------------------------------------------
 
 const routes = [
-  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/endpoints$/, endpoints], [/^#\/billing$/, billing], [/^#\/admin$/, admin],
+  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/endpoints$/, endpoints], [/^#\/billing$/, billing], [/^#\/events$/, events], [/^#\/admin$/, admin],
 ];
 
 async function route() {

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "agent/activity.h"
 #include "agent/agent_internal.h"
 #include "agent/container_spec.h"
 #include "agent/engine.h"
@@ -57,7 +60,13 @@ class AgentImpl final : public Agent {
         gpus_(std::move(gpus)),
         nvml_(std::move(nvml)),
         gpu_access_(gpu_access),
-        resources_(ReadResources(options_.state_dir)) {}
+        resources_(ReadResources(options_.state_dir)),
+        sampler_(*engine_, clock_, [](const std::string& path) {
+          std::ifstream file(path);
+          std::ostringstream text;
+          text << file.rdbuf();
+          return text.str();
+        }) {}
 
   ~AgentImpl() override { Stop(); }
 
@@ -147,7 +156,21 @@ class AgentImpl final : public Agent {
     report.agent_version = kAgentVersion;
     if (purpose == wire::NodeReportFor::kRegistration) report.name = options_.name;
     report.address = options_.public_address;
+    if (purpose == wire::NodeReportFor::kHeartbeat)
+      report.pod_activity = sampler_.Sample(IdlePods());
     return wire::EncodeNodeReport(report);
+  }
+
+  // The pods whose use the server watches for idleness (idle_stop_after set) and that should run.
+  std::vector<std::string> IdlePods() EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
+    std::vector<std::string> ids;
+    for (const DesiredPod& entry : desired_) {
+      if (entry.pod.idle_stop_after_s > 0 && entry.pod.desired == core::DesiredState::kRunning) {
+        ids.push_back(entry.pod.id);
+      }
+    }
+    return ids;
   }
 
   // The GPUs whose last reading failed; logs each change of the set.
@@ -427,6 +450,22 @@ class AgentImpl final : public Agent {
     }
   }
 
+  // The pod's pre-stop command (sh -c, in its container), before the container is stopped; the
+  // stop goes ahead whatever it does, after at most options_.pre_stop_timeout.
+  void RunPreStop(const Action& action, const core::Pod& pod) {
+    Log("running the pre-stop command of " + action.pod_id);
+    Result<ExecResult> done = engine_->Exec(action.container_id, {"sh", "-c", pod.pre_stop_command},
+                                            options_.pre_stop_timeout);
+    if (!done.ok()) {
+      Log("the pre-stop command of " + action.pod_id + " did not run: " + done.status().message());
+      return;
+    }
+    std::string tail =
+        done->output.substr(done->output.size() - std::min<size_t>(done->output.size(), 512));
+    Log("the pre-stop command of " + action.pod_id + " exited " + std::to_string(done->exit_code) +
+        (tail.empty() ? "" : ": " + tail));
+  }
+
   void Carry(const Action& action, const DesiredPod* pod) {
     using Kind = Action::Kind;
     switch (action.kind) {
@@ -440,6 +479,7 @@ class AgentImpl final : public Agent {
         }
         return;
       case Kind::kStop:
+        if (pod != nullptr && !pod->pod.pre_stop_command.empty()) RunPreStop(action, pod->pod);
         Log("stopping " + action.pod_id);
         if (Status stopped = engine_->Stop(action.container_id, options_.stop_grace);
             !stopped.ok()) {
@@ -744,6 +784,7 @@ class AgentImpl final : public Agent {
   const std::unique_ptr<Nvml> nvml_;  // null unless the GPUs came from NVML
   const GpuAccess gpu_access_;
   const HostResources resources_;
+  ActivitySampler sampler_;  // the heartbeat thread's
 
   mutable core::Mutex mutex_;
   core::CondVar wake_;         // reconcile, sleeps, and Stop waiting for pulls

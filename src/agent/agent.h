@@ -48,6 +48,8 @@ struct AgentOptions {
   std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
   std::chrono::seconds long_poll{10};
   std::chrono::seconds stop_grace{10};  // SIGTERM to SIGKILL when a pod stops
+  // The longest a pod's pre-stop command may run before its container is stopped anyway.
+  std::chrono::seconds pre_stop_timeout{120};
 };
 
 class Agent {

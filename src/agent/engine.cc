@@ -406,6 +406,82 @@ class DockerApiEngine final : public Engine {
     return text;
   }
 
+  core::Result<ExecResult> Exec(std::string_view id_or_name, const std::vector<std::string>& argv,
+                                std::chrono::seconds timeout) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    if (argv.empty()) return core::InvalidArgumentError("exec: no command");
+    // Asked first: Docker says 409 for a stopped container, Podman 500.
+    core::Result<ContainerInfo> info = Inspect(id_or_name);
+    if (!info.ok()) return info.status();
+    if (!info->running) {
+      return core::FailedPreconditionError("container " + std::string(id_or_name) +
+                                           " is not running: nothing can run in it");
+    }
+    json::array cmd;
+    for (const std::string& arg : argv) cmd.emplace_back(arg);
+    core::Result<net::HttpResponse> created =
+        Call("POST", std::string(kApi) + "/containers/" + std::string(id_or_name) + "/exec",
+             json::serialize(json::object{
+                 {"Cmd", std::move(cmd)}, {"AttachStdout", true}, {"AttachStderr", true}}));
+    if (!created.ok()) return created.status();
+    if (created->status != 201) {
+      return EngineError(*created, "creating an exec in container " + std::string(id_or_name));
+    }
+    std::optional<json::value> body = ParseJson(created->body);
+    const std::string exec_id =
+        body && body->is_object() ? StringAt(&body->get_object(), "Id") : "";
+    SUANLI_RETURN_IF_ERROR(CheckReference(exec_id, "exec id", /*image=*/false));
+    // Attached: the answer is the command's output and ends when the command does.
+    core::Result<net::HttpResponse> started =
+        Call("POST", std::string(kApi) + "/exec/" + exec_id + "/start",
+             json::serialize(json::object{{"Detach", false}, {"Tty", false}}), timeout);
+    if (!started.ok()) {
+      return core::UnavailableError(
+          "the command in container " + std::string(id_or_name) + " did not end within " +
+          std::to_string(timeout.count()) +
+          " s, or the engine stopped answering: " + started.status().message());
+    }
+    if (started->status != 200) {
+      return EngineError(*started, "running a command in container " + std::string(id_or_name));
+    }
+    ExecResult result;
+    LogDemuxer demuxer(/*framed=*/true);
+    if (!demuxer.Feed(started->body, result.output)) result.output = started->body;
+    constexpr size_t kMaxOutput = 64 * 1024;
+    if (result.output.size() > kMaxOutput) {
+      result.output.erase(0, result.output.size() - kMaxOutput);
+    }
+    core::Result<net::HttpResponse> inspected =
+        Call("GET", std::string(kApi) + "/exec/" + exec_id + "/json");
+    if (!inspected.ok()) return inspected.status();
+    if (inspected->status != 200) return EngineError(*inspected, "inspecting exec " + exec_id);
+    std::optional<json::value> state = ParseJson(inspected->body);
+    if (!state || !state->is_object()) {
+      return core::InternalError("the engine's answer about exec " + exec_id + " is not JSON");
+    }
+    result.exit_code = static_cast<int>(IntAt(&state->get_object(), "ExitCode"));
+    return result;
+  }
+
+  core::Result<uint64_t> CpuUsage(std::string_view id_or_name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
+    core::Result<net::HttpResponse> response =
+        Call("GET", std::string(kApi) + "/containers/" + std::string(id_or_name) +
+                        "/stats?stream=false&one-shot=true");
+    if (!response.ok()) return response.status();
+    if (response->status != 200) {
+      return EngineError(*response, "the stats of container " + std::string(id_or_name));
+    }
+    std::optional<json::value> body = ParseJson(response->body);
+    const json::object* root = body && body->is_object() ? &body->get_object() : nullptr;
+    const json::object* usage = ObjectAt(ObjectAt(root, "cpu_stats"), "cpu_usage");
+    if (usage == nullptr) {
+      return core::InternalError("the stats of container " + std::string(id_or_name) +
+                                 " have no cpu_stats.cpu_usage");
+    }
+    return static_cast<uint64_t>(std::max<int64_t>(IntAt(usage, "total_usage"), 0));
+  }
+
   core::Status FollowLogs(std::string_view id_or_name, const LogOptions& options,
                           const std::function<bool(std::string_view)>& on_text) override {
     core::Result<bool> framed = Framed(id_or_name);

@@ -93,6 +93,12 @@ struct LogOptions {
   bool timestamps = false;               // prefix each line with its RFC 3339 time
 };
 
+// A command run in a container (Engine::Exec) and how it ended.
+struct ExecResult {
+  int exit_code = 0;
+  std::string output;  // stdout and stderr interleaved, at most the last 64 KiB
+};
+
 class Engine {
  public:
   // `socket_url` is "unix:///run/podman/podman.sock" or "unix:///var/run/docker.sock".
@@ -139,6 +145,17 @@ class Engine {
   // to end a follow early, stop the container or wait for its next line.
   virtual core::Status FollowLogs(std::string_view id_or_name, const LogOptions& options,
                                   const std::function<bool(std::string_view)>& on_text) = 0;
+
+  // Runs `argv` in the running container and waits for it to end, at most `timeout`
+  // (UNAVAILABLE then; the command may still run). FAILED_PRECONDITION when the container
+  // is not running, NOT_FOUND when it is gone. A command that fails is an OK result with its
+  // exit code. Attached, not detached: Podman keeps a detached exec "Running" after it ended.
+  virtual core::Result<ExecResult> Exec(std::string_view id_or_name,
+                                        const std::vector<std::string>& argv,
+                                        std::chrono::seconds timeout) = 0;
+  // The CPU time the container has used since it started, in nanoseconds (the stats API's
+  // cpu_stats.cpu_usage.total_usage): two readings apart give its CPU use in between.
+  virtual core::Result<uint64_t> CpuUsage(std::string_view id_or_name) = 0;
 };
 
 // Undoes the Docker Engine API's multiplexed log framing: each frame is an 8-byte header (stream

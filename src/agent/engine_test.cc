@@ -243,6 +243,33 @@ TEST_F(EngineTest, RunsAPodWithEnvLabelsPortsVolumeAndLimits) {
   EXPECT_EQ(engine_->RemoveVolume(volume).code(), core::StatusCode::kNotFound);
 }
 
+TEST_F(EngineTest, ExecRunsACommandInARunningContainerAndCpuUsageGrowsWithWork) {
+  const std::string id = CreateAndStart(Spec("exec", {"sleep", "60"}));
+  core::Result<ExecResult> done = engine_->Exec(
+      id, {"sh", "-c", "echo saved > /tmp/checkpoint; echo out; echo err >&2; exit 3"},
+      seconds(20));
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->exit_code, 3);
+  EXPECT_NE(done->output.find("out\n"), std::string::npos) << done->output;
+  EXPECT_NE(done->output.find("err\n"), std::string::npos) << done->output;
+  core::Result<ExecResult> read = engine_->Exec(id, {"cat", "/tmp/checkpoint"}, seconds(20));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->exit_code, 0);
+  EXPECT_EQ(read->output, "saved\n");
+
+  const uint64_t before = engine_->CpuUsage(id).value();
+  ASSERT_TRUE(
+      engine_
+          ->Exec(id, {"sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"}, seconds(60))
+          .ok());
+  const uint64_t after = engine_->CpuUsage(id).value();
+  EXPECT_GT(after, before + 10'000'000) << "a busy loop uses well over 10 ms of CPU";
+
+  ASSERT_TRUE(engine_->Stop(id, seconds(1)).ok());
+  EXPECT_EQ(engine_->Exec(id, {"true"}, seconds(5)).status().code(),
+            core::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(EngineTest, LogsHonourTailSinceAndTimestamps) {
   ContainerSpec spec =
       Spec("logs", {"sh", "-c", "echo one; echo two >&2; sleep 2; echo three; echo four"});

@@ -358,6 +358,45 @@ std::string LedgerTable(const boost::json::array& entries) {
   return table.Render();
 }
 
+std::string EventsTable(const boost::json::array& events) {
+  TextTable table;
+  table.AddColumn("ID", Align::kRight);
+  table.AddColumn("TIME (UTC)", Align::kLeft);
+  table.AddColumn("KIND", Align::kLeft);
+  table.AddColumn("OBJECT", Align::kLeft);
+  table.AddColumn("MESSAGE", Align::kLeft);
+  for (const boost::json::value& event : events) {
+    table.AddRow({JsonText(event, "id"), JsonText(event, "time"), JsonText(event, "kind"),
+                  OrDash(JsonText(event, "object_id")), JsonText(event, "message")});
+  }
+  return table.Render();
+}
+
+std::string AuditTable(const boost::json::array& entries) {
+  TextTable table;
+  table.AddColumn("ID", Align::kRight);
+  table.AddColumn("TIME (UTC)", Align::kLeft);
+  table.AddColumn("USER", Align::kLeft);
+  table.AddColumn("TOKEN", Align::kLeft);
+  table.AddColumn("ACTION", Align::kLeft);
+  table.AddColumn("OBJECT", Align::kLeft);
+  table.AddColumn("RESULT", Align::kLeft);
+  for (const boost::json::value& entry : entries) {
+    const std::string error = JsonText(entry, "error_code");
+    table.AddRow({JsonText(entry, "id"), JsonText(entry, "time"),
+                  OrDash(JsonText(entry, "user_id")), OrDash(JsonText(entry, "token_id")),
+                  JsonText(entry, "action"), OrDash(JsonText(entry, "object_id")),
+                  JsonText(entry, "status") + (error.empty() ? "" : " " + error)});
+  }
+  return table.Render();
+}
+
+// One event as a line of `events -f`: "2026-12-02T14:46:25.123Z  pod.state  pod_1  message".
+std::string EventLine(const boost::json::value& event) {
+  return JsonText(event, "time") + "  " + JsonText(event, "kind") + "  " +
+         OrDash(JsonText(event, "object_id")) + "  " + JsonText(event, "message") + "\n";
+}
+
 std::string TransitionsTable(const boost::json::array& transitions) {
   TextTable table;
   table.AddColumn("SEQ", Align::kRight);
@@ -432,6 +471,12 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   if (!volume.empty() && !mount.empty()) volume += " at " + mount;
   detail.Add("Volume", volume);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
+  const int64_t stop_after = JsonInteger(pod, "stop_after_s");
+  const int64_t idle_stop_after = JsonInteger(pod, "idle_stop_after_s");
+  detail.Add("Stop after", stop_after > 0 ? DurationText(stop_after) + " of running" : "");
+  detail.Add("Idle stop",
+             idle_stop_after > 0 ? "after " + DurationText(idle_stop_after) + " idle" : "");
+  detail.Add("Pre-stop", JsonText(pod, "pre_stop_command"));
   // Ports only while a container runs (older servers kept a stopped pod's).
   const std::string live_state = JsonText(pod, "state");
   const bool live = live_state == "running" || live_state == "starting";

@@ -46,6 +46,10 @@ std::string JoinTokensTable(const boost::json::array& tokens);
 std::string UsageTable(const boost::json::array& usage, std::string_view by);
 std::string LedgerTable(const boost::json::array& entries);
 std::string TransitionsTable(const boost::json::array& transitions);
+std::string EventsTable(const boost::json::array& events);
+std::string AuditTable(const boost::json::array& entries);
+// One event as a line of `events -f`: "2026-12-02T14:46:25.123Z  pod.state  pod_1  message".
+std::string EventLine(const boost::json::value& event);
 std::string AvailabilityTable(const boost::json::array& gpus);
 
 // "Label:  value" blocks for one entity.

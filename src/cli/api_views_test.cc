@@ -229,5 +229,28 @@ TEST(ApiViewsTest, NodesTableGroupsGpusAndMarksSimulatedOnes) {
   EXPECT_NE(table.find("1/2"), std::string::npos) << table;
 }
 
+TEST(ApiViewsTest, EventsShowWhyAndAuditShowsWhoAndHowItEnded) {
+  const boost::json::value events = boost::json::parse(R"({"events":[
+    {"id":7,"time":"2026-12-02T14:46:25.123Z","kind":"pod.idle_stop","object_id":"pod_1",
+     "user_id":"usr_1","message":"pod pod_1 stopped: idle for 30m","detail":{}},
+    {"id":8,"time":"2026-12-02T14:47:00.000Z","kind":"node.unreachable","object_id":"",
+     "message":"node n1 is unreachable","detail":{}}]})");
+  const std::string table = EventsTable(JsonArray(events, "events"));
+  EXPECT_EQ(table.rfind("ID", 0), 0u) << table;
+  EXPECT_NE(table.find("pod.idle_stop"), std::string::npos);
+  EXPECT_NE(table.find("stopped: idle for 30m"), std::string::npos);
+  EXPECT_NE(table.find("  -  "), std::string::npos) << "no object: a dash\n" << table;
+  EXPECT_EQ(EventLine(JsonArray(events, "events")[0]),
+            "2026-12-02T14:46:25.123Z  pod.idle_stop  pod_1  pod pod_1 stopped: idle for 30m\n");
+  const boost::json::value audit = boost::json::parse(R"({"entries":[
+    {"id":1,"time":"2026-12-02T14:46:25.123Z","user_id":"usr_1","token_id":"tok_1",
+     "action":"POST /v1/pods/{id}/stop","object_id":"pod_1","status":404,
+     "error_code":"NOT_FOUND"}]})");
+  const std::string log = AuditTable(JsonArray(audit, "entries"));
+  EXPECT_NE(log.find("POST /v1/pods/{id}/stop"), std::string::npos) << log;
+  EXPECT_NE(log.find("404 NOT_FOUND"), std::string::npos) << log;
+  EXPECT_NE(log.find("tok_1"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace suanli::cli

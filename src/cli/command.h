@@ -57,6 +57,9 @@ CommandRun DefinePodsCommand(CLI::App& command);
 CommandRun DefineTemplatesCommand(CLI::App& command);
 CommandRun DefineEndpointsCommand(CLI::App& command);
 CommandRun DefineNodesCommand(CLI::App& command);
+CommandRun DefineEventsCommand(CLI::App& command);  // events_command.cc, with audit
+CommandRun DefineAuditCommand(CLI::App& command);
+CommandRun DefineWebhooksCommand(CLI::App& command);
 CommandRun DefineAvailabilityCommand(CLI::App& command);
 CommandRun DefineBillingCommand(CLI::App& command);
 CommandRun DefineUsersCommand(CLI::App& command);

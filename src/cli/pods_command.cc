@@ -45,6 +45,9 @@ struct PodsFlags {
   std::vector<std::string> ports;
   std::vector<std::string> selector;
   bool interruptible = false;
+  std::string stop_after;
+  std::string idle_stop_after;
+  std::string pre_stop_command;
   bool queue = false;
   bool wait = false;
   double timeout_s = 300;
@@ -165,6 +168,10 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
     body["ports"] = std::move(ports);
   }
   if (flags.interruptible) body["interruptible"] = true;
+  // As typed ("2h", "1800"): the server parses and checks them, and names the field when wrong.
+  if (!flags.stop_after.empty()) body["stop_after"] = flags.stop_after;
+  if (!flags.idle_stop_after.empty()) body["idle_stop_after"] = flags.idle_stop_after;
+  if (!flags.pre_stop_command.empty()) body["pre_stop_command"] = flags.pre_stop_command;
   if (flags.queue) body["queue"] = true;
   return body;
 }
@@ -414,6 +421,14 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--selector", flags->selector, "Only nodes with this label, KEY=VALUE");
   create.add_flag("--interruptible", flags->interruptible,
                   "Cheaper, but on-demand pods may preempt it");
+  create.add_option("--stop-after", flags->stop_after,
+                    "Stop the pod after it has run this long: 2h, 90m, 1d, or seconds");
+  create.add_option("--idle-stop-after", flags->idle_stop_after,
+                    "Stop the pod once it has been idle this long (GPU, CPU, SSH and HTTP all "
+                    "quiet), e.g. 30m; a warning event comes first");
+  create.add_option("--pre-stop-command", flags->pre_stop_command,
+                    "A shell command run in the container before it is stopped (save a "
+                    "checkpoint)");
   create.add_flag("--queue", flags->queue,
                   "Accept a request no node here can meet yet (a type or a size none has) and "
                   "wait for such a node");

@@ -96,6 +96,16 @@ CommandRun DefineServerCommand(CLI::App& command) {
   command.add_option("--advertise-url", options->advertise_url,
                      "With a PostgreSQL --store shared by several servers (replicas): this one's "
                      "URL as the others reach it (default http://LISTEN, loopback for 0.0.0.0)");
+  command
+      .add_option("--event-retention-days", options->event_retention_days,
+                  "Delete events older than this (the newest is always kept)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 36'500));
+  command
+      .add_option("--audit-retention-days", options->audit_retention_days,
+                  "Delete audit entries older than this")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 36'500));
   return [options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();
@@ -203,7 +213,8 @@ CommandRun DefineStoreCommand(CLI::App& command) {
     core::Result<store::CopyCounts> copied = store::CopyStore(**from, **to);
     if (!copied.ok()) return copied.status();
     context.out << "copied " << copied->documents << " documents, " << copied->transitions
-                << " transitions and " << copied->ledger_entries << " ledger entries to "
+                << " transitions, " << copied->ledger_entries << " ledger entries, "
+                << copied->events << " events and " << copied->audit_entries << " audit entries to "
                 << store::RedactedUrl(flags->to) << "; start the server with --store "
                 << store::RedactedUrl(flags->to) << "\n";
     return core::Status::Ok();

@@ -126,6 +126,12 @@ struct Pod {
   int priority = 0;
   std::map<std::string, std::string> node_selector;
   uint64_t sequence = 0;  // creation order, for first-come first-served scheduling
+  // Auto-stop (billing/auto_stop.h), seconds, 0 for none: the longest a run may last, and how long
+  // it may stay idle. The agent runs `pre_stop_command` (sh -c, in the container) before it stops
+  // a running container for any reason; "" for none.
+  int64_t stop_after_s = 0;
+  int64_t idle_stop_after_s = 0;
+  std::string pre_stop_command;
 
   DesiredState desired = DesiredState::kRunning;
   PodState state = PodState::kPending;

@@ -23,7 +23,8 @@ std::span<const Route> RouteTable() {
     for (std::span<const Route> group :
          {MetaRoutes(), CatalogRoutes(), UserRoutes(), TokenAndKeyRoutes(), TemplateRoutes(),
           PodRoutes(), PodRelayRoutes(), BillingRoutes(), NodeRoutes(), PriceRoutes(),
-          AgentRoutes(), AgentRelayRoutes(), EndpointRoutes(), ServerlessJobRoutes()}) {
+          AgentRoutes(), AgentRelayRoutes(), EndpointRoutes(), ServerlessJobRoutes(), EventRoutes(),
+          WebhookRoutes()}) {
       routes.insert(routes.end(), group.begin(), group.end());
     }
     return routes;

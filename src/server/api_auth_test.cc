@@ -276,6 +276,21 @@ class ApiAuthTest : public ApiServerTest {
       cases[std::string(method) + " /v1/pods/{id}/proxy/{port}/{path...}"] = {
           fresh_pod("/proxy/8888/lab?x=1"), Expect::kNotFound};
     }
+    cases["GET /v1/events"] = {fixed("/v1/events?kind=pod.state&limit=5"), {}};
+    cases["GET /v1/audit"] = {fixed("/v1/audit?tail=5&format=csv"), {}};
+    cases["GET /v1/webhooks"] = {fixed("/v1/webhooks"), {}};
+    cases["POST /v1/webhooks"] = {
+        fixed("/v1/webhooks", R"({"url":"http://127.0.0.1:9/hook","kinds":["pod.idle_stop"]})"),
+        {}};
+    // One of A's each time: B cannot delete it (and the probe shows it is still there).
+    cases["DELETE /v1/webhooks/{id}"] = {
+        [this] {
+          const ApiReply created =
+              api().Post("/v1/webhooks", a_.token, R"({"url":"http://127.0.0.1:9/a"})");
+          EXPECT_EQ(created.status, 201) << created.Describe();
+          return Request{"/v1/webhooks/" + Str(created.json, "id"), "", "/v1/webhooks"};
+        },
+        Expect::kNotFound};
     cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
     cases["GET /v1/billing/ledger"] = {fixed("/v1/billing/ledger"), {}};
     cases["GET /v1/billing/usage"] = {fixed("/v1/billing/usage"), {}};
@@ -637,6 +652,11 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"POST /v1/pods/{id}/restart", kUser},
       {"DELETE /v1/pods/{id}", kUser},
       {"GET /v1/pods/{id}/transitions", kUser},
+      {"GET /v1/events", kUser},
+      {"GET /v1/audit", kAdmin},
+      {"GET /v1/webhooks", kUser},
+      {"POST /v1/webhooks", kUser},
+      {"DELETE /v1/webhooks/{id}", kUser},
       {"GET /v1/billing/balance", kUser},
       {"GET /v1/billing/ledger", kUser},
       {"GET /v1/billing/usage", kUser},

@@ -64,6 +64,8 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(endpoints_);
     case Collection::kJobs:
       return find(jobs_);
+    case Collection::kWebhooks:
+      return find(webhooks_by_id_);
   }
   return std::nullopt;
 }
@@ -89,8 +91,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   }
   for (core::JoinToken& token : stored->join_tokens) credentials_.AddJoinToken(std::move(token));
   price_overrides_ = std::move(stored->gpu_prices);
-  last_transition_seq_ = snapshot->last_transition_seq;
-  last_ledger_seq_ = snapshot->last_ledger_seq;
+  LoadEvents(*snapshot, std::move(stored->webhooks));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);
@@ -265,15 +266,12 @@ void ControlPlane::EnforceLimits(Change& change, core::TimePoint now) {
     for (core::Pod* pod : active) {
       if (over_cap && spend_.WantedRate(user_id) <= user.spend_cap_per_hour) break;
       SetDesired(change, *pod, core::DesiredState::kStopped, reason);
-      Notify(change, user, "pod " + pod->id + " " + reason);
+      NotifyPod(change, *pod, over_cap ? "pod.spend_cap_stop" : "pod.balance_stop", reason);
     }
   }
 }
 
-uint64_t ControlPlane::Tick() {
-  const uint64_t sequence = TickPods();
-  return std::max(sequence, TickEndpoints());
-}
+uint64_t ControlPlane::Tick() { return std::max({TickPods(), TickEndpoints(), TickEvents()}); }
 
 uint64_t ControlPlane::TickPods() {
   Locked locked(*this);
@@ -282,8 +280,7 @@ uint64_t ControlPlane::TickPods() {
   for (auto& [id, node] : nodes_) {
     if (node.state == core::NodeState::kReady &&
         now - node.last_heartbeat > options_.unreachable_after) {
-      node.state = core::NodeState::kUnreachable;
-      change.Dirty(Collection::kNodes, id);
+      MarkUnreachable(change, node);
     }
   }
   for (const auto& [owner, pod_ids] : spend_.billable_by_owner()) {

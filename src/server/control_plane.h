@@ -25,6 +25,7 @@
 
 #include "advisor/advisor.h"
 #include "advisor/workload.h"
+#include "billing/auto_stop.h"
 #include "billing/spend.h"
 #include "catalog/catalog.h"
 #include "core/clock.h"
@@ -51,7 +52,8 @@ using core::Entropy;
 struct Principal {
   std::string user_id;  // empty for an agent
   core::Role role = core::Role::kUser;
-  std::string node_id;  // empty for a person
+  std::string node_id;   // empty for a person
+  std::string token_id;  // the API token a person called with (for the audit log)
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
@@ -75,6 +77,11 @@ struct ControlPlaneOptions {
   int default_max_pending_pods = 20;
   // The server's base URL as a serverless worker's container reaches it (its job and result URLs).
   std::string worker_url = "http://host.containers.internal:7070";
+  // Retention: events and audit entries older than these are deleted (checked hourly).
+  core::Duration event_retention = std::chrono::hours(24 * 30);
+  core::Duration audit_retention = std::chrono::hours(24 * 365);
+  // A user whose balance lasts less than this at their spend rate gets one balance.low event.
+  core::Duration low_balance_runway = std::chrono::hours(1);
 };
 
 // A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
@@ -103,6 +110,10 @@ struct PodSpec {
   std::optional<std::string> volume_mount_path;
   bool interruptible = false;
   std::map<std::string, std::string> node_selector;
+  // Auto-stop, seconds (0: none), and the command run in the container before any stop.
+  int64_t stop_after_s = 0;
+  int64_t idle_stop_after_s = 0;
+  std::string pre_stop_command;
   // Accept a request that no node here could ever meet (a type or a size none has), to wait for
   // such a node on purpose; without it, such a request is refused (FAILED_PRECONDITION).
   bool queue = false;
@@ -251,6 +262,22 @@ struct JobRequest {
   std::string webhook;
   std::optional<int> execution_timeout_s;  // else the endpoint's
   std::optional<int> ttl_s;                // else the endpoint's
+};
+
+// One try of an event webhook's delivery, for its delivery log.
+struct WebhookAttempt {
+  core::TimePoint at;
+  int64_t event_id = 0;
+  std::string kind;
+  int status = 0;     // the receiver's HTTP status; 0 when it could not be reached
+  std::string error;  // "" for a 2xx
+};
+
+// An event webhook as its owner sees it: the subscription and its last tries (newest last; kept
+// in memory, the last 20).
+struct EventWebhookInfo {
+  core::EventWebhook hook;
+  std::vector<WebhookAttempt> deliveries;
 };
 
 struct Gauges {
@@ -472,6 +499,38 @@ class ControlPlane {
   // The webhooks of jobs finished since the last call, for the server's WebhookSender.
   std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
 
+  // --- Events and the audit log (control_plane_events.cc). A person sees the events of their own
+  // pods and account; an admin sees all (`query.user_id` then filters by owner). The query's
+  // user_id is the caller's for anyone else.
+  core::Result<std::vector<core::Event>> Events(const Principal& caller,
+                                                store::EventQuery query) const;
+  // Appends `entry` (its seq is assigned) and returns the commit sequence that makes it durable.
+  uint64_t RecordAudit(core::AuditEntry entry) EXCLUDES(mutex_);
+  // Event webhooks: a person's own (at most 10), an admin's too; another's is NOT_FOUND. A new
+  // one gets the events from its creation on. INVALID_ARGUMENT for a URL that is not http://.
+  core::Result<Written<EventWebhookInfo>> CreateEventWebhook(const Principal& caller,
+                                                             std::string url,
+                                                             std::vector<std::string> kinds);
+  core::Result<Written<std::vector<EventWebhookInfo>>> ListEventWebhooks(
+      const Principal& caller) const;
+  core::Result<Written<EventWebhookInfo>> DeleteEventWebhook(const Principal& caller,
+                                                             std::string_view id);
+  // For the dispatcher (event_webhooks.h): the subscriptions now; the next events one is owed (its
+  // owner's, after its cursor, at most `limit`); a try for its log; and its cursor moved on,
+  // durably (the sequence to wait for; 0 when the webhook is gone).
+  std::vector<core::EventWebhook> EventWebhooks() const EXCLUDES(mutex_);
+  core::Result<std::vector<core::Event>> EventsOwed(const core::EventWebhook& hook,
+                                                    size_t limit) const;
+  void NoteWebhookAttempt(std::string_view id, WebhookAttempt attempt) EXCLUDES(mutex_);
+  uint64_t WebhookDelivered(std::string_view id, int64_t through_seq) EXCLUDES(mutex_);
+  // Admin only.
+  core::Result<std::vector<core::AuditEntry>> AuditLog(const Principal& caller,
+                                                       const store::AuditQuery& query) const;
+
+  // --- Auto-stop (control_plane_idle.cc). HTTP through the proxy to a running pod is a sign of
+  // use for its idle rule.
+  void NoteProxyTraffic(std::string_view pod_id) EXCLUDES(mutex_);
+
   // Schedules pending pods, marks silent nodes unreachable, charges running pods and volumes,
   // stops the pods of users out of money or over their cap, and wakes agents whose desired state
   // changed. Returns the commit sequence of what it wrote.
@@ -487,7 +546,12 @@ class ControlPlane {
   class Locked;
 
   core::Status Load(std::string* new_admin_token) EXCLUDES(mutex_);
+  // The history's last seqs and the event webhooks (control_plane_events.cc).
+  void LoadEvents(const store::Snapshot& snapshot, std::vector<core::EventWebhook> webhooks)
+      REQUIRES(mutex_);
   uint64_t TickPods() EXCLUDES(mutex_);  // Tick's part for pods and nodes
+  // Tick's part for events (control_plane_events.cc): low balances, retention.
+  uint64_t TickEvents() EXCLUDES(mutex_);
   core::Status AddBuiltInTemplates() REQUIRES(mutex_);
 
   std::optional<std::string> Serialize(store::Collection collection, const std::string& id) const
@@ -524,6 +588,17 @@ class ControlPlane {
       REQUIRES(mutex_);
   void TouchNode(Change& change, const std::string& node_id) REQUIRES(mutex_);
   void Notify(Change& change, core::User& user, std::string notice) REQUIRES(mutex_);
+  // Notify's notice "pod <id> <reason>" to the pod's owner, and the event `kind` about it.
+  void NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,
+                 const std::string& reason) REQUIRES(mutex_);
+  void MarkUnreachable(Change& change, core::Node& node) REQUIRES(mutex_);
+  // Auto-stop (control_plane_idle.cc): a heartbeat's samples of its running pods, and the rules.
+  void NoteActivity(const core::Node& node, const std::vector<wire::PodActivity>& samples)
+      REQUIRES(mutex_);
+  void AutoStop(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  struct PodUse;
+  // The pod's use record, new for a new run. REQUIRES: the pod is running.
+  PodUse& UseOf(const core::Pod& pod) REQUIRES(mutex_);
   // Cordons `node` and stops its running pods, telling their owners `reason`.
   void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
   void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
@@ -599,6 +674,27 @@ class ControlPlane {
   NodeWaiters waiters_ GUARDED_BY(mutex_);  // due callbacks run by Locked after unlock
   int64_t last_transition_seq_ GUARDED_BY(mutex_) = 0;
   int64_t last_ledger_seq_ GUARDED_BY(mutex_) = 0;
+  int64_t last_event_seq_ GUARDED_BY(mutex_) = 0;
+  int64_t last_audit_seq_ GUARDED_BY(mutex_) = 0;
+  std::optional<core::TimePoint> last_expiry_ GUARDED_BY(mutex_);  // of old events and audit
+  // Users told their balance is low, until it lasts again (in memory: a restart may tell again).
+  std::set<std::string> low_balance_warned_ GUARDED_BY(mutex_);
+  // Running pods with auto-stop settings: their last sign of use and the warnings given (in
+  // memory: after a restart a pod's idle window starts again, so it never stops early).
+  struct PodUse {
+    core::TimePoint running_since;  // the run this is about
+    core::TimePoint last_active;
+    std::string last_busy;  // what was busy then ("gpu 40%", "http", ...)
+    billing::ActivitySample last_sample;
+    bool sampled = false;
+    bool ssh_known = false;
+    bool idle_warned = false;
+    bool runtime_warned = false;
+  };
+  std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
+  std::map<std::string, core::EventWebhook> webhooks_by_id_ GUARDED_BY(mutex_);
+  std::map<std::string, std::vector<WebhookAttempt>> webhook_log_ GUARDED_BY(mutex_);
+  core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
   int64_t charged_micros_ GUARDED_BY(mutex_) = 0;
   std::set<std::string> new_pending_ GUARDED_BY(mutex_);  // pending since the last scheduling round

@@ -16,9 +16,9 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
   }
   core::MutexLock lock(mutex_);
   if (const std::optional<Credentials::Holder> holder = credentials_.Find(bearer)) {
-    if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id};
+    if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id, ""};
     const core::User& user = users_.at(holder->user_id);
-    return Principal{user.id, user.role, ""};
+    return Principal{user.id, user.role, "", holder->token_id};
   }
   // Not "suanli tokens create": that needs a token that works, which is what the caller lacks.
   return core::UnauthenticatedError(

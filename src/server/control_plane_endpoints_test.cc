@@ -156,7 +156,7 @@ TEST_P(EndpointsTest, OthersCannotSeeOrUseAnEndpointAndWorkersNeedTheirToken) {
   const std::string endpoint = CreateEndpoint();
   auto bob = plane_->CreateUser(admin_, "bob", core::Role::kUser, core::Money::FromMicros(1));
   ASSERT_TRUE(bob.ok());
-  const Principal bob_principal{bob->value.id, core::Role::kUser, ""};
+  const Principal bob_principal{bob->value.id, core::Role::kUser, "", ""};
   EXPECT_EQ(plane_->GetEndpoint(bob_principal, endpoint).status().code(),
             core::StatusCode::kNotFound);
   EXPECT_EQ(plane_->SubmitJob(bob_principal, endpoint, JobRequest{"1", "", {}, {}}).status().code(),

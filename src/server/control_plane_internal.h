@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/control_plane.h"
+#include "server/events.h"
 
 namespace suanli::server {
 
@@ -90,10 +91,28 @@ class ControlPlane::Change {
   explicit Change(ControlPlane& plane) : plane_(plane) {}
 
   void Dirty(Collection collection, const std::string& id) { dirty_.emplace(collection, id); }
+  // A transition is also a "pod.state" event.
   void Append(core::Transition transition) {
     plane_.mutex_.AssertHeld();
     transition.seq = ++plane_.last_transition_seq_;
+    Emit(PodStateEvent(transition));
     batch_.transitions.push_back(std::move(transition));
+  }
+  // `event` at its time (now if unset), with the next seq.
+  void Emit(core::Event event) {
+    plane_.mutex_.AssertHeld();
+    event.seq = ++plane_.last_event_seq_;
+    if (event.at == core::TimePoint()) event.at = plane_.Now();
+    batch_.events.push_back(std::move(event));
+  }
+  void Append(core::AuditEntry entry) {
+    plane_.mutex_.AssertHeld();
+    entry.seq = ++plane_.last_audit_seq_;
+    batch_.audit.push_back(std::move(entry));
+  }
+  void Expire(core::TimePoint events_before, core::TimePoint audit_before) {
+    batch_.expire_events_before = events_before;
+    batch_.expire_audit_before = audit_before;
   }
   void Append(core::LedgerEntry entry) {
     plane_.mutex_.AssertHeld();

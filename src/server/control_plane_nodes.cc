@@ -68,7 +68,7 @@ Result<Principal> ControlPlane::AuthenticatePodLink(std::string_view pod_id,
         "send an API token");
   }
   // The owner, as a plain user: the link opens this pod's ports and nothing else.
-  return Principal{pod->second.owner_id, core::Role::kUser, ""};
+  return Principal{pod->second.owner_id, core::Role::kUser, "", ""};
 }
 
 std::string ControlPlane::NodeAddress(std::string_view node_id) const {
@@ -106,12 +106,14 @@ Result<Written<core::Node>> ControlPlane::ActOnNode(const Principal& caller, std
 void ControlPlane::Drain(Change& change, core::Node& node, const std::string& reason) {
   node.cordoned = true;
   node.draining = true;
+  change.Emit(NodeEvent(node, "node.drained",
+                        node.drain_reason.empty() ? "drained" : "drained: " + node.drain_reason));
   const std::set<std::string> bound = pods_on_node_[node.id];
   for (const std::string& pod_id : bound) {
     core::Pod& pod = pods_.at(pod_id);
     if (pod.desired != core::DesiredState::kRunning) continue;
     SetDesired(change, pod, core::DesiredState::kStopped, reason);
-    Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+    NotifyPod(change, pod, "pod.node_drained", reason);
   }
 }
 
@@ -261,6 +263,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   node.last_heartbeat = Now();
   // Readings change with every heartbeat: kept in memory, never a write of their own.
   node.gpu_health = std::move(report.gpu_health);
+  NoteActivity(node, report.pod_activity);
   bool changed = node.state != core::NodeState::kReady;
   node.state = core::NodeState::kReady;
   auto same_gpus = [](const core::GpuDevice& a, const core::GpuDevice& b) {

@@ -288,6 +288,9 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.vcpu = spec.vcpu.value_or(defaults.vcpu);
   pod.memory_gb = spec.memory_gb.value_or(static_cast<int>(defaults.ram_mb / 1024));
   pod.interruptible = spec.interruptible;
+  pod.stop_after_s = spec.stop_after_s;
+  pod.idle_stop_after_s = spec.idle_stop_after_s;
+  pod.pre_stop_command = std::move(spec.pre_stop_command);
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 
@@ -560,7 +563,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
     core::Pod& pod = pods_.at(id);
     const std::string reason = "preempted: an on-demand pod needed its GPUs (it was interruptible)";
     SetDesired(change, pod, core::DesiredState::kStopped, reason);
-    Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+    NotifyPod(change, pod, "pod.preempted", reason);
   }
 }
 

@@ -6,16 +6,20 @@
 #include <boost/json/parse.hpp>
 #include <future>
 #include <optional>
+#include <thread>
 
 #include "advisor/model_zoo.h"
 #include "billing/meter.h"
 #include "billing/spend.h"
 #include "catalog/catalog_file.h"
 #include "server/control_plane_testing.h"
+#include "server/event_webhooks.h"
 #include "server/routes/pod_list.h"
 #include "server/secrets.h"
+#include "server/webhooks.h"
 #include "store/postgres_testing.h"
 #include "testing/temp_dir.h"
+#include "testing/webhook_receiver.h"
 
 namespace suanli::server {
 namespace {
@@ -33,7 +37,7 @@ class ControlPlaneTest : public ControlPlaneOnStoreTest {
     auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser, Dollars(credits));
     EXPECT_TRUE(user.ok()) << user.status().ToString();
     Durable(user->sequence);
-    return Principal{user->value.id, core::Role::kUser, ""};
+    return Principal{user->value.id, core::Role::kUser, "", ""};
   }
 
   Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090", int vcpu = 64) {
@@ -822,6 +826,330 @@ TEST_P(ControlPlaneTest, TheAdvisorPicksAFreeGpuTypeForAWorkload) {
   EXPECT_TRUE(pod->value.gpu_type == "H100 SXM" || pod->value.gpu_count == 2)
       << pod->value.gpu_count << "x " << pod->value.gpu_type;
   EXPECT_EQ(pod->value.state, PodState::kStarting);
+}
+
+// --- Events
+// ---------------------------------------------------------------------------------------
+
+store::EventQuery OfKind(std::string kind) {
+  store::EventQuery query;
+  query.kind = std::move(kind);
+  return query;
+}
+
+std::vector<std::string> Kinds(const std::vector<core::Event>& events) {
+  std::vector<std::string> kinds;
+  for (const core::Event& event : events) kinds.push_back(event.kind);
+  return kinds;
+}
+
+TEST_P(ControlPlaneTest, EveryPodStateChangeIsAnEventWithItsReasonSeenByItsOwnerAndAdmins) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  const Principal node = NewNode("n1", 2);
+  core::Pod pod = CreatePod(alice);
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+
+  store::EventQuery query;
+  query.kind = "pod.state";
+  const std::vector<core::Event> mine = plane_->Events(alice, query).value();
+  ASSERT_EQ(mine.size(), 4u);  // pending, starting, running, stopped
+  EXPECT_EQ(mine[0].object_id, pod.id);
+  EXPECT_EQ(mine[1].message, "pod " + pod.id + " pending -> starting: scheduled on n1");
+  EXPECT_NE(mine[3].message.find("stopped by its owner"), std::string::npos) << mine[3].message;
+  const auto detail = boost::json::parse(mine[3].detail).as_object();
+  EXPECT_EQ(detail.at("from").as_string(), "running");
+  EXPECT_EQ(detail.at("to").as_string(), "stopped");
+  for (size_t i = 1; i < mine.size(); ++i) EXPECT_GT(mine[i].seq, mine[i - 1].seq);
+  // Bob sees none of it, even when he asks for Alice's pod or Alice's events by name.
+  query.object_id = pod.id;
+  query.user_id = alice.user_id;
+  EXPECT_TRUE(plane_->Events(bob, query)->empty());
+  EXPECT_EQ(plane_->Events(admin_, query)->size(), 4u);
+  EXPECT_EQ(plane_->Events(node, {}).status().code(), core::StatusCode::kPermissionDenied);
+
+  // Ids go on from where they were after a restart.
+  const int64_t last = mine.back().seq;
+  Reopen();
+  const Principal carol = NewUser("carol", "10");
+  CreatePod(carol);
+  const std::vector<core::Event> after = plane_->Events(carol, {}).value();
+  ASSERT_FALSE(after.empty());
+  EXPECT_GT(after.front().seq, last);
+}
+
+TEST_P(ControlPlaneTest, DrainsUnreachableNodesAndLowBalancesAreEventsForWhomTheyConcern) {
+  const Money price = plane_->GpuPrice("RTX 4090");
+  // Half an hour of one GPU: enough to start (10 minutes), under the hour that warns.
+  const Principal alice = NewUser("alice", "0");
+  ASSERT_TRUE(
+      plane_->AddCredits(admin_, alice.user_id, Money::FromMicros(price.micros() / 2), "").ok());
+  const Principal node = NewNode("n1", 2);
+  core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  Durable(plane_->Tick());  // told once, not every tick
+  store::EventQuery low;
+  low.kind = "balance.low";
+  const std::vector<core::Event> warned = plane_->Events(alice, low).value();
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0].object_id, alice.user_id);
+  EXPECT_NE(plane_->GetUser(alice, "me")->value.notices.back().find("add credits"),
+            std::string::npos);
+
+  auto drained = plane_->ActOnNode(admin_, node.node_id, ControlPlane::NodeAction::kDrain);
+  ASSERT_TRUE(drained.ok());
+  Durable(drained->sequence);
+  // The node's own events are an admin's; the pod's stop is its owner's.
+  EXPECT_EQ(Kinds(plane_->Events(alice, OfKind("pod.node_drained")).value()),
+            std::vector<std::string>{"pod.node_drained"});
+  EXPECT_TRUE(plane_->Events(alice, OfKind("node.drained"))->empty());
+  EXPECT_EQ(plane_->Events(admin_, OfKind("node.drained"))->size(), 1u);
+
+  clock_.Advance(seconds(31));  // no heartbeat
+  Durable(plane_->Tick());
+  const std::vector<core::Event> down = plane_->Events(admin_, OfKind("node.unreachable")).value();
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0].object_id, node.node_id);
+  EXPECT_TRUE(down[0].user_id.empty());
+  EXPECT_TRUE(plane_->Events(alice, OfKind("node.unreachable"))->empty());
+}
+
+TEST_P(ControlPlaneTest, EventsOlderThanTheRetentionAreDeletedOnTheHourlyTick) {
+  const Principal alice = NewUser("alice", "10");
+  CreatePod(alice);  // pending: one event
+  Durable(plane_->Tick());
+  ASSERT_EQ(plane_->Events(alice, {})->size(), 1u);
+  clock_.Advance(std::chrono::hours(24 * 30));
+  CreatePod(alice);  // a second, recent one
+  clock_.Advance(std::chrono::hours(2));
+  Durable(plane_->Tick());
+  const std::vector<core::Event> kept = plane_->Events(alice, {}).value();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_GT(kept[0].seq, 1);
+}
+
+// --- Auto-stop
+// ------------------------------------------------------------------------------------
+
+// A heartbeat of node "n1" (2 simulated RTX 4090s) that reports `pod_id` with this CPU and SSH use.
+void BeatWithActivity(ControlPlane& plane, const Principal& node, const std::string& pod_id,
+                      double cpu_percent, int ssh_sessions) {
+  NodeReport report;
+  for (int i = 0; i < 2; ++i) {
+    report.gpus.push_back(
+        {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+  }
+  report.vcpu = 64;
+  report.memory_gb = 256;
+  report.disk_gb = 2000;
+  report.pod_activity.push_back({pod_id, cpu_percent, ssh_sessions, true});
+  ASSERT_TRUE(plane.Heartbeat(node, report).ok());
+}
+
+// A pod of `gpus` RTX 4090s with these auto-stop settings (seconds), created and reported running
+// on `node` now; its id.
+std::string RunningAutoStopPod(ControlPlane& plane, const Principal& user, const Principal& node,
+                               const PodSpec& settings, core::TimePoint now) {
+  PodSpec spec = settings;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  auto created = plane.CreatePod(user, spec);
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  if (!created.ok()) return "";
+  PodReport report;
+  report.seq = 1;
+  report.state = PodState::kRunning;
+  report.at = now;
+  EXPECT_TRUE(plane.ReportPod(node, created->value.id, report).ok());
+  return created->value.id;
+}
+
+TEST_P(ControlPlaneTest, AnIdlePodIsWarnedThenStoppedWithItsPreStopCommandAndBilledToTheStop) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.idle_stop_after_s = 30 * 60;
+  spec.pre_stop_command = "echo saving > /workspace/checkpoint";
+  const core::TimePoint started = clock_.Now();
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, started);
+  EXPECT_EQ(Get(alice, id).idle_stop_after_s, 1800);
+
+  // Quiet on every signal, minute after minute: warned 5 minutes before the 30.
+  for (int minute = 1; minute <= 24; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0.5, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_TRUE(plane_->Events(alice, OfKind("pod.idle_warning"))->empty());
+  clock_.Advance(std::chrono::minutes(1));
+  BeatWithActivity(*plane_, node, id, 0.5, 0);
+  Durable(plane_->Tick());
+  const std::vector<core::Event> warned = plane_->Events(alice, OfKind("pod.idle_warning")).value();
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_NE(warned[0].message.find("stops in 5m"), std::string::npos) << warned[0].message;
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  for (int minute = 26; minute <= 29; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0.5, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+
+  // Stopped: the agent is told, with the command to run first; the event says why.
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+  const DesiredPods desired = plane_->DesiredFor(node).value();
+  ASSERT_EQ(desired.pods.size(), 1u);
+  EXPECT_EQ(desired.pods[0].pre_stop_command, spec.pre_stop_command);
+  const std::vector<core::Event> stops = plane_->Events(alice, OfKind("pod.idle_stop")).value();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_NE(stops[0].message.find("idle for 30m"), std::string::npos) << stops[0].message;
+  const auto detail = boost::json::parse(stops[0].detail).as_object();
+  EXPECT_EQ(detail.at("gpu_simulated").as_bool(), true);
+  EXPECT_EQ(detail.at("ssh_sessions").as_int64(), 0);
+  EXPECT_EQ(detail.at("idle_for_s").as_int64(), 1800);
+
+  // The container stops 3.2 s later: billing ends exactly there.
+  clock_.Advance(std::chrono::milliseconds(3'200));
+  const core::TimePoint stopped = clock_.Now();
+  ASSERT_TRUE(Report(node, id, 2, PodState::kStopped, stopped).ok());
+  const Money expected =
+      billing::ChargeBetween(plane_->GpuPrice("RTX 4090"), started, started, stopped);
+  EXPECT_EQ(Money() - LedgerSum(alice, id), expected);
+  EXPECT_EQ(Get(alice, id).cost, expected);
+  const std::vector<core::Event> states = plane_->Events(alice, OfKind("pod.state")).value();
+  EXPECT_NE(states.back().message.find("stopped: idle for 30m"), std::string::npos)
+      << states.back().message;
+}
+
+TEST_P(ControlPlaneTest, APodWithAnSshSessionBusyCpuOrProxyTrafficIsNotIdle) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.gpu_count = 2;
+  spec.idle_stop_after_s = 10 * 60;
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, clock_.Now());
+  // An hour: SSH open for the first 20 minutes, then the CPU busy, then only HTTP through the
+  // proxy.
+  for (int minute = 1; minute <= 60; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    if (minute <= 20) {
+      BeatWithActivity(*plane_, node, id, 0, 1);
+    } else if (minute <= 40) {
+      BeatWithActivity(*plane_, node, id, 95, 0);
+    } else {
+      BeatWithActivity(*plane_, node, id, 0, 0);
+      plane_->NoteProxyTraffic(id);
+    }
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  EXPECT_TRUE(plane_->Events(alice, OfKind("pod.idle_warning"))->empty());
+  // Then quiet: warned after 8 minutes, stopped after 10.
+  for (int minute = 1; minute <= 10; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 0, 0);
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.idle_warning"))->size(), 1u);
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+}
+
+TEST_P(ControlPlaneTest, StopAfterStopsARunAtItsLimitWhateverItsUse) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.stop_after_s = 2 * 3600;
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, clock_.Now());
+  for (int minute = 1; minute <= 119; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    BeatWithActivity(*plane_, node, id, 100, 1);  // busy all along
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.runtime_warning"))->size(), 1u);
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kRunning);
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, id).desired, core::DesiredState::kStopped);
+  const std::vector<core::Event> stops = plane_->Events(alice, OfKind("pod.runtime_stop")).value();
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_NE(stops[0].message.find("stop_after of 2h"), std::string::npos) << stops[0].message;
+}
+
+// --- Event webhooks
+// -------------------------------------------------------------------------------
+
+// Waits (at most 20 s) until `receiver` has `count` requests; false if it never does.
+bool AwaitRequests(suanli::testing::WebhookReceiver& receiver, size_t count) {
+  for (int i = 0; i < 2000 && receiver.requests().size() < count; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return receiver.requests().size() >= count;
+}
+
+TEST_P(ControlPlaneTest, EventWebhooksAreSignedInOrderRetriedAndResumeAfterARestart) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal bob = NewUser("bob", "10");
+  suanli::testing::WebhookReceiver receiver(/*failures=*/2);
+  auto hook = plane_->CreateEventWebhook(alice, receiver.url(), {"pod.state"});
+  ASSERT_TRUE(hook.ok()) << hook.status().ToString();
+  Durable(hook->sequence);
+  EXPECT_EQ(plane_->CreateEventWebhook(alice, "https://example.com/x", {}).status().code(),
+            core::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plane_->DeleteEventWebhook(bob, hook->value.hook.id).status().code(),
+            core::StatusCode::kNotFound);
+  const EventWebhookOptions fast{.first_backoff = std::chrono::milliseconds(10),
+                                 .max_backoff = std::chrono::milliseconds(40),
+                                 .timeout = std::chrono::milliseconds(2'000),
+                                 .poll = std::chrono::milliseconds(10)};
+  const Principal node = NewNode("n1", 2);
+  const core::Pod pod = CreatePod(alice);  // pending (created), then starting
+  CreatePod(bob);                          // bob's: never alice's webhook
+  {
+    EventWebhookDispatcher dispatcher(*plane_, fast);
+    ASSERT_TRUE(AwaitRequests(receiver, 4));  // two refused, then two delivered
+    for (int i = 0; i < 200; ++i) {           // and the cursor committed
+      if (plane_->ListEventWebhooks(alice)->value[0].hook.delivered_seq > 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // While no dispatcher runs (the server is down or about to be), more happens; then a restart
+  // from the store alone.
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  Reopen();
+  {
+    EventWebhookDispatcher dispatcher(*plane_, fast);
+    ASSERT_TRUE(AwaitRequests(receiver, 5));
+  }
+  const std::vector<net::HttpRequest> requests = receiver.requests();
+  std::vector<std::string> delivered;
+  int64_t last_id = 0;
+  for (size_t i = 2; i < requests.size(); ++i) {  // the 2xx ones
+    const net::HttpRequest& request = requests[i];
+    EXPECT_EQ(request.Header("x-suanli-signature").value_or(""),
+              WebhookSignature(hook->value.hook.secret, request.body));
+    const auto event = boost::json::parse(request.body).as_object();
+    EXPECT_EQ(event.at("kind").as_string(), "pod.state");
+    EXPECT_EQ(event.at("user_id").as_string(), alice.user_id);
+    const int64_t id = event.at("id").as_int64();
+    EXPECT_EQ(request.Header("x-suanli-event-id").value_or(""), std::to_string(id));
+    EXPECT_GT(id, last_id) << "in order, each once here";
+    last_id = id;
+    delivered.push_back(std::string(event.at("detail").as_object().at("to").as_string()));
+  }
+  EXPECT_EQ(delivered, (std::vector<std::string>{"pending", "starting", "running"}));
+  // The refused tries are in the delivery log, with the receiver's status.
+  const std::vector<EventWebhookInfo> hooks = plane_->ListEventWebhooks(alice)->value;
+  ASSERT_EQ(hooks.size(), 1u);
+  ASSERT_FALSE(hooks[0].deliveries.empty());
+  EXPECT_EQ(hooks[0].deliveries.back().status, 204);
+  EXPECT_TRUE(plane_->ListEventWebhooks(bob)->value.empty());
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ std::string Credentials::NewSecret(std::string_view prefix) {
 std::optional<Credentials::Holder> Credentials::Find(std::string_view bearer) const {
   const std::string hash = Sha256Hex(bearer);
   if (const auto token = token_by_hash_.find(hash); token != token_by_hash_.end()) {
-    return Holder{api_tokens_.at(token->second).user_id, ""};
+    return Holder{api_tokens_.at(token->second).user_id, "", token->second};
   }
   if (const auto node = node_by_hash_.find(hash); node != node_by_hash_.end()) {
-    return Holder{"", node->second};
+    return Holder{"", node->second, ""};
   }
   return std::nullopt;
 }

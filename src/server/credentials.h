@@ -29,8 +29,9 @@ class Credentials {
   // Whose secret `bearer` is: a user's (by an API token) or a node's; nullopt when it is unknown
   // or revoked.
   struct Holder {
-    std::string user_id;  // empty for a node
-    std::string node_id;  // empty for a person
+    std::string user_id;   // empty for a node
+    std::string node_id;   // empty for a person
+    std::string token_id;  // the API token's id; empty for a node
   };
   std::optional<Holder> Find(std::string_view bearer) const;
 

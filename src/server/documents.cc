@@ -194,6 +194,9 @@ json::object ToDocument(const core::Pod& pod) {
                    {"volume_gb", pod.volume_gb},
                    {"volume_mount_path", pod.volume_mount_path},
                    {"interruptible", pod.interruptible},
+                   {"stop_after_s", pod.stop_after_s},
+                   {"idle_stop_after_s", pod.idle_stop_after_s},
+                   {"pre_stop_command", pod.pre_stop_command},
                    {"priority", pod.priority},
                    {"node_selector", ToObject(pod.node_selector)},
                    {"sequence", pod.sequence},
@@ -251,6 +254,9 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Int("volume_gb", &pod.volume_gb, kAnyInt);
   fields.String("volume_mount_path", &pod.volume_mount_path, kText);
   fields.Bool("interruptible", &pod.interruptible);
+  fields.Int64("stop_after_s", &pod.stop_after_s, {0, INT64_MAX});  // absent (older stores): none
+  fields.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
+  fields.String("pre_stop_command", &pod.pre_stop_command, kText);
   fields.Int("priority", &pod.priority, kAnyInt);
   fields.StringMap("node_selector", &pod.node_selector, 1 << 16);
   fields.Int64("sequence", &sequence, {0, INT64_MAX});
@@ -424,6 +430,33 @@ Result<core::JoinToken> JoinTokenFromDocument(const json::object& document) {
   return Finished(fields, "join token", std::move(token));
 }
 
+json::object ToDocument(const core::EventWebhook& hook) {
+  return {{"id", hook.id},
+          {"owner_id", hook.owner_id},
+          {"url", hook.url},
+          {"secret", hook.secret},
+          {"kinds", ToArray(hook.kinds)},
+          {"delivered_seq", hook.delivered_seq},
+          {"created_at", FormatTime(hook.created_at)}};
+}
+
+Result<core::EventWebhook> WebhookFromDocument(const json::object& document) {
+  JsonFields fields = Reader(document);
+  core::EventWebhook hook;
+  fields.String("id", &hook.id, kText);
+  fields.String("owner_id", &hook.owner_id, kText);
+  fields.String("url", &hook.url, kText);
+  fields.String("secret", &hook.secret, kText);
+  fields.StringList("kinds", &hook.kinds, 1024);
+  fields.Int64("delivered_seq", &hook.delivered_seq, {0, INT64_MAX});
+  fields.Time("created_at", &hook.created_at);
+  return Finished(fields, "webhook", std::move(hook));
+}
+
+std::string DocumentText(const core::EventWebhook& hook) {
+  return json::serialize(ToDocument(hook));
+}
+
 std::string DocumentText(const core::User& user) { return json::serialize(ToDocument(user)); }
 std::string DocumentText(const core::ApiToken& token) { return json::serialize(ToDocument(token)); }
 std::string DocumentText(const core::SshKey& key) { return json::serialize(ToDocument(key)); }
@@ -505,6 +538,9 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
         break;
       case Collection::kJobs:
         status = Decode(JobFromDocument(object), &entities.jobs);
+        break;
+      case Collection::kWebhooks:
+        status = Decode(WebhookFromDocument(object), &entities.webhooks);
         break;
     }
     SUANLI_RETURN_IF_ERROR(status);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/domain.h"
+#include "core/event.h"
 #include "core/money.h"
 #include "core/status.h"
 #include "serverless/endpoint.h"
@@ -50,6 +51,7 @@ struct StoredEntities {
   std::map<std::string, core::Money> gpu_prices;  // the admin's overrides, per GPU type
   std::vector<serverless::Endpoint> endpoints;    // endpoint_documents.h
   std::vector<serverless::Job> jobs;
+  std::vector<core::EventWebhook> webhooks;
 };
 // INTERNAL, naming the document, for one that is not JSON or not the entity it should be.
 core::Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents);
@@ -60,6 +62,7 @@ std::string DocumentText(const core::ApiToken& token);
 std::string DocumentText(const core::SshKey& key);
 std::string DocumentText(const core::Template& spec);
 std::string DocumentText(const core::Pod& pod);
+std::string DocumentText(const core::EventWebhook& hook);
 std::string DocumentText(const core::Node& node);
 std::string DocumentText(const core::JoinToken& token);
 // The settings document "prices": the admin's GPU price overrides.

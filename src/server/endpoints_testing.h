@@ -34,7 +34,7 @@ class EndpointsTest : public ControlPlaneOnStoreTest {
                                    core::Money::FromMicros(1'000'000'000));
     ASSERT_TRUE(user.ok());
     Durable(user->sequence);
-    alice_ = Principal{user->value.id, core::Role::kUser, ""};
+    alice_ = Principal{user->value.id, core::Role::kUser, "", ""};
     auto join = plane_->CreateJoinToken(admin_, "test");
     ASSERT_TRUE(join.ok());
     NodeReport report;

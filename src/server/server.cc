@@ -13,6 +13,7 @@
 #include "net/http_server.h"
 #include "server/api.h"
 #include "server/control_plane.h"
+#include "server/event_webhooks.h"
 #include "server/replica_forwarder.h"
 #include "server/secrets.h"
 #include "server/webhooks.h"
@@ -150,6 +151,7 @@ class ServerImpl final : public Server {
     wake_.NotifyAll();
     if (elector_.joinable()) elector_.join();
     if (ticker_.joinable()) ticker_.join();
+    event_webhooks_.reset();  // before the queue it writes through
     if (http_) http_->Stop();
     if (forwarder_) forwarder_->Drain(std::chrono::seconds(1));
     core::MutexLock lock(mutex_);
@@ -171,6 +173,8 @@ class ServerImpl final : public Server {
     std::string admin_token;
     ControlPlaneOptions plane_options;
     plane_options.worker_url = worker_url_;
+    plane_options.event_retention = std::chrono::hours(24 * options_.event_retention_days);
+    plane_options.audit_retention = std::chrono::hours(24 * options_.audit_retention_days);
     auto queue = std::make_unique<store::CommitQueue>(*store);
     core::Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(
         *store, *queue, *catalog_, clock_, entropy_, std::move(plane_options), &admin_token);
@@ -189,6 +193,7 @@ class ServerImpl final : public Server {
       api_.store(owned_api_.get());
     }
     ticker_ = std::thread([this] { TickLoop(); });
+    event_webhooks_ = std::make_unique<EventWebhookDispatcher>(*plane_);
     return core::Status::Ok();
   }
 
@@ -258,6 +263,7 @@ class ServerImpl final : public Server {
   std::atomic<Api*> api_{nullptr};
   std::unique_ptr<net::HttpServer> http_;
   WebhookSender webhooks_;
+  std::unique_ptr<EventWebhookDispatcher> event_webhooks_;
   std::thread elector_;
   std::thread ticker_;
   core::CondVar wake_;

@@ -31,6 +31,9 @@ struct ServerOptions {
   // reach it, to forward requests to it while it serves; empty: http://<listen address> (loopback
   // for 0.0.0.0), which suits replicas on one machine only.
   std::string advertise_url;
+  // Retention of the event stream and the audit log, in days.
+  int event_retention_days = 30;
+  int audit_retention_days = 365;
 };
 
 class Server {

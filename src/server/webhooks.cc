@@ -68,22 +68,30 @@ int64_t WebhookSender::given_up() const {
   return given_up_;
 }
 
-core::Status WebhookSender::Post(const WebhookDelivery& delivery) const {
-  const auto [base, target] = SplitUrl(delivery.url);
+core::Status PostWebhook(std::string_view url, std::string_view body, std::string_view secret,
+                         std::chrono::milliseconds timeout, int* status,
+                         const std::vector<std::pair<std::string, std::string>>& extra) {
+  if (status != nullptr) *status = 0;
+  const auto [base, target] = SplitUrl(url);
   net::HttpClientOptions client_options;
-  client_options.timeout = options_.timeout;
+  client_options.timeout = timeout;
   core::Result<std::unique_ptr<net::HttpClient>> client =
       net::HttpClient::Create(base, client_options);
   if (!client.ok()) return client.status();
-  const net::Headers headers = {
-      {"Content-Type", "application/json"},
-      {"X-Suanli-Signature", WebhookSignature(delivery.secret, delivery.body)}};
-  core::Result<net::HttpResponse> answer = (*client)->Send("POST", target, delivery.body, headers);
+  net::Headers headers = {{"Content-Type", "application/json"},
+                          {"X-Suanli-Signature", WebhookSignature(secret, body)}};
+  for (const auto& header : extra) headers.push_back(header);
+  core::Result<net::HttpResponse> answer = (*client)->Send("POST", target, body, headers);
   if (!answer.ok()) return answer.status();
+  if (status != nullptr) *status = answer->status;
   if (answer->status < 200 || answer->status > 299) {
     return core::UnavailableError("the webhook answered " + std::to_string(answer->status));
   }
   return core::Status::Ok();
+}
+
+core::Status WebhookSender::Post(const WebhookDelivery& delivery) const {
+  return PostWebhook(delivery.url, delivery.body, delivery.secret, options_.timeout);
 }
 
 void WebhookSender::Loop() {

@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/mutex.h"
@@ -37,6 +39,12 @@ std::string WebhookSignature(std::string_view secret, std::string_view body);
 
 // INVALID_ARGUMENT unless `url` is http://HOST[:PORT][/PATH], for the job API to refuse at once.
 core::Status CheckWebhookUrl(std::string_view url);
+
+// One signed POST of `body` to `url`: OK for a 2xx answer. `*status` (when given) gets the
+// answer's status, 0 when none came. `extra` headers go with it.
+core::Status PostWebhook(std::string_view url, std::string_view body, std::string_view secret,
+                         std::chrono::milliseconds timeout, int* status = nullptr,
+                         const std::vector<std::pair<std::string, std::string>>& extra = {});
 
 struct WebhookOptions {
   int attempts = 5;

@@ -56,6 +56,12 @@ class FailingStore final : public Store {
   core::Result<std::vector<core::Transition>> Transitions(const HistoryQuery& query) override {
     return real_->Transitions(query);
   }
+  core::Result<std::vector<core::Event>> Events(const EventQuery& query) override {
+    return real_->Events(query);
+  }
+  core::Result<std::vector<core::AuditEntry>> Audit(const AuditQuery& query) override {
+    return real_->Audit(query);
+  }
 
  private:
   std::unique_ptr<Store> real_;

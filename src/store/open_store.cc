@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <span>
 
 #include "store/postgres.h"
@@ -25,7 +26,7 @@ core::Result<CopyCounts> CopyStore(Store& from, Store& to) {
   core::Result<Snapshot> target = to.Load();
   if (!target.ok()) return target.status();
   if (!target->documents.empty() || target->last_transition_seq != 0 ||
-      target->last_ledger_seq != 0) {
+      target->last_ledger_seq != 0 || target->last_event_seq != 0 || target->last_audit_seq != 0) {
     return core::FailedPreconditionError(
         "the target store is not empty; copy into a new database (nothing was written)");
   }
@@ -35,10 +36,20 @@ core::Result<CopyCounts> CopyStore(Store& from, Store& to) {
   if (!transitions.ok()) return transitions.status();
   core::Result<std::vector<core::LedgerEntry>> ledger = from.Ledger({});
   if (!ledger.ok()) return ledger.status();
+  EventQuery every_event;
+  every_event.limit = SIZE_MAX;
+  core::Result<std::vector<core::Event>> events = from.Events(every_event);
+  if (!events.ok()) return events.status();
+  AuditQuery every_entry;
+  every_entry.limit = SIZE_MAX;
+  core::Result<std::vector<core::AuditEntry>> audit = from.Audit(every_entry);
+  if (!audit.ok()) return audit.status();
   Batch all;
   all.puts = source->documents;
   all.transitions = *transitions;
   all.ledger = *ledger;
+  all.events = *events;
+  all.audit = *audit;
   SUANLI_RETURN_IF_ERROR(to.Commit(std::span(&all, 1)));
 
   core::Result<Snapshot> copied = to.Load();
@@ -51,10 +62,13 @@ core::Result<CopyCounts> CopyStore(Store& from, Store& to) {
       copied_transitions->size() != transitions->size() ||
       copied_ledger->size() != ledger->size() ||
       copied->last_transition_seq != source->last_transition_seq ||
-      copied->last_ledger_seq != source->last_ledger_seq) {
+      copied->last_ledger_seq != source->last_ledger_seq ||
+      copied->last_event_seq != source->last_event_seq ||
+      copied->last_audit_seq != source->last_audit_seq) {
     return core::InternalError("the copy does not match its source after the commit");
   }
-  return CopyCounts{copied->documents.size(), copied_transitions->size(), copied_ledger->size()};
+  return CopyCounts{copied->documents.size(), copied_transitions->size(), copied_ledger->size(),
+                    events->size(), audit->size()};
 }
 
 }  // namespace suanli::store

@@ -23,6 +23,7 @@
 // (their own connection, behind reader_mutex_).
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,7 +46,7 @@ constexpr int64_t kServerLockKey = 0x7375616e6c69;
 constexpr int64_t kMigrationLockKey = kServerLockKey + 1;
 
 // The schema, one step per version, as for SQLite (sqlite_store.cc): a released step never changes.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 3> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc JSON NOT NULL);
@@ -89,6 +90,34 @@ CREATE INDEX ledger_by_pod ON ledger (pod_id);
 CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE jobs (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
+    // The event stream, the audit log, and users' webhooks for their events.
+    R"sql(
+CREATE TABLE webhooks (id TEXT PRIMARY KEY, doc JSON NOT NULL);
+CREATE TABLE events (
+  seq BIGINT PRIMARY KEY,
+  at_ns BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  object_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  message TEXT NOT NULL,
+  detail JSON NOT NULL
+);
+CREATE INDEX events_by_user ON events (user_id, seq);
+CREATE INDEX events_by_object ON events (object_id, seq);
+CREATE INDEX events_by_at ON events (at_ns);
+CREATE TABLE audit (
+  seq BIGINT PRIMARY KEY,
+  at_ns BIGINT NOT NULL,
+  user_id TEXT NOT NULL,
+  token_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  object_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  error_code TEXT NOT NULL
+);
+CREATE INDEX audit_by_user ON audit (user_id, seq);
+CREATE INDEX audit_by_at ON audit (at_ns);
+)sql",
 };
 
 // "ledger entry seq 7" from a duplicate key's detail ("Key (seq)=(7) already exists."), so that a
@@ -111,6 +140,8 @@ class PostgresStore final : public Store {
   Status Commit(std::span<const Batch> batches) override;
   Result<std::vector<core::LedgerEntry>> Ledger(const HistoryQuery& query) override;
   Result<std::vector<core::Transition>> Transitions(const HistoryQuery& query) override;
+  Result<std::vector<core::Event>> Events(const EventQuery& query) override;
+  Result<std::vector<core::AuditEntry>> Audit(const AuditQuery& query) override;
 
  private:
   Status Apply(std::span<const Batch> batches);
@@ -118,6 +149,7 @@ class PostgresStore final : public Store {
                         const std::map<std::string, std::optional<std::string>>& finals);
   Status WriteTransitions(std::span<const Batch> batches);
   Status WriteLedger(std::span<const Batch> batches);
+  Status WriteEventsAndAudit(std::span<const Batch> batches);
 
   pg::Connection writer_;  // only the committing thread; holds the server lock
   core::Mutex reader_mutex_;
@@ -159,7 +191,8 @@ Status PostgresStore::Apply(std::span<const Batch> batches) {
     if (!documents.empty()) SUANLI_RETURN_IF_ERROR(WriteDocuments(collection, documents));
   }
   SUANLI_RETURN_IF_ERROR(WriteTransitions(batches));
-  return WriteLedger(batches);
+  SUANLI_RETURN_IF_ERROR(WriteLedger(batches));
+  return WriteEventsAndAudit(batches);
 }
 
 Status PostgresStore::WriteDocuments(
@@ -275,6 +308,84 @@ Status PostgresStore::WriteLedger(std::span<const Batch> batches) {
   return done.status();
 }
 
+Status PostgresStore::WriteEventsAndAudit(std::span<const Batch> batches) {
+  std::vector<int64_t> seq, at;
+  std::vector<std::string> kind, object, user, message, detail;
+  std::vector<int64_t> audit_seq, audit_at, audit_status;
+  std::vector<std::string> audit_user, audit_token, audit_action, audit_object, audit_error;
+  std::optional<core::TimePoint> expire_events, expire_audit;
+  for (const Batch& batch : batches) {
+    for (const core::Event& event : batch.events) {
+      seq.push_back(event.seq);
+      at.push_back(ToNanos(event.at));
+      kind.push_back(event.kind);
+      object.push_back(event.object_id);
+      user.push_back(event.user_id);
+      message.push_back(event.message);
+      detail.push_back(event.detail);
+    }
+    for (const core::AuditEntry& entry : batch.audit) {
+      audit_seq.push_back(entry.seq);
+      audit_at.push_back(ToNanos(entry.at));
+      audit_user.push_back(entry.user_id);
+      audit_token.push_back(entry.token_id);
+      audit_action.push_back(entry.action);
+      audit_object.push_back(entry.object_id);
+      audit_status.push_back(entry.status);
+      audit_error.push_back(entry.error_code);
+    }
+    if (batch.expire_events_before) expire_events = batch.expire_events_before;
+    if (batch.expire_audit_before) expire_audit = batch.expire_audit_before;
+  }
+  auto taken = [](const Result<pg::ResultHandle>& done, std::string_view what) -> Status {
+    if (!done.ok() && done.status().code() == core::StatusCode::kInvalidArgument) {
+      const std::string dup = DuplicateSeq(done.status().message());
+      if (!dup.empty()) {
+        return core::InvalidArgumentError("cannot write " + std::string(what) + " seq " + dup +
+                                          " to the store: it is taken; nothing was written");
+      }
+    }
+    return done.status();
+  };
+  if (!seq.empty()) {
+    SUANLI_RETURN_IF_ERROR(taken(
+        writer_.Exec("INSERT INTO events (seq, at_ns, kind, object_id, user_id, message, detail) "
+                     "SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], "
+                     "$5::text[], $6::text[], $7::json[])",
+                     {pg::ArrayLiteral(seq), pg::ArrayLiteral(at), pg::ArrayLiteral(kind),
+                      pg::ArrayLiteral(object), pg::ArrayLiteral(user), pg::ArrayLiteral(message),
+                      pg::ArrayLiteral(detail)},
+                     "cannot write events to the store"),
+        "event"));
+  }
+  if (!audit_seq.empty()) {
+    SUANLI_RETURN_IF_ERROR(taken(
+        writer_.Exec(
+            "INSERT INTO audit (seq, at_ns, user_id, token_id, action, object_id, status, "
+            "error_code) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], "
+            "$5::text[], $6::text[], $7::int[], $8::text[])",
+            {pg::ArrayLiteral(audit_seq), pg::ArrayLiteral(audit_at), pg::ArrayLiteral(audit_user),
+             pg::ArrayLiteral(audit_token), pg::ArrayLiteral(audit_action),
+             pg::ArrayLiteral(audit_object), pg::ArrayLiteral(audit_status),
+             pg::ArrayLiteral(audit_error)},
+            "cannot write the audit log to the store"),
+        "audit entry"));
+  }
+  // The newest row stays, so that the last seq (and so every seq) is never given out again.
+  for (auto [table, before] :
+       {std::pair{"events", expire_events}, std::pair{"audit", expire_audit}}) {
+    if (!before) continue;
+    const std::string name(table);
+    SUANLI_RETURN_IF_ERROR(
+        writer_
+            .Exec("DELETE FROM " + name + " WHERE at_ns < $1 AND seq < (SELECT MAX(seq) FROM " +
+                      name + ")",
+                  {std::to_string(ToNanos(*before))}, "cannot expire old rows of " + name)
+            .status());
+  }
+  return Status::Ok();
+}
+
 Result<Snapshot> PostgresStore::Load() {
   core::MutexLock lock(reader_mutex_);
   reader_.ReconnectIfLost();
@@ -300,11 +411,14 @@ Result<Snapshot> PostgresStore::Load() {
   }
   Result<pg::ResultHandle> last = reader_.Exec(
       "SELECT (SELECT COALESCE(MAX(seq), 0) FROM transitions), "
-      "(SELECT COALESCE(MAX(seq), 0) FROM ledger)",
+      "(SELECT COALESCE(MAX(seq), 0) FROM ledger), (SELECT COALESCE(MAX(seq), 0) FROM events), "
+      "(SELECT COALESCE(MAX(seq), 0) FROM audit)",
       "cannot read the history's last entries");
   if (!last.ok()) return last.status();
   snapshot.last_transition_seq = pg::Integer(last->get(), 0, 0);
   snapshot.last_ledger_seq = pg::Integer(last->get(), 0, 1);
+  snapshot.last_event_seq = pg::Integer(last->get(), 0, 2);
+  snapshot.last_audit_seq = pg::Integer(last->get(), 0, 3);
   return snapshot;
 }
 
@@ -386,6 +500,83 @@ Result<std::vector<core::Transition>> PostgresStore::Transitions(const HistoryQu
     transitions.push_back(std::move(transition));
   }
   return transitions;
+}
+
+// The SQL of a page of `table` after `after`, where each named column equals its value (the empty
+// ones left out), since `since`, at most `limit`; with `newest`, the last `limit` in seq order.
+std::string PageSql(std::string_view columns, std::string_view table,
+                    std::initializer_list<std::pair<std::string_view, std::string>> equal,
+                    int64_t after, const std::optional<core::TimePoint>& since, size_t limit,
+                    bool newest, pg::Params& params) {
+  params.push_back(std::to_string(after));
+  std::string sql =
+      "SELECT " + std::string(columns) + " FROM " + std::string(table) + " WHERE seq > $1";
+  for (const auto& [column, value] : equal) {
+    if (value.empty()) continue;
+    params.push_back(value);
+    sql += " AND " + std::string(column) + " = $" + std::to_string(params.size());
+  }
+  if (since) {
+    params.push_back(std::to_string(ToNanos(*since)));
+    sql += " AND at_ns >= $" + std::to_string(params.size());
+  }
+  params.push_back(std::to_string(std::min<size_t>(limit, INT64_MAX)));
+  sql += std::string(" ORDER BY seq") + (newest ? " DESC" : "") + " LIMIT $" +
+         std::to_string(params.size());
+  if (newest) sql = "SELECT * FROM (" + sql + ") AS page ORDER BY seq";
+  return sql;
+}
+
+Result<std::vector<core::Event>> PostgresStore::Events(const EventQuery& query) {
+  pg::Params params;
+  const std::string sql =
+      PageSql("seq, at_ns, kind, object_id, user_id, message, detail::text", "events",
+              {{"user_id", query.user_id}, {"object_id", query.object_id}, {"kind", query.kind}},
+              query.after, query.since, query.limit, query.newest, params);
+  core::MutexLock lock(reader_mutex_);
+  reader_.ReconnectIfLost();
+  Result<pg::ResultHandle> rows = reader_.Exec(sql, params, "cannot read the events");
+  if (!rows.ok()) return rows.status();
+  const PGresult* result = rows->get();
+  std::vector<core::Event> events;
+  events.reserve(static_cast<size_t>(PQntuples(result)));
+  for (int row = 0; row < PQntuples(result); ++row) {
+    core::Event& event = events.emplace_back();
+    event.seq = pg::Integer(result, row, 0);
+    event.at = FromNanos(pg::Integer(result, row, 1));
+    event.kind = pg::Text(result, row, 2);
+    event.object_id = pg::Text(result, row, 3);
+    event.user_id = pg::Text(result, row, 4);
+    event.message = pg::Text(result, row, 5);
+    event.detail = pg::Text(result, row, 6);
+  }
+  return events;
+}
+
+Result<std::vector<core::AuditEntry>> PostgresStore::Audit(const AuditQuery& query) {
+  pg::Params params;
+  const std::string sql = PageSql(
+      "seq, at_ns, user_id, token_id, action, object_id, status, error_code", "audit",
+      {{"user_id", query.user_id}}, query.after, query.since, query.limit, query.newest, params);
+  core::MutexLock lock(reader_mutex_);
+  reader_.ReconnectIfLost();
+  Result<pg::ResultHandle> rows = reader_.Exec(sql, params, "cannot read the audit log");
+  if (!rows.ok()) return rows.status();
+  const PGresult* result = rows->get();
+  std::vector<core::AuditEntry> entries;
+  entries.reserve(static_cast<size_t>(PQntuples(result)));
+  for (int row = 0; row < PQntuples(result); ++row) {
+    core::AuditEntry& entry = entries.emplace_back();
+    entry.seq = pg::Integer(result, row, 0);
+    entry.at = FromNanos(pg::Integer(result, row, 1));
+    entry.user_id = pg::Text(result, row, 2);
+    entry.token_id = pg::Text(result, row, 3);
+    entry.action = pg::Text(result, row, 4);
+    entry.object_id = pg::Text(result, row, 5);
+    entry.status = static_cast<int>(pg::Integer(result, row, 6));
+    entry.error_code = pg::Text(result, row, 7);
+  }
+  return entries;
 }
 
 // Brings the schema to the newest version, under the migration lock so that two servers starting

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/mutex.h"
 #include "store/rows.h"
@@ -29,9 +30,9 @@ namespace suanli::store {
 namespace {
 
 // Indexed by Collection; also the table names.
-constexpr std::array<std::string_view, 10> kCollectionNames = {
-    "users", "api_tokens",  "ssh_keys", "templates", "pods",
-    "nodes", "join_tokens", "settings", "endpoints", "jobs"};
+constexpr std::array<std::string_view, 11> kCollectionNames = {
+    "users",       "api_tokens", "ssh_keys",  "templates", "pods",    "nodes",
+    "join_tokens", "settings",   "endpoints", "jobs",      "webhooks"};
 
 }  // namespace
 
@@ -49,7 +50,7 @@ using core::Status;
 // The schema, one step per version: step i takes user_version i to i + 1. A step, once released,
 // never changes (a database in the field already ran it); changes are new steps at the end. That is
 // also why the tables are spelled out rather than generated from kCollections.
-constexpr std::array<const char*, 2> kMigrations = {
+constexpr std::array<const char*, 3> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
@@ -92,6 +93,34 @@ CREATE INDEX ledger_by_pod ON ledger (pod_id);
     R"sql(
 CREATE TABLE endpoints (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE jobs (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
+)sql",
+    // The event stream, the audit log, and users' webhooks for their events.
+    R"sql(
+CREATE TABLE webhooks (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY,
+  at_ns INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  object_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  message TEXT NOT NULL,
+  detail TEXT NOT NULL CHECK (json_valid(detail))
+) STRICT;
+CREATE INDEX events_by_user ON events (user_id, seq);
+CREATE INDEX events_by_object ON events (object_id, seq);
+CREATE INDEX events_by_at ON events (at_ns);
+CREATE TABLE audit (
+  seq INTEGER PRIMARY KEY,
+  at_ns INTEGER NOT NULL,
+  user_id TEXT NOT NULL,
+  token_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  object_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  error_code TEXT NOT NULL
+) STRICT;
+CREATE INDEX audit_by_user ON audit (user_id, seq);
+CREATE INDEX audit_by_at ON audit (at_ns);
 )sql",
 };
 
@@ -167,6 +196,8 @@ class SqliteStore final : public Store {
   Status Commit(std::span<const Batch> batches) override;
   Result<std::vector<core::LedgerEntry>> Ledger(const HistoryQuery& query) override;
   Result<std::vector<core::Transition>> Transitions(const HistoryQuery& query) override;
+  Result<std::vector<core::Event>> Events(const EventQuery& query) override;
+  Result<std::vector<core::AuditEntry>> Audit(const AuditQuery& query) override;
 
  private:
   Status Apply(const Batch& batch);
@@ -234,6 +265,35 @@ Status SqliteStore::Apply(const Batch& batch) {
         std::string_view(entry.pod_id), LedgerKindName(entry.kind), entry.amount.micros(),
         ToNanos(entry.from), ToNanos(entry.to), ToNanos(entry.at), std::string_view(entry.note)));
   }
+  for (const core::Event& event : batch.events) {
+    SUANLI_RETURN_IF_ERROR(Write(
+        "INSERT INTO events (seq, at_ns, kind, object_id, user_id, message, detail) VALUES (?, ?, "
+        "?, ?, ?, ?, ?)",
+        "event seq " + std::to_string(event.seq), event.seq, ToNanos(event.at),
+        std::string_view(event.kind), std::string_view(event.object_id),
+        std::string_view(event.user_id), std::string_view(event.message),
+        std::string_view(event.detail)));
+  }
+  for (const core::AuditEntry& entry : batch.audit) {
+    SUANLI_RETURN_IF_ERROR(Write(
+        "INSERT INTO audit (seq, at_ns, user_id, token_id, action, object_id, status, error_code) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "audit entry seq " + std::to_string(entry.seq), entry.seq, ToNanos(entry.at),
+        std::string_view(entry.user_id), std::string_view(entry.token_id),
+        std::string_view(entry.action), std::string_view(entry.object_id), int64_t{entry.status},
+        std::string_view(entry.error_code)));
+  }
+  // The newest row stays, so that the last seq (and so every seq) is never given out again.
+  if (batch.expire_events_before) {
+    SUANLI_RETURN_IF_ERROR(
+        Write("DELETE FROM events WHERE at_ns < ? AND seq < (SELECT MAX(seq) FROM events)",
+              "the expiry of old events", ToNanos(*batch.expire_events_before)));
+  }
+  if (batch.expire_audit_before) {
+    SUANLI_RETURN_IF_ERROR(
+        Write("DELETE FROM audit WHERE at_ns < ? AND seq < (SELECT MAX(seq) FROM audit)",
+              "the expiry of old audit entries", ToNanos(*batch.expire_audit_before)));
+  }
   return Status::Ok();
 }
 
@@ -286,7 +346,9 @@ Result<Snapshot> SqliteStore::Load() {
     if (rc != SQLITE_DONE) return ReadError(rc, table);
   }
   for (auto [table, last] : {std::pair{"transitions", &snapshot.last_transition_seq},
-                             std::pair{"ledger", &snapshot.last_ledger_seq}}) {
+                             std::pair{"ledger", &snapshot.last_ledger_seq},
+                             std::pair{"events", &snapshot.last_event_seq},
+                             std::pair{"audit", &snapshot.last_audit_seq}}) {
     sqlite3_stmt* stmt = nullptr;
     rc = reader_.Prepare(std::string("SELECT COALESCE(MAX(seq), 0) FROM ") + table, &stmt);
     if (rc != SQLITE_OK) return ReadError(rc, table);
@@ -384,6 +446,101 @@ Result<std::vector<core::Transition>> SqliteStore::Transitions(const HistoryQuer
   }
   if (rc != SQLITE_DONE) return ReadError(rc, "the transitions");
   return transitions;
+}
+
+// " WHERE ..." of an EventQuery or AuditQuery; the values bind in the order the conditions are
+// added, through `bind`.
+struct Conditions {
+  std::string where = " WHERE seq > ?";
+  std::vector<std::string> texts;  // bound after `after` and before `since`
+
+  void Add(std::string_view column, const std::string& value) {
+    if (value.empty()) return;
+    where += " AND " + std::string(column) + " = ?";
+    texts.push_back(value);
+  }
+};
+
+// The SQL that reads `columns` of `table` for a query with these conditions; bind with BindPage.
+std::string PageSql(std::string_view columns, std::string_view table, const Conditions& conditions,
+                    bool since, bool newest) {
+  std::string sql = "SELECT " + std::string(columns) + " FROM " + std::string(table) +
+                    conditions.where + (since ? " AND at_ns >= ?" : "") + " ORDER BY seq" +
+                    (newest ? " DESC" : "") + " LIMIT ?";
+  // The newest N, turned back into seq order.
+  if (newest) sql = "SELECT * FROM (" + sql + ") ORDER BY seq";
+  return sql;
+}
+
+int BindPage(sqlite3_stmt* stmt, int64_t after, const Conditions& conditions,
+             const std::optional<core::TimePoint>& since, size_t limit) {
+  int index = 0;
+  int rc = BindOne(stmt, ++index, after);
+  for (const std::string& text : conditions.texts) {
+    if (rc == SQLITE_OK) rc = BindOne(stmt, ++index, std::string_view(text));
+  }
+  if (since && rc == SQLITE_OK) rc = BindOne(stmt, ++index, ToNanos(*since));
+  if (rc == SQLITE_OK)
+    rc = BindOne(stmt, ++index, static_cast<int64_t>(std::min<size_t>(limit, INT64_MAX)));
+  return rc;
+}
+
+Result<std::vector<core::Event>> SqliteStore::Events(const EventQuery& query) {
+  Conditions conditions;
+  conditions.Add("user_id", query.user_id);
+  conditions.Add("object_id", query.object_id);
+  conditions.Add("kind", query.kind);
+  core::MutexLock lock(reader_mutex_);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = reader_.Prepare(PageSql("seq, at_ns, kind, object_id, user_id, message, detail",
+                                   "events", conditions, query.since.has_value(), query.newest),
+                           &stmt);
+  if (rc != SQLITE_OK) return ReadError(rc, "the events");
+  ResetOnExit reset(stmt);
+  rc = BindPage(stmt, query.after, conditions, query.since, query.limit);
+  if (rc != SQLITE_OK) return ReadError(rc, "the events");
+  std::vector<core::Event> events;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    core::Event& event = events.emplace_back();
+    event.seq = sqlite3_column_int64(stmt, 0);
+    event.at = FromNanos(sqlite3_column_int64(stmt, 1));
+    event.kind = ColumnText(stmt, 2);
+    event.object_id = ColumnText(stmt, 3);
+    event.user_id = ColumnText(stmt, 4);
+    event.message = ColumnText(stmt, 5);
+    event.detail = ColumnText(stmt, 6);
+  }
+  if (rc != SQLITE_DONE) return ReadError(rc, "the events");
+  return events;
+}
+
+Result<std::vector<core::AuditEntry>> SqliteStore::Audit(const AuditQuery& query) {
+  Conditions conditions;
+  conditions.Add("user_id", query.user_id);
+  core::MutexLock lock(reader_mutex_);
+  sqlite3_stmt* stmt = nullptr;
+  int rc = reader_.Prepare(
+      PageSql("seq, at_ns, user_id, token_id, action, object_id, status, error_code", "audit",
+              conditions, query.since.has_value(), query.newest),
+      &stmt);
+  if (rc != SQLITE_OK) return ReadError(rc, "the audit log");
+  ResetOnExit reset(stmt);
+  rc = BindPage(stmt, query.after, conditions, query.since, query.limit);
+  if (rc != SQLITE_OK) return ReadError(rc, "the audit log");
+  std::vector<core::AuditEntry> entries;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    core::AuditEntry& entry = entries.emplace_back();
+    entry.seq = sqlite3_column_int64(stmt, 0);
+    entry.at = FromNanos(sqlite3_column_int64(stmt, 1));
+    entry.user_id = ColumnText(stmt, 2);
+    entry.token_id = ColumnText(stmt, 3);
+    entry.action = ColumnText(stmt, 4);
+    entry.object_id = ColumnText(stmt, 5);
+    entry.status = sqlite3_column_int(stmt, 6);
+    entry.error_code = ColumnText(stmt, 7);
+  }
+  if (rc != SQLITE_DONE) return ReadError(rc, "the audit log");
+  return entries;
 }
 
 // Sets the writer's PRAGMAs and brings the schema to the newest version.

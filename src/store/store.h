@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/event.h"
 #include "core/ledger_types.h"
 #include "core/status.h"
 
@@ -38,6 +39,7 @@ enum class Collection {
   kSettings,
   kEndpoints,  // serverless endpoints
   kJobs,       // their jobs, until their TTL passes
+  kWebhooks,   // users' subscriptions to their events
 };
 
 // "users", "api_tokens", ...: also the table names.
@@ -60,9 +62,15 @@ struct Batch {
   std::vector<DocumentKey> deletes;           // deleting a missing document is not an error
   std::vector<core::Transition> transitions;  // appended; seq must be new
   std::vector<core::LedgerEntry> ledger;      // appended; seq must be new
+  std::vector<core::Event> events;            // appended; seq must be new
+  std::vector<core::AuditEntry> audit;        // appended; seq must be new
+  // Retention: events and audit entries from before these times are deleted.
+  std::optional<core::TimePoint> expire_events_before;
+  std::optional<core::TimePoint> expire_audit_before;
 
   bool empty() const {
-    return puts.empty() && deletes.empty() && transitions.empty() && ledger.empty();
+    return puts.empty() && deletes.empty() && transitions.empty() && ledger.empty() &&
+           events.empty() && audit.empty() && !expire_events_before && !expire_audit_before;
   }
 };
 
@@ -70,6 +78,8 @@ struct Snapshot {
   std::vector<Document> documents;  // every document of every collection
   int64_t last_transition_seq = 0;  // 0 when there are none
   int64_t last_ledger_seq = 0;
+  int64_t last_event_seq = 0;  // also counting expired ones: a seq is never reused
+  int64_t last_audit_seq = 0;
 };
 
 // Empty fields do not filter; times filter on the entry's `to` (transitions: `at`), from <= t < to.
@@ -78,6 +88,27 @@ struct HistoryQuery {
   std::string pod_id;
   std::optional<core::TimePoint> from;
   std::optional<core::TimePoint> to;
+};
+
+// Events in seq order: those after `after` that match every filter that is set, at most `limit`;
+// with `newest`, the last `limit` of them (still in seq order).
+struct EventQuery {
+  std::string user_id;
+  std::string object_id;
+  std::string kind;
+  int64_t after = 0;
+  std::optional<core::TimePoint> since;  // at >= since
+  size_t limit = 100;
+  bool newest = false;
+};
+
+// Audit entries in seq order, as EventQuery.
+struct AuditQuery {
+  std::string user_id;
+  int64_t after = 0;
+  std::optional<core::TimePoint> since;
+  size_t limit = 100;
+  bool newest = false;
 };
 
 class Store {
@@ -94,6 +125,8 @@ class Store {
   // History in seq order.
   virtual core::Result<std::vector<core::LedgerEntry>> Ledger(const HistoryQuery& query) = 0;
   virtual core::Result<std::vector<core::Transition>> Transitions(const HistoryQuery& query) = 0;
+  virtual core::Result<std::vector<core::Event>> Events(const EventQuery& query) = 0;
+  virtual core::Result<std::vector<core::AuditEntry>> Audit(const AuditQuery& query) = 0;
 };
 
 // Opens (creating if needed) the SQLite database at `file`, in WAL mode with synchronous=FULL, and
@@ -145,11 +178,14 @@ struct CopyCounts {
   size_t documents = 0;
   size_t transitions = 0;
   size_t ledger_entries = 0;
+  size_t events = 0;
+  size_t audit_entries = 0;
 };
 
-// Copies every document, transition and ledger entry of `from` into `to`, in one commit, and
-// checks that `to` then holds as many of each with the same last seqs: how a SQLite deployment
-// moves to PostgreSQL (`suanli store migrate`). FAILED_PRECONDITION when `to` is not empty.
+// Copies every document, transition, ledger entry, event and audit entry of `from` into `to`, in
+// one commit, and checks that `to` then holds as many of each with the same last seqs: how a SQLite
+// deployment moves to PostgreSQL (`suanli store migrate`). FAILED_PRECONDITION when `to` is not
+// empty.
 core::Result<CopyCounts> CopyStore(Store& from, Store& to);
 
 }  // namespace suanli::store

@@ -331,6 +331,163 @@ TEST_P(StoreTest, HistoryFiltersByUserPodAndTime) {
   EXPECT_TRUE(ledger(query).empty());
 }
 
+core::Event MakeEvent(int64_t seq, std::string kind, std::string object, std::string user,
+                      int64_t at_s) {
+  return core::Event{seq,
+                     testing::At(at_s),
+                     std::move(kind),
+                     std::move(object),
+                     std::move(user),
+                     "event " + std::to_string(seq) + " \"quoted\"",
+                     R"({"n":)" + std::to_string(seq) + "}"};
+}
+
+std::vector<int64_t> Seqs(const std::vector<core::Event>& events) {
+  std::vector<int64_t> seqs;
+  for (const core::Event& event : events) seqs.push_back(event.seq);
+  return seqs;
+}
+
+TEST_P(StoreTest, EventsArePagedFilteredAndReadBackAsWritten) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch batch;
+  batch.events = {MakeEvent(1, "pod.state", "pod-a", "alice", 0),
+                  MakeEvent(2, "pod.state", "pod-b", "bob", 10),
+                  MakeEvent(3, "node.unreachable", "node-1", "", 20),
+                  MakeEvent(4, "pod.idle_warning", "pod-a", "alice", 30),
+                  MakeEvent(5, "pod.state", "pod-a", "alice", 40)};
+  ASSERT_TRUE(CommitOne(*store, batch).ok());
+  auto events = [&](EventQuery query) {
+    core::Result<std::vector<core::Event>> found = store->Events(query);
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    return found.ok() ? Seqs(*found) : std::vector<int64_t>{-1};
+  };
+  EventQuery query;
+  EXPECT_EQ(events(query), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  query.limit = 2;
+  EXPECT_EQ(events(query), (std::vector<int64_t>{1, 2}));
+  query.after = 2;
+  EXPECT_EQ(events(query), (std::vector<int64_t>{3, 4}));
+  query.after = 0;
+  query.newest = true;  // the last two, still oldest first
+  EXPECT_EQ(events(query), (std::vector<int64_t>{4, 5}));
+  query = {};
+  query.user_id = "alice";
+  EXPECT_EQ(events(query), (std::vector<int64_t>{1, 4, 5}));
+  query.kind = "pod.state";
+  EXPECT_EQ(events(query), (std::vector<int64_t>{1, 5}));
+  query = {};
+  query.object_id = "pod-a";
+  query.since = testing::At(30);
+  EXPECT_EQ(events(query), (std::vector<int64_t>{4, 5}));
+  query = {};
+  query.user_id = "nobody";
+  EXPECT_TRUE(events(query).empty());
+
+  core::Result<std::vector<core::Event>> all = store->Events({});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 5u);
+  for (size_t i = 0; i < all->size(); ++i) {
+    const core::Event& got = (*all)[i];
+    const core::Event& want = batch.events[i];
+    EXPECT_EQ(got.at, want.at);
+    EXPECT_EQ(got.kind, want.kind);
+    EXPECT_EQ(got.object_id, want.object_id);
+    EXPECT_EQ(got.user_id, want.user_id);
+    EXPECT_EQ(got.message, want.message);
+    EXPECT_EQ(got.detail, want.detail);
+  }
+  core::Result<Snapshot> snapshot = store->Load();
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot->last_event_seq, 5);
+}
+
+TEST_P(StoreTest, AReusedEventSeqAppliesNothing) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch first;
+  first.events = {MakeEvent(1, "pod.state", "pod-a", "alice", 0)};
+  ASSERT_TRUE(CommitOne(*store, first).ok());
+  Batch again;
+  again.puts = {{Collection::kUsers, "alice", "{}"}};
+  again.events = {MakeEvent(1, "pod.state", "pod-b", "alice", 5)};
+  const Status status = CommitOne(*store, again);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("event seq 1"), std::string::npos) << status.message();
+  EXPECT_TRUE(Documents(*store).empty());
+}
+
+TEST_P(StoreTest, ExpiryDeletesOldEventsAndAuditButKeepsTheLastSeq) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch batch;
+  for (int64_t seq = 1; seq <= 4; ++seq) {
+    batch.events.push_back(MakeEvent(seq, "pod.state", "pod-a", "alice", seq * 100));
+    batch.audit.push_back(core::AuditEntry{seq, testing::At(seq * 100), "alice", "tok_1",
+                                           "POST /v1/pods", "pod-a", 201, ""});
+  }
+  ASSERT_TRUE(CommitOne(*store, batch).ok());
+  Batch expire;
+  expire.expire_events_before = testing::At(250);
+  ASSERT_TRUE(CommitOne(*store, expire).ok());
+  EXPECT_EQ(Seqs(*store->Events({})), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(store->Audit({})->size(), 4u);  // only what was asked
+  // Everything old: the newest row stays, so the next server start goes on from seq 4.
+  Batch all;
+  all.expire_events_before = testing::At(10'000);
+  all.expire_audit_before = testing::At(10'000);
+  ASSERT_TRUE(CommitOne(*store, all).ok());
+  EXPECT_EQ(Seqs(*store->Events({})), (std::vector<int64_t>{4}));
+  ASSERT_EQ(store->Audit({})->size(), 1u);
+  store.reset();
+  store = Open();
+  ASSERT_NE(store, nullptr);
+  core::Result<Snapshot> snapshot = store->Load();
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot->last_event_seq, 4);
+  EXPECT_EQ(snapshot->last_audit_seq, 4);
+}
+
+TEST_P(StoreTest, AuditEntriesRoundTripAndFilterByUser) {
+  std::unique_ptr<Store> store = Open();
+  ASSERT_NE(store, nullptr);
+  Batch batch;
+  batch.audit = {
+      core::AuditEntry{1, testing::At(0), "alice", "tok_a", "POST /v1/pods", "pod-a", 201, ""},
+      core::AuditEntry{2, testing::At(5), "", "", "POST /v1/pods/{id}/stop", "pod-a", 401,
+                       "UNAUTHENTICATED"},
+      core::AuditEntry{3, testing::At(9), "bob", "tok_b", "DELETE /v1/pods/{id}", "pod-b", 404,
+                       "NOT_FOUND"}};
+  ASSERT_TRUE(CommitOne(*store, batch).ok());
+  core::Result<std::vector<core::AuditEntry>> all = store->Audit({});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  const core::AuditEntry& got = (*all)[2];
+  EXPECT_EQ(got.seq, 3);
+  EXPECT_EQ(got.at, testing::At(9));
+  EXPECT_EQ(got.user_id, "bob");
+  EXPECT_EQ(got.token_id, "tok_b");
+  EXPECT_EQ(got.action, "DELETE /v1/pods/{id}");
+  EXPECT_EQ(got.object_id, "pod-b");
+  EXPECT_EQ(got.status, 404);
+  EXPECT_EQ(got.error_code, "NOT_FOUND");
+  AuditQuery query;
+  query.user_id = "alice";
+  core::Result<std::vector<core::AuditEntry>> alice = store->Audit(query);
+  ASSERT_TRUE(alice.ok());
+  ASSERT_EQ(alice->size(), 1u);
+  EXPECT_EQ((*alice)[0].token_id, "tok_a");
+  query = {};
+  query.since = testing::At(5);
+  query.limit = 1;
+  query.newest = true;
+  alice = store->Audit(query);
+  ASSERT_TRUE(alice.ok());
+  ASSERT_EQ(alice->size(), 1u);
+  EXPECT_EQ((*alice)[0].seq, 3);
+}
+
 TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
   std::unique_ptr<Store> first = Open();
   ASSERT_NE(first, nullptr);
@@ -351,7 +508,7 @@ TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   TempDir dir;
   ASSERT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "3");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 99"), "");
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("suanli.db"));
   ASSERT_FALSE(store.ok());
@@ -371,9 +528,12 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   // As a suanli from before serverless endpoints left it.
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE endpoints"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE jobs"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE events"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE audit"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE webhooks"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "3");
   Batch batch;
   batch.puts = {{Collection::kEndpoints, "ep_1", R"({"name":"echo"})"},
                 {Collection::kJobs, "job_1", R"({"status":"IN_QUEUE"})"}};
@@ -381,6 +541,9 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   core::Result<Snapshot> snapshot = store->Load();
   ASSERT_TRUE(snapshot.ok());
   EXPECT_EQ(snapshot->documents.size(), 3u);  // alice kept; the endpoint and the job
+  Batch events;
+  events.events = {MakeEvent(1, "pod.state", "pod-a", "alice", 0)};
+  EXPECT_TRUE(store->Commit(std::span<const Batch>(&events, 1)).ok());  // and step 3's tables
 }
 
 TEST(SqliteStoreTest, UsesWriteAheadLogging) {
@@ -493,6 +656,10 @@ TEST(CopyStoreTest, MovesSqliteToPostgresAndBackWithNothingLost) {
     batch.transitions.push_back(MakeTransition(seq, "pod-a", "alice", seq));
     batch.ledger.push_back(MakeCharge(seq, "alice", "pod-a", seq * 60, seq * 60 + 60));
   }
+  batch.events = {MakeEvent(1, "pod.state", "pod-a", "alice", 0),
+                  MakeEvent(2, "node.unreachable", "node-1", "", 5)};
+  batch.audit = {
+      core::AuditEntry{1, testing::At(0), "alice", "tok_a", "POST /v1/pods", "pod-a", 201, ""}};
   ASSERT_TRUE(CommitOne(*sqlite, batch).ok());
 
   core::Result<std::unique_ptr<Store>> postgres = OpenPostgresStore(database.url());
@@ -502,6 +669,9 @@ TEST(CopyStoreTest, MovesSqliteToPostgresAndBackWithNothingLost) {
   EXPECT_EQ(copied->documents, 3u);
   EXPECT_EQ(copied->transitions, 50u);
   EXPECT_EQ(copied->ledger_entries, 50u);
+  EXPECT_EQ(copied->events, 2u);
+  EXPECT_EQ(copied->audit_entries, 1u);
+  EXPECT_EQ((*postgres)->Events({})->at(1).detail, R"({"n":2})");
   EXPECT_EQ(Documents(**postgres), Documents(*sqlite));
   const std::vector<core::LedgerEntry> ledger = *(*postgres)->Ledger({});
   ASSERT_EQ(ledger.size(), 50u);

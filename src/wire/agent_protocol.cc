@@ -79,6 +79,16 @@ std::string EncodeNodeReport(const NodeReport& report) {
     }
     body["gpu_health"] = std::move(readings);
   }
+  if (!report.pod_activity.empty()) {
+    json::array pods;
+    for (const PodActivity& pod : report.pod_activity) {
+      pods.emplace_back(json::object{{"pod_id", pod.pod_id},
+                                     {"cpu_percent", pod.cpu_percent},
+                                     {"ssh_sessions", pod.ssh_sessions},
+                                     {"ssh_known", pod.ssh_known}});
+    }
+    body["pod_activity"] = std::move(pods);
+  }
   if (!report.name.empty()) body["name"] = report.name;
   if (!report.address.empty()) body["address"] = report.address;
   if (!report.labels.empty()) {
@@ -129,6 +139,14 @@ Result<NodeReport> DecodeNodeReport(std::string_view text, NodeReportFor purpose
     reading.Int("last_xid", &gpu.last_xid, {0, 1'000'000});
     reading.String("problem", &gpu.problem, {.max_length = kMaxProblemLength});
     report.gpu_health.push_back(std::move(gpu));
+  });
+  fields.Objects("pod_activity", kMaxDesiredPods, [&report](JsonFields& reading) {
+    PodActivity pod;
+    reading.String("pod_id", &pod.pod_id, {.required = true, .max_length = 64});
+    reading.Number("cpu_percent", &pod.cpu_percent, {0, 1e6});
+    reading.Int("ssh_sessions", &pod.ssh_sessions, {0, 1'000'000});
+    reading.Bool("ssh_known", &pod.ssh_known);
+    report.pod_activity.push_back(std::move(pod));
   });
   return Finished(fields, std::move(report));
 }
@@ -314,6 +332,8 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
     view.Int64("restarts", &pod.restarts, {0, INT64_MAX});
     view.String("node_id", &pod.node_id, {.max_length = 64});
     view.String("jupyter_token", &pod.jupyter_token, {.max_length = kMaxTokenLength});
+    view.String("pre_stop_command", &pod.pre_stop_command, {.max_length = 4096});
+    view.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
     view.StringList("ssh_keys", &entry.ssh_keys, 256);
     if (!view.ok()) return;
     for (const std::string& port_text : ports) {

@@ -45,6 +45,17 @@ inline constexpr size_t kMaxDesiredPods = 4096;
 inline constexpr size_t kMaxReportedLogBytes = 64 * 1024;
 
 // What an agent says about its host, at registration and in each heartbeat.
+// What a node sees of a running pod's use, for the idle rule (billing/auto_stop.h). GPU use comes
+// from gpu_health by the pod's GPU indices.
+struct PodActivity {
+  std::string pod_id;
+  double cpu_percent = 0;  // of one CPU, since the agent's previous sample
+  int ssh_sessions = 0;    // established TCP connections to the host port of its 22/tcp
+  bool ssh_known = true;   // false: the pod publishes no SSH port, or /proc/net/tcp is unreadable
+
+  friend bool operator==(const PodActivity&, const PodActivity&) = default;
+};
+
 struct NodeReport {
   std::string name;  // at registration only
   std::vector<core::GpuDevice> gpus;
@@ -55,6 +66,7 @@ struct NodeReport {
   std::map<std::string, std::string> labels;
   std::string address;  // the agent's --public-address; "" lets the server use the peer's
   std::vector<core::GpuHealth> gpu_health;  // NVML's readings (real GPUs only)
+  std::vector<PodActivity> pod_activity;    // heartbeats only: its running pods' use
 
   friend bool operator==(const NodeReport&, const NodeReport&) = default;
 };

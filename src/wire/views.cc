@@ -1,5 +1,6 @@
 #include "wire/views.h"
 
+#include <boost/json/parse.hpp>
 #include <charconv>
 
 #include "billing/spend.h"
@@ -206,6 +207,28 @@ json::object TransitionView(const core::Transition& transition) {
           {"reason", transition.reason}};
 }
 
+json::object EventView(const core::Event& event) {
+  // The detail is JSON the control plane wrote; should a row hold anything else, it is shown as
+  // its text rather than failing the whole list.
+  boost::system::error_code error;
+  json::value detail = json::parse(event.detail, error);
+  if (error || !detail.is_object()) detail = json::string(event.detail);
+  return {{"id", event.seq},
+          {"time", FormatTime(event.at)},
+          {"kind", event.kind},
+          {"object_id", event.object_id},
+          {"user_id", event.user_id},
+          {"message", event.message},
+          {"detail", std::move(detail)}};
+}
+
+json::object AuditEntryView(const core::AuditEntry& entry) {
+  return {{"id", entry.seq},          {"time", FormatTime(entry.at)},
+          {"user_id", entry.user_id}, {"token_id", entry.token_id},
+          {"action", entry.action},   {"object_id", entry.object_id},
+          {"status", entry.status},   {"error_code", entry.error_code}};
+}
+
 json::object LedgerEntryView(const core::LedgerEntry& entry) {
   return {{"seq", entry.seq},
           {"user_id", entry.user_id},
@@ -252,6 +275,9 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
       {"volume_gb", pod.volume_gb},
       {"volume_mount_path", pod.volume_mount_path},
       {"interruptible", pod.interruptible},
+      {"stop_after_s", pod.stop_after_s},
+      {"idle_stop_after_s", pod.idle_stop_after_s},
+      {"pre_stop_command", pod.pre_stop_command},
       {"priority", pod.priority},
       {"node_selector", ToObject(pod.node_selector)},
       {"sequence", pod.sequence},
@@ -288,11 +314,27 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
 json::object PodListViewWithoutTime(const core::Pod& pod) {
   json::object full = PodViewWithoutTime(pod);
   json::object compact;
-  for (std::string_view key :
-       {"id", "owner_id", "name", "template_id", "image", "gpu_type", "gpu_count", "gpu_milli",
-        "interruptible", "desired_state", "state", "state_reason", "state_since", "ready",
-        "node_id", "gpu_price_per_hour_micros", "storage_price_per_hour_micros", "created_at",
-        "actions"}) {
+  for (std::string_view key : {"id",
+                               "owner_id",
+                               "name",
+                               "template_id",
+                               "image",
+                               "gpu_type",
+                               "gpu_count",
+                               "gpu_milli",
+                               "interruptible",
+                               "stop_after_s",
+                               "idle_stop_after_s",
+                               "desired_state",
+                               "state",
+                               "state_reason",
+                               "state_since",
+                               "ready",
+                               "node_id",
+                               "gpu_price_per_hour_micros",
+                               "storage_price_per_hour_micros",
+                               "created_at",
+                               "actions"}) {
     compact[key] = std::move(full[key]);
   }
   return compact;

@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/domain.h"
+#include "core/event.h"
 #include "core/ledger_types.h"
 #include "core/status.h"
 
@@ -40,6 +41,10 @@ boost::json::object GpuHealthView(const core::GpuHealth& health);
 boost::json::object NodeView(const core::Node& node);  // without its credential's hash
 boost::json::object TransitionView(const core::Transition& transition);
 boost::json::object LedgerEntryView(const core::LedgerEntry& entry);
+// {"id", "time", "kind", "object_id", "user_id", "message", "detail": {...}}.
+boost::json::object EventView(const core::Event& event);
+// {"id", "time", "user_id", "token_id", "action", "object_id", "status", "error_code"}.
+boost::json::object AuditEntryView(const core::AuditEntry& entry);
 
 // A pod as the API shows it, without what depends on the viewer or on the time: no secrets, no
 // `cost_micros`, `uptime_s` or `node_address`. With `actions` and the storage prices. What a list

@@ -155,16 +155,19 @@ try {
   await page.fill('#memory', '2');
   const key = sshPublicKey('tester@console');
   await page.fill('#ssh-key', key);
+  await page.fill('#idle-stop-after', '1d');  // never reached here; shown on the pod's page
   await shot('deploy');
   await page.click('form button[type=submit]');
   await page.waitForURL(/#\/pods\/pod_/);
   const podId = page.url().split('/').pop();
   const created = await apiGet('/v1/pods/' + podId, token);
   check(created.vcpu === 1 && created.memory_gb === 2, `the pod has the vCPU and RAM asked for (${created.vcpu}, ${created.memory_gb} GB)`);
+  check(created.idle_stop_after_s === 86400, `the pod has the idle stop asked for (${created.idle_stop_after_s})`);
   const keys = (await apiGet('/v1/ssh-keys', token)).ssh_keys;
   check(keys.some((k) => k.public_key === key && k.name === 'tester@console'), 'the SSH key is kept for the pods');
   await page.waitForSelector('text=running, ready', {timeout: 120000});
   check(true, `pod ${podId} is running and ready`);
+  check(await page.isVisible('dd:has-text("when idle for 1d00h")'), "the pod's page shows its auto-stop");
 
   // Reach it: its HTTP port through the proxy by the pod's link, and its logs.
   const link = await page.getAttribute('a:has-text("HTTP port 8080")', 'href');
@@ -239,6 +242,16 @@ try {
   await page.click('form.inline button:has-text("Set cap")');
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
   check(!(await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros, 'an empty cap removes it');
+
+  // Events: the pod's stop, with its reason, newest first; filtered by kind.
+  await page.click('nav a[href="#/events"]');
+  await page.waitForSelector(`table.events >> text=${podId}`);
+  check(await page.isVisible('table.events >> text=running -> stopped: stopped by its owner'),
+        "the events list says the pod was stopped by its owner");
+  await shot('events');
+  await page.selectOption('#event-kind', 'pod.idle_stop');
+  await page.waitForSelector('text=No pod.idle_stop events');
+  check(true, 'a kind with no events shows none');
 
   // Serverless endpoints: created from the form (the demo worker), listed with its job API, deleted.
   await page.click('nav a[href="#/endpoints"]');

@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 #include <memory>
 
+#include "server/audit.h"
 #include "server/secrets.h"
 
 namespace suanli::server {
@@ -17,6 +18,7 @@ Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::C
       clock(clock_in),
       zoo(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
       metrics(routes.size()),
+      route_table(routes.begin(), routes.end()),
       relay(
           clock_in, [&entropy] { return "rly_" + HexEncode(entropy.Bytes(12)); }, relay_options) {
   for (const RouteInfo& route : routes) {
@@ -33,7 +35,15 @@ Call::Call(Services& services, net::HttpRequest&& request_in, net::Responder res
       respond_(std::move(respond)),
       started_(core::MonotonicNow()) {}
 
+uint64_t Call::Audit(int status, std::string_view body) {
+  if (audited_ || route == kNoRoute || !IsAudited(services_->route_table[route])) return 0;
+  audited_ = true;
+  return plane().RecordAudit(
+      AuditEntryFor(services_->route_table[route], principal, params, status, body));
+}
+
 void Call::Respond(net::HttpResponse response) {
+  Audit(response.status, response.body);
   // Requests no route matched count in the series after the last route's.
   services_->metrics.Record(route == kNoRoute ? services_->metric_labels.size() : route,
                             response.status, core::MonotonicNow() - started_);
@@ -57,6 +67,7 @@ void Call::Respond(core::Result<Written<std::string>> json_text, int status) {
 void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int status) {
   // Answer once everything the answer reflects is durable: a client never sees a write that a
   // crash could still take back. Serialized before waiting, so the writer thread does not.
+  sequence = std::max(sequence, Audit(status, json_body));
   auto shared = std::make_shared<Call>(std::move(*this));
   auto response = std::make_shared<net::HttpResponse>();
   response->status = status;

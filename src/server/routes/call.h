@@ -51,6 +51,7 @@ struct Services {
   RequestMetrics metrics;  // one series per route, then one for requests no route matched
   // `method="GET",route="/v1/pods"` per route, in the table's order.
   std::vector<std::string> metric_labels;
+  std::vector<RouteInfo> route_table;  // for the audit log
   PodList pod_list;
   // Posts http-mode endpoints' jobs through the relay; made once the relay is, stopped first and
   // destroyed after it (the relay's last answers reach it).
@@ -106,10 +107,14 @@ class Call {
  private:
   // The durability wait: every durable Respond ends here.
   void RespondWhenDurable(std::string json_body, uint64_t sequence, int status);
+  // Records the call in the audit log when its route is audited (server/audit.h), once; returns
+  // the store sequence that makes the entry durable (0: nothing recorded).
+  uint64_t Audit(int status, std::string_view body);
 
   Services* services_;  // never null
   net::Responder respond_;
   core::MonotonicTime started_;
+  bool audited_ = false;
 };
 
 // A successful GET's answer gets an ETag (a hash of its body); when the request's If-None-Match

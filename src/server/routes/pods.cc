@@ -69,6 +69,9 @@ void CreatePod(Call& call) {
   fields.String("volume_mount_path", &mount, {.max_length = 256});
   if (!mount.empty()) spec.volume_mount_path = mount;
   fields.Bool("interruptible", &spec.interruptible);
+  ReadDuration(fields, "stop_after", &spec.stop_after_s);
+  ReadDuration(fields, "idle_stop_after", &spec.idle_stop_after_s);
+  fields.String("pre_stop_command", &spec.pre_stop_command, {.max_length = 4096});
   fields.Bool("queue", &spec.queue);
   fields.StringMap("node_selector", &spec.node_selector, 32);
   spec.workload = ReadWorkload(fields, call.zoo());

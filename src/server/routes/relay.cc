@@ -144,6 +144,7 @@ void ProxyToPod(Call& call) {
         "pod " + pod.id + " is " + std::string(core::PodStateName(pod.state)) +
         "; only a running pod's ports can be reached"));
   }
+  call.plane().NoteProxyTraffic(pod.id);  // a sign of use, for the idle rule
   RelayRequest request;
   request.kind = RelayRequest::Kind::kHttp;
   request.pod_id = pod.id;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "advisor/hf_config.h"
+#include "billing/auto_stop.h"
 #include "wire/views.h"
 
 namespace suanli::server {
@@ -21,6 +22,22 @@ std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t 
     return std::nullopt;
   }
   return value;
+}
+
+void ReadDuration(JsonFields& fields, std::string_view key, int64_t* seconds) {
+  const boost::json::value* value = fields.Raw(key);
+  if (value == nullptr || value->is_null()) return;
+  core::Result<int64_t> parsed = core::InvalidArgumentError("");
+  if (value->is_int64()) {
+    parsed = billing::ParseDurationSeconds(std::to_string(value->as_int64()), key);
+  } else if (value->is_string()) {
+    parsed = billing::ParseDurationSeconds(value->as_string(), key);
+  } else {
+    return fields.Fail(std::string(key) +
+                       ": must be seconds (3600) or a duration such as \"2h\" or \"30m\"");
+  }
+  if (!parsed.ok()) return fields.Fail(parsed.status().message());
+  *seconds = *parsed;
 }
 
 void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli) {

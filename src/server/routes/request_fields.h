@@ -32,6 +32,10 @@ std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present);
 // device, gpu_count 1 with gpu_milli 500). Unchanged when absent.
 void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli);
 
+// A duration: whole seconds (3600) or text with units ("2h", "30m", "1h30m"), at least 1 s and at
+// most 366 days (billing::ParseDurationSeconds). Unchanged when absent.
+void ReadDuration(JsonFields& fields, std::string_view key, int64_t* seconds);
+
 // "workload": a model from `zoo` or a Hugging Face config.json, and a task; completed and
 // validated. nullopt when absent or wrong (then `fields` says why).
 std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo);

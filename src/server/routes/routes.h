@@ -40,5 +40,8 @@ std::span<const Route> AgentRoutes();          // agent.cc: the node agent's pro
 std::span<const Route> AgentRelayRoutes();     // relay.cc: the agent's side of the relay
 std::span<const Route> EndpointRoutes();       // endpoints.cc: serverless endpoints
 std::span<const Route> ServerlessJobRoutes();  // serverless_jobs.cc: /v2, RunPod's job API
+std::span<const Route> EventRoutes();          // events.cc: the event stream, the audit log
+std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
+std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
 
 }  // namespace suanli::server

@@ -1,0 +1,54 @@
+#include "server/audit.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+namespace suanli::server {
+
+namespace json = boost::json;
+
+bool IsAudited(const RouteInfo& route) {
+  if (route.method == "GET" || route.method == "HEAD") return false;
+  if (route.pattern == "/v1/advise") return false;  // a POST for its body: it changes nothing
+  return route.access == Access::kUser || route.access == Access::kAdmin ||
+         route.access == Access::kJoin;
+}
+
+namespace {
+
+// body[outer][key] (or body[key] with no outer) when it is a string; "" otherwise, also for a
+// body that is not JSON.
+std::string StringIn(std::string_view body, std::string_view outer, std::string_view key) {
+  boost::system::error_code error;
+  const json::value value = json::parse(body, error);
+  if (error || !value.is_object()) return "";
+  const json::object* object = &value.as_object();
+  if (!outer.empty()) {
+    const json::value* inner = object->if_contains(outer);
+    if (inner == nullptr || !inner->is_object()) return "";
+    object = &inner->as_object();
+  }
+  const json::value* found = object->if_contains(key);
+  return found != nullptr && found->is_string() ? std::string(found->as_string()) : "";
+}
+
+}  // namespace
+
+core::AuditEntry AuditEntryFor(const RouteInfo& route, const Principal& caller,
+                               const std::vector<std::string>& params, int status,
+                               std::string_view body) {
+  core::AuditEntry entry;
+  entry.user_id = caller.user_id;
+  entry.token_id = caller.token_id;
+  entry.action = std::string(route.method) + " " + std::string(route.pattern);
+  entry.status = status;
+  if (!params.empty()) {
+    entry.object_id = params.front();
+  } else if (status == 201) {
+    entry.object_id = StringIn(body, "", "id");
+  }
+  if (status >= 400) entry.error_code = StringIn(body, "error", "code");
+  return entry;
+}
+
+}  // namespace suanli::server

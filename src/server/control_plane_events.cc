@@ -1,0 +1,201 @@
+// The control plane's event stream and audit log: reading them, the events that are not a pod's
+// state change (those come with every transition: Change::Append), a low balance, retention.
+#include <chrono>
+
+#include "billing/meter.h"
+#include "server/control_plane.h"
+#include "server/control_plane_internal.h"
+#include "server/events.h"
+#include "server/secrets.h"
+#include "server/webhooks.h"
+
+namespace suanli::server {
+
+namespace {
+
+// How often old events and audit entries are deleted.
+constexpr core::Duration kExpiryEvery = std::chrono::hours(1);
+constexpr size_t kMaxWebhooksPerUser = 10;
+constexpr size_t kWebhookLogLength = 20;
+constexpr size_t kMaxWebhookKinds = 32;
+
+}  // namespace
+
+void ControlPlane::LoadEvents(const store::Snapshot& snapshot,
+                              std::vector<core::EventWebhook> webhooks) {
+  for (core::EventWebhook& hook : webhooks) webhooks_by_id_[hook.id] = std::move(hook);
+  last_transition_seq_ = snapshot.last_transition_seq;
+  last_ledger_seq_ = snapshot.last_ledger_seq;
+  last_event_seq_ = snapshot.last_event_seq;
+  last_audit_seq_ = snapshot.last_audit_seq;
+  started_at_ = Now();
+}
+
+void ControlPlane::NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,
+                             const std::string& reason) {
+  Notify(change, users_.at(pod.owner_id), "pod " + pod.id + " " + reason);
+  change.Emit(PodEvent(pod, kind, reason));
+}
+
+void ControlPlane::MarkUnreachable(Change& change, core::Node& node) {
+  node.state = core::NodeState::kUnreachable;
+  change.Dirty(Collection::kNodes, node.id);
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(options_.unreachable_after).count();
+  change.Emit(NodeEvent(node, "node.unreachable",
+                        "is unreachable: no heartbeat for " + std::to_string(seconds) +
+                            " s; its pods keep running and billing until their agent reports"));
+}
+
+Result<std::vector<core::Event>> ControlPlane::Events(const Principal& caller,
+                                                      store::EventQuery query) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (!caller.is_admin()) query.user_id = caller.user_id;
+  return store_.Events(query);
+}
+
+uint64_t ControlPlane::RecordAudit(core::AuditEntry entry) {
+  Locked locked(*this);
+  Change change(*this);
+  if (entry.at == core::TimePoint()) entry.at = Now();
+  change.Append(std::move(entry));
+  return change.Commit();
+}
+
+Result<std::vector<core::AuditEntry>> ControlPlane::AuditLog(const Principal& caller,
+                                                             const store::AuditQuery& query) const {
+  SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
+  return store_.Audit(query);
+}
+
+uint64_t ControlPlane::TickEvents() {
+  Locked locked(*this);
+  const core::TimePoint now = Now();
+  Change change(*this);
+  // A low balance, told once until it lasts again (credits, or fewer pods).
+  std::set<std::string> low;
+  for (const auto& [user_id, pod_ids] : spend_.billable_by_owner()) {
+    const core::User& user = users_.at(user_id);
+    const Money rate = spend_.Rate(user_id);
+    const Money balance = LiveBalance(user, now);
+    const core::Duration runway = billing::Runway(balance, rate);
+    if (balance.micros() <= 0 || runway >= options_.low_balance_runway) continue;
+    low.insert(user_id);
+    if (low_balance_warned_.contains(user_id)) continue;
+    const int64_t runway_s = std::chrono::duration_cast<std::chrono::seconds>(runway).count();
+    core::Event event = LowBalanceEvent(user, balance, rate, runway_s);
+    Notify(change, users_.at(user_id), event.message);
+    change.Emit(std::move(event));
+  }
+  low_balance_warned_ = std::move(low);
+  AutoStop(change, now);
+  if (!last_expiry_ || now - *last_expiry_ >= kExpiryEvery) {
+    last_expiry_ = now;
+    change.Expire(now - options_.event_retention, now - options_.audit_retention);
+  }
+  return change.Commit();
+}
+
+// --- Event webhooks ------------------------------------------------------------------------------
+
+Result<Written<EventWebhookInfo>> ControlPlane::CreateEventWebhook(const Principal& caller,
+                                                                   std::string url,
+                                                                   std::vector<std::string> kinds) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (Status valid = CheckWebhookUrl(url); !valid.ok()) return valid.WithContext("url");
+  if (kinds.size() > kMaxWebhookKinds) {
+    return core::InvalidArgumentError("kinds: at most " + std::to_string(kMaxWebhookKinds));
+  }
+  for (const std::string& kind : kinds) {
+    if (kind.empty() || kind.size() > 64) {
+      return core::InvalidArgumentError("kinds: '" + kind +
+                                        "' is not an event kind (pod.state, pod.idle_stop, ...)");
+    }
+  }
+  Locked locked(*this);
+  const size_t owned =
+      std::count_if(webhooks_by_id_.begin(), webhooks_by_id_.end(),
+                    [&](const auto& entry) { return entry.second.owner_id == caller.user_id; });
+  if (owned >= kMaxWebhooksPerUser) {
+    return core::ResourceExhaustedError("you have " + std::to_string(owned) +
+                                        " webhooks, the most allowed; delete one first");
+  }
+  core::EventWebhook hook;
+  hook.id = NewId("whk");
+  hook.owner_id = caller.user_id;
+  hook.url = std::move(url);
+  hook.secret = HexEncode(entropy_.Bytes(32));
+  hook.kinds = std::move(kinds);
+  hook.delivered_seq = last_event_seq_;  // from now on
+  hook.created_at = Now();
+  webhooks_by_id_[hook.id] = hook;
+  Change change(*this);
+  change.Dirty(Collection::kWebhooks, hook.id);
+  return Written<EventWebhookInfo>{{std::move(hook), {}}, change.Commit()};
+}
+
+Result<Written<std::vector<EventWebhookInfo>>> ControlPlane::ListEventWebhooks(
+    const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  core::MutexLock lock(mutex_);
+  std::vector<EventWebhookInfo> out;
+  for (const auto& [id, hook] : webhooks_by_id_) {
+    if (hook.owner_id != caller.user_id && !caller.is_admin()) continue;
+    const auto log = webhook_log_.find(id);
+    out.push_back({hook, log == webhook_log_.end() ? std::vector<WebhookAttempt>() : log->second});
+  }
+  return Written<std::vector<EventWebhookInfo>>{std::move(out), queue_.submitted()};
+}
+
+Result<Written<EventWebhookInfo>> ControlPlane::DeleteEventWebhook(const Principal& caller,
+                                                                   std::string_view id) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  const auto it = webhooks_by_id_.find(std::string(id));
+  if (it == webhooks_by_id_.end() ||
+      (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+    return core::NotFoundError("you have no webhook " + std::string(id) + " (suanli webhooks)");
+  }
+  EventWebhookInfo gone{std::move(it->second), {}};
+  webhooks_by_id_.erase(it);
+  webhook_log_.erase(gone.hook.id);
+  Change change(*this);
+  change.Dirty(Collection::kWebhooks, gone.hook.id);
+  return Written<EventWebhookInfo>{std::move(gone), change.Commit()};
+}
+
+std::vector<core::EventWebhook> ControlPlane::EventWebhooks() const {
+  core::MutexLock lock(mutex_);
+  std::vector<core::EventWebhook> out;
+  for (const auto& entry : webhooks_by_id_) out.push_back(entry.second);
+  return out;
+}
+
+Result<std::vector<core::Event>> ControlPlane::EventsOwed(const core::EventWebhook& hook,
+                                                          size_t limit) const {
+  store::EventQuery query;
+  query.user_id = hook.owner_id;
+  query.after = hook.delivered_seq;
+  query.limit = limit;
+  return store_.Events(query);
+}
+
+void ControlPlane::NoteWebhookAttempt(std::string_view id, WebhookAttempt attempt) {
+  core::MutexLock lock(mutex_);
+  if (!webhooks_by_id_.contains(std::string(id))) return;
+  std::vector<WebhookAttempt>& log = webhook_log_[std::string(id)];
+  log.push_back(std::move(attempt));
+  if (log.size() > kWebhookLogLength) log.erase(log.begin());
+}
+
+uint64_t ControlPlane::WebhookDelivered(std::string_view id, int64_t through_seq) {
+  Locked locked(*this);
+  const auto it = webhooks_by_id_.find(std::string(id));
+  if (it == webhooks_by_id_.end() || through_seq <= it->second.delivered_seq) return 0;
+  it->second.delivered_seq = through_seq;
+  Change change(*this);
+  change.Dirty(Collection::kWebhooks, it->first);
+  return change.Commit();
+}
+
+}  // namespace suanli::server

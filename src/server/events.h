@@ -1,0 +1,30 @@
+// The event stream's entries as the control plane writes them: one builder per kind, so that each
+// kind's message and detail are spelled once. The kinds, their objects and who sees them are
+// listed in docs/api.md ("Events"); the control plane assigns the seq and the time.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/domain.h"
+#include "core/event.h"
+#include "core/ledger_types.h"
+#include "core/money.h"
+
+namespace suanli::server {
+
+// "pod.state": a pod changed its state, with the reason (every transition makes one).
+core::Event PodStateEvent(const core::Transition& transition);
+
+// An event about `pod` for its owner: `kind` ("pod.preempted", "pod.balance_stop", ...) and the
+// reason as the owner's notice says it.
+core::Event PodEvent(const core::Pod& pod, std::string_view kind, std::string message);
+
+// "balance.low": `user`'s balance runs out in less than `runway` at `rate` per hour.
+core::Event LowBalanceEvent(const core::User& user, core::Money balance, core::Money rate,
+                            int64_t runway_s);
+
+// "node.unreachable" and "node.drained" (admins only: no owner).
+core::Event NodeEvent(const core::Node& node, std::string_view kind, std::string message);
+
+}  // namespace suanli::server
