@@ -673,6 +673,10 @@ std::string UserDetail(const boost::json::value& user) {
   detail.Add("Spend cap", JsonInteger(user, "spend_cap_per_hour_micros") > 0
                               ? MoneyText(user, "spend_cap_per_hour_micros") + "/h"
                               : "none");
+  if (JsonInteger(user, "monthly_budget_micros") > 0) {
+    detail.Add("Monthly budget", MoneyText(user, "monthly_budget_micros") + ", then " +
+                                     JsonText(user, "budget_action"));
+  }
   detail.Add("Created", TimeText(JsonText(user, "created_at")) + " UTC");
   if (JsonField(user, "max_pods") != nullptr) {
     detail.Add("Quota", std::to_string(JsonInteger(user, "max_pods")) + " pods, " +

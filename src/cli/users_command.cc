@@ -21,6 +21,7 @@ struct UsersFlags {
   bool debit = false;
   std::optional<int> max_pods;
   std::optional<int> max_pending;
+  std::string budget_action = "notify";
 };
 
 // Dollars typed by a person, e.g. "12.50", as micro-dollars; the error names the flag.
@@ -99,6 +100,15 @@ core::Status RunSetCap(const UsersFlags& flags, CommandContext& context) {
   return PrintResult(context, flags.json, (*api)->Patch("/v1/users/me", body), UserDetail);
 }
 
+core::Status RunSetBudget(const UsersFlags& flags, CommandContext& context) {
+  core::Result<int64_t> micros = Micros(flags.amount, "DOLLARS");
+  if (!micros.ok()) return micros.status();
+  boost::json::object body{{"monthly_budget_micros", *micros}, {"action", flags.budget_action}};
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  return PrintResult(context, flags.json, (*api)->Put("/v1/users/me/budget", body), UserDetail);
+}
+
 core::Status RunSetQuota(const UsersFlags& flags, CommandContext& context) {
   if (!flags.max_pods && !flags.max_pending) {
     return core::InvalidArgumentError("give --pods N, --pending N or both (0: the default)");
@@ -165,6 +175,17 @@ CommandRun DefineUsersCommand(CLI::App& command) {
                 [flags](CommandContext& context) { return RunSetCap(*flags, context); });
   cap.add_option("dollars_per_hour", flags->amount, "Dollars per hour, e.g. 2.50")->required();
   AddJsonFlag(cap, flags->json);
+  CLI::App& budget = group.Add(
+      "set-budget", "Your monthly budget in dollars (0: none): a warning at 80 %, then --action",
+      [flags](CommandContext& context) { return RunSetBudget(*flags, context); });
+  budget.add_option("dollars", flags->amount, "Dollars per calendar month (UTC), e.g. 200")
+      ->required();
+  budget
+      .add_option("--action", flags->budget_action,
+                  "At 100 %: notify, stop_interruptible or stop_all")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"notify", "stop_interruptible", "stop_all"}));
+  AddJsonFlag(budget, flags->json);
   return group.Build();
 }
 

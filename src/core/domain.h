@@ -21,6 +21,10 @@ namespace suanli::core {
 
 enum class Role { kUser, kAdmin };
 
+// What happens when a user's monthly budget is reached: only an event and a notice, or also a
+// stop of their interruptible pods, or of all their pods (volumes kept).
+enum class BudgetAction { kNotify, kStopInterruptible, kStopAll };
+
 struct User {
   std::string id;  // "usr_..."
   std::string name;
@@ -33,6 +37,13 @@ struct User {
   // user carry the limits in force.
   int max_pods = 0;          // pods not terminated
   int max_pending_pods = 0;  // pods waiting for a GPU
+  // A monthly budget (UTC calendar month; 0: none): a warning at 80 %, and at 100 % the action
+  // its owner chose. The months ("2026-12") in which each was done, so a restart does neither
+  // twice.
+  Money monthly_budget{};
+  BudgetAction budget_action = BudgetAction::kNotify;
+  std::string budget_warned_month{};
+  std::string budget_reached_month{};
 
   friend bool operator==(const User&, const User&) = default;
 };

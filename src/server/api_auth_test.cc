@@ -213,6 +213,8 @@ class ApiAuthTest : public ApiServerTest {
         },
         {}};
     cases["PATCH /v1/users/me"] = {fixed("/v1/users/me", R"({"spend_cap_per_hour_micros":0})"), {}};
+    cases["PUT /v1/users/me/budget"] = {
+        fixed("/v1/users/me/budget", R"({"monthly_budget_micros":0,"action":"stop_all"})"), {}};
     cases["GET /v1/tokens"] = {fixed("/v1/tokens"), {}};
     cases["POST /v1/tokens"] = {fixed("/v1/tokens", R"({"name":"ci"})"), {}};
     cases["DELETE /v1/tokens/{id}"] = {
@@ -634,6 +636,7 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"POST /v1/users/{id}/credits", kAdmin},
       {"PUT /v1/users/{id}/quota", kAdmin},
       {"PATCH /v1/users/me", kUser},
+      {"PUT /v1/users/me/budget", kUser},
       {"GET /v1/tokens", kUser},
       {"POST /v1/tokens", kUser},
       {"DELETE /v1/tokens/{id}", kUser},

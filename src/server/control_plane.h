@@ -319,6 +319,10 @@ class ControlPlane {
   core::Result<Written<core::User>> AddCredits(const Principal& caller, std::string_view user_id,
                                                core::Money amount, std::string note);
   core::Result<Written<core::User>> SetSpendCap(const Principal& caller, core::Money per_hour);
+  // The caller's monthly budget (0: none) and what happens when it is reached
+  // (control_plane_events.cc). INVALID_ARGUMENT for a negative budget.
+  core::Result<Written<core::User>> SetBudget(const Principal& caller, core::Money monthly,
+                                              core::BudgetAction action);
   // Admin: a user's pod quotas. INVALID_ARGUMENT for a negative limit.
   core::Result<Written<core::User>> SetQuota(const Principal& caller, std::string_view user_id,
                                              QuotaChange change);
@@ -596,6 +600,10 @@ class ControlPlane {
   void NoteActivity(const core::Node& node, const std::vector<wire::PodActivity>& samples)
       REQUIRES(mutex_);
   void AutoStop(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  // Budgets (control_plane_events.cc): a charge counted in its user's month, and the 80 % warning
+  // and the 100 % action.
+  void NoteCharge(const core::LedgerEntry& entry) REQUIRES(mutex_);
+  void CheckBudgets(Change& change, core::TimePoint now) REQUIRES(mutex_);
   struct PodUse;
   // The pod's use record, new for a new run. REQUIRES: the pod is running.
   PodUse& UseOf(const core::Pod& pod) REQUIRES(mutex_);
@@ -693,6 +701,8 @@ class ControlPlane {
   };
   std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
   std::map<std::string, core::EventWebhook> webhooks_by_id_ GUARDED_BY(mutex_);
+  // Per user: the month ("2026-12") and what was charged in it (by the charges' end times).
+  std::map<std::string, std::pair<std::string, core::Money>> month_spend_ GUARDED_BY(mutex_);
   std::map<std::string, std::vector<WebhookAttempt>> webhook_log_ GUARDED_BY(mutex_);
   core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;

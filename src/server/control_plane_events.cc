@@ -3,11 +3,13 @@
 #include <chrono>
 
 #include "billing/meter.h"
+#include "billing/spend.h"
 #include "server/control_plane.h"
 #include "server/control_plane_internal.h"
 #include "server/events.h"
 #include "server/secrets.h"
 #include "server/webhooks.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -24,6 +26,16 @@ constexpr size_t kMaxWebhookKinds = 32;
 void ControlPlane::LoadEvents(const store::Snapshot& snapshot,
                               std::vector<core::EventWebhook> webhooks) {
   for (core::EventWebhook& hook : webhooks) webhooks_by_id_[hook.id] = std::move(hook);
+  // This month's charges so far, for the budgets. Read once, at start; then counted as written.
+  if (Result<core::TimePoint> month_start =
+          core::ParseTime(FormatTime(Now()).substr(0, 7) + "-01T00:00:00Z");
+      month_start.ok()) {
+    store::HistoryQuery query;
+    query.from = *month_start;
+    if (Result<std::vector<core::LedgerEntry>> charges = store_.Ledger(query); charges.ok()) {
+      for (const core::LedgerEntry& entry : *charges) NoteCharge(entry);
+    }
+  }
   last_transition_seq_ = snapshot.last_transition_seq;
   last_ledger_seq_ = snapshot.last_ledger_seq;
   last_event_seq_ = snapshot.last_event_seq;
@@ -89,6 +101,7 @@ uint64_t ControlPlane::TickEvents() {
   }
   low_balance_warned_ = std::move(low);
   AutoStop(change, now);
+  CheckBudgets(change, now);
   if (!last_expiry_ || now - *last_expiry_ >= kExpiryEvery) {
     last_expiry_ = now;
     change.Expire(now - options_.event_retention, now - options_.audit_retention);
@@ -196,6 +209,95 @@ uint64_t ControlPlane::WebhookDelivered(std::string_view id, int64_t through_seq
   Change change(*this);
   change.Dirty(Collection::kWebhooks, it->first);
   return change.Commit();
+}
+
+// --- Budgets
+// ---------------------------------------------------------------------------------------
+
+Result<Written<core::User>> ControlPlane::SetBudget(const Principal& caller, Money monthly,
+                                                    core::BudgetAction action) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (monthly.micros() < 0) {
+    return core::InvalidArgumentError("monthly budget: give a positive amount, or 0 for none");
+  }
+  Locked locked(*this);
+  core::User& user = users_.at(caller.user_id);
+  user.monthly_budget = monthly;
+  user.budget_action = action;
+  Change change(*this);
+  change.Dirty(Collection::kUsers, user.id);
+  return Written<core::User>{Shown(user), change.Commit()};
+}
+
+void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {
+  if (entry.kind == core::LedgerKind::kCredit) return;
+  const std::string month = FormatTime(entry.to).substr(0, 7);
+  auto& [counted_month, spent] = month_spend_[entry.user_id];
+  if (month < counted_month) return;  // a late slice of a month already over
+  if (month != counted_month) {
+    counted_month = month;
+    spent = Money();
+  }
+  spent = spent - entry.amount;  // charges are negative
+}
+
+void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
+  const std::string month = FormatTime(now).substr(0, 7);
+  for (auto& [user_id, user] : users_) {
+    if (user.monthly_budget.micros() <= 0 || user.budget_reached_month == month) continue;
+    // Charged this month, and what has accrued since each pod's last slice: exact to the
+    // micro-dollar at this tick.
+    Money spent;
+    if (const auto counted = month_spend_.find(user_id);
+        counted != month_spend_.end() && counted->second.first == month) {
+      spent = counted->second.second;
+    }
+    if (const auto billable = spend_.billable_by_owner().find(user_id);
+        billable != spend_.billable_by_owner().end()) {
+      for (const std::string& id : billable->second) {
+        spent = spent + billing::Unbilled(pods_.at(id), now);
+      }
+    }
+    const int64_t budget = user.monthly_budget.micros();
+    auto tell = [&](std::string kind, std::string message) {
+      core::Event event;
+      event.kind = std::move(kind);
+      event.object_id = user_id;
+      event.user_id = user_id;
+      event.message = std::move(message);
+      event.detail = "{\"spent_micros\":" + std::to_string(spent.micros()) +
+                     ",\"monthly_budget_micros\":" + std::to_string(budget) + ",\"month\":\"" +
+                     month + "\",\"action\":\"" +
+                     std::string(wire::BudgetActionName(user.budget_action)) + "\"}";
+      Notify(change, user, event.message);  // which also writes the flags set below
+      change.Emit(std::move(event));
+    };
+    if (spent.micros() * 5 >= budget * 4 && user.budget_warned_month != month) {  // 80 %
+      user.budget_warned_month = month;
+      tell("budget.warning", "you have spent " + Dollars(spent) + " of your monthly budget of " +
+                                 Dollars(user.monthly_budget) + " (80 % or more) in " + month);
+    }
+    if (spent.micros() < budget) continue;
+    user.budget_reached_month = month;
+    const core::BudgetAction action = user.budget_action;
+    tell("budget.reached",
+         "you have spent " + Dollars(spent) + ", your monthly budget of " +
+             Dollars(user.monthly_budget) + ", in " + month +
+             (action == core::BudgetAction::kNotify ? "; nothing is stopped (notify only)"
+              : action == core::BudgetAction::kStopAll
+                  ? "; all your pods are stopped (volumes kept)"
+                  : "; your interruptible pods are stopped (volumes kept)"));
+    if (action == core::BudgetAction::kNotify) continue;
+    const std::string reason =
+        "stopped: your monthly budget of " + Dollars(user.monthly_budget) + " is reached";
+    for (const std::string& id : pods_by_owner_[user_id]) {
+      core::Pod& pod = pods_.at(id);
+      if (pod.desired != core::DesiredState::kRunning) continue;
+      if (action == core::BudgetAction::kStopInterruptible && !pod.interruptible) continue;
+      SetDesired(change, pod, core::DesiredState::kStopped, reason);
+      change.Emit(PodEvent(pod, "pod.budget_stop", reason));
+    }
+  }
 }
 
 }  // namespace suanli::server

@@ -117,6 +117,7 @@ class ControlPlane::Change {
   void Append(core::LedgerEntry entry) {
     plane_.mutex_.AssertHeld();
     entry.seq = ++plane_.last_ledger_seq_;
+    plane_.NoteCharge(entry);
     batch_.ledger.push_back(std::move(entry));
   }
   void TouchedNode(const std::string& node_id) { touched_nodes_.insert(node_id); }

@@ -1152,5 +1152,55 @@ TEST_P(ControlPlaneTest, EventWebhooksAreSignedInOrderRetriedAndResumeAfterARest
   EXPECT_TRUE(plane_->ListEventWebhooks(bob)->value.empty());
 }
 
+// --- Budgets
+// --------------------------------------------------------------------------------------
+
+TEST_P(ControlPlaneTest, AMonthlyBudgetWarnsOnceAt80PercentAndActsAtItsLimitAcrossARestart) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 2);
+  const core::TimePoint started = clock_.Now();
+  // The budget is exactly ten minutes of one GPU.
+  const Money budget = billing::ChargeBetween(plane_->GpuPrice("RTX 4090"), started, started,
+                                              started + std::chrono::minutes(10));
+  auto set = plane_->SetBudget(alice, budget, core::BudgetAction::kStopAll);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  Durable(set->sequence);
+  EXPECT_EQ(
+      plane_->SetBudget(alice, Money::FromMicros(-1), core::BudgetAction::kNotify).status().code(),
+      core::StatusCode::kInvalidArgument);
+  const core::Pod pod = CreatePod(alice);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, started).ok());
+  const auto count = [&](std::string kind) { return plane_->Events(alice, OfKind(kind))->size(); };
+  for (int minute = 1; minute <= 7; ++minute) {
+    clock_.Advance(std::chrono::minutes(1));
+    Durable(plane_->Tick());
+  }
+  EXPECT_EQ(count("budget.warning"), 0u);
+  clock_.Advance(std::chrono::seconds(65));  // 8m05s: past 80 %
+  Durable(plane_->Tick());
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.warning"), 1u);
+  // A restart counts the month's charges again from the ledger, and does not warn again.
+  Reopen();
+  clock_.Advance(std::chrono::seconds(1));
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.warning"), 1u);
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kRunning);
+  // 9m59s: a second short of the budget; then exactly at it, the chosen action.
+  clock_.Advance(std::chrono::seconds(113));
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.reached"), 0u);
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kRunning);
+  clock_.Advance(std::chrono::seconds(1));
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.reached"), 1u);
+  EXPECT_EQ(count("pod.budget_stop"), 1u);
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kStopped);
+  const auto detail =
+      boost::json::parse(plane_->Events(alice, OfKind("budget.reached"))->at(0).detail).as_object();
+  EXPECT_EQ(detail.at("spent_micros").as_int64(), budget.micros());
+  EXPECT_EQ(detail.at("action").as_string(), "stop_all");
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -71,7 +71,11 @@ json::object ToDocument(const core::User& user) {
           {"created_at", FormatTime(user.created_at)},
           {"notices", ToArray(user.notices)},
           {"max_pods", user.max_pods},
-          {"max_pending_pods", user.max_pending_pods}};
+          {"max_pending_pods", user.max_pending_pods},
+          {"monthly_budget_micros", user.monthly_budget.micros()},
+          {"budget_action", wire::BudgetActionName(user.budget_action)},
+          {"budget_warned_month", user.budget_warned_month},
+          {"budget_reached_month", user.budget_reached_month}};
 }
 
 Result<core::User> UserFromDocument(const json::object& document) {
@@ -88,6 +92,12 @@ Result<core::User> UserFromDocument(const json::object& document) {
   fields.StringList("notices", &user.notices, 1 << 16);
   fields.Int("max_pods", &user.max_pods, kAnyInt);  // absent before quotas: the default
   fields.Int("max_pending_pods", &user.max_pending_pods, kAnyInt);
+  fields.Micros("monthly_budget_micros", &user.monthly_budget, kAnyMicros);  // absent: none
+  std::string action = "notify";
+  fields.String("budget_action", &action, kText);
+  user.budget_action = wire::ParseBudgetAction(action).value_or(core::BudgetAction::kNotify);
+  fields.String("budget_warned_month", &user.budget_warned_month, kText);
+  fields.String("budget_reached_month", &user.budget_reached_month, kText);
   return Finished(fields, "user", std::move(user));
 }
 

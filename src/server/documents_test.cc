@@ -72,6 +72,10 @@ TEST(DocumentsTest, EveryEntityRoundTrips) {
                   At(7),
                   {"stopped pod_1: out of money"}};
   EXPECT_EQ(UserFromDocument(ToDocument(user)).value(), user);
+  user.monthly_budget = core::Money::FromMicros(50'000'000);
+  user.budget_action = core::BudgetAction::kStopInterruptible;
+  user.budget_warned_month = "2026-12";
+  EXPECT_EQ(UserFromDocument(ToDocument(user)).value(), user);
   core::ApiToken token{"tok_1", "usr_1", "laptop", "ab12", "sl_ab", At(8)};
   EXPECT_EQ(ApiTokenFromDocument(ToDocument(token)).value(), token);
   core::SshKey key{"key_1", "usr_1", "laptop", "ssh-ed25519 AAAA x", "SHA256:x", At(9)};

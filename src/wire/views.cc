@@ -97,7 +97,30 @@ json::object UserView(const core::User& user) {
           {"created_at", FormatTime(user.created_at)},
           {"notices", ToArray(user.notices)},
           {"max_pods", user.max_pods},
-          {"max_pending_pods", user.max_pending_pods}};
+          {"max_pending_pods", user.max_pending_pods},
+          {"monthly_budget_micros", user.monthly_budget.micros()},
+          {"budget_action", BudgetActionName(user.budget_action)}};
+}
+
+std::string_view BudgetActionName(core::BudgetAction action) {
+  switch (action) {
+    case core::BudgetAction::kNotify:
+      return "notify";
+    case core::BudgetAction::kStopInterruptible:
+      return "stop_interruptible";
+    case core::BudgetAction::kStopAll:
+      return "stop_all";
+  }
+  return "notify";
+}
+
+std::optional<core::BudgetAction> ParseBudgetAction(std::string_view name) {
+  for (core::BudgetAction action :
+       {core::BudgetAction::kNotify, core::BudgetAction::kStopInterruptible,
+        core::BudgetAction::kStopAll}) {
+    if (BudgetActionName(action) == name) return action;
+  }
+  return std::nullopt;
 }
 
 json::object ApiTokenView(const core::ApiToken& token) {

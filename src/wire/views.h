@@ -9,6 +9,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ std::string_view RoleName(core::Role role);
 std::string_view DesiredStateName(core::DesiredState desired);
 core::DesiredState ParseDesiredState(std::string_view name);  // unknown names: kRunning
 std::string_view LedgerKindName(core::LedgerKind kind);
+// "notify", "stop_interruptible", "stop_all" <-> BudgetAction; nullopt for another name.
+std::string_view BudgetActionName(core::BudgetAction action);
+std::optional<core::BudgetAction> ParseBudgetAction(std::string_view name);
 
 // "22/tcp", "8888/http" <-> PortSpec. INVALID_ARGUMENT names the accepted forms.
 core::Result<core::PortSpec> ParsePort(std::string_view text);

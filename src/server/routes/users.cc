@@ -71,6 +71,21 @@ void UpdateMe(Call& call) {
   call.Respond(call.plane().SetSpendCap(call.principal, cap), wire::UserView);
 }
 
+void SetBudget(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  core::Money monthly;
+  std::string action = "notify";
+  fields.Micros("monthly_budget_micros", &monthly, {.required = true});
+  fields.String("action", &action, {.max_length = 32});
+  const std::optional<core::BudgetAction> parsed = wire::ParseBudgetAction(action);
+  if (!parsed)
+    fields.Fail("action: must be notify, stop_interruptible or stop_all, not '" + action + "'");
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().SetBudget(call.principal, monthly, *parsed), wire::UserView);
+}
+
 void SetQuota(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
@@ -93,6 +108,7 @@ constexpr Route kUserRoutes[] = {
   {{"POST", "/v1/users/{id}/credits", Access::kAdmin, "Give credits to a user"}, AddCredits},
   {{"PUT", "/v1/users/{id}/quota", Access::kAdmin, "Set a user's pod quotas (0: the default)"}, SetQuota},
   {{"PATCH", "/v1/users/me", Access::kUser, "Set your spend cap"}, UpdateMe},
+  {{"PUT", "/v1/users/me/budget", Access::kUser, "Set your monthly budget and what happens when it is reached"}, SetBudget},
 };
 // clang-format on
 
