@@ -131,6 +131,7 @@ class ServerImpl final : public Server {
          << (leader.ok() && !leader->empty() ? " (" + *leader + ")" : "")
          << " holds the store; this one (" << advertise
          << ") forwards requests to it and takes over when it goes\n";
+    forwarding_.store(forwarder_.get());
     elector_ = std::thread([this] { StandBy(); });
     return core::Status::Ok();
   }
@@ -164,7 +165,9 @@ class ServerImpl final : public Server {
 
   void Dispatch(net::HttpRequest&& request, net::Responder respond) {
     if (Api* api = api_.load()) return api->Handle(std::move(request), std::move(respond));
-    if (forwarder_) return forwarder_->Forward(std::move(request), std::move(respond));
+    if (ReplicaForwarder* forwarder = forwarding_.load()) {
+      return forwarder->Forward(std::move(request), std::move(respond));
+    }
     respond(net::ErrorResponse(503, "UNAVAILABLE", "the server is starting; retry"));
   }
 
@@ -254,6 +257,9 @@ class ServerImpl final : public Server {
   std::string worker_url_;
   std::unique_ptr<store::Election> election_;    // PostgreSQL: one replica of several
   std::unique_ptr<ReplicaForwarder> forwarder_;  // while this replica stands by
+  // The HTTP threads' view of forwarder_, published once it is made (requests may arrive while
+  // Init still runs).
+  std::atomic<ReplicaForwarder*> forwarding_{nullptr};
   mutable core::Mutex mutex_;
   // Set once, when this replica starts to serve; the HTTP threads read api_ without the lock.
   std::unique_ptr<store::Store> store_ GUARDED_BY(mutex_);
