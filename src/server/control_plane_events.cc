@@ -262,7 +262,7 @@ void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
       }
     }
     const int64_t budget = user.monthly_budget.micros();
-    auto tell = [&](std::string kind, std::string message) {
+    auto tell = [&](std::string kind, std::string message) REQUIRES(mutex_) {
       core::Event event;
       event.kind = std::move(kind);
       event.object_id = user_id;
