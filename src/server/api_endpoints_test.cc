@@ -233,9 +233,8 @@ TEST_F(ApiEndpointsTest, AFinishedJobsWebhookIsPostedSignedWithTheEndpointsSecre
   std::vector<net::HttpRequest> received;
   net::HttpServerOptions options;
   options.port = 0;
-  auto receiver = net::HttpServer::Start(
-      options,
-      [&](net::HttpRequest&& request, net::Responder respond) {
+  auto receiver =
+      net::HttpServer::Start(options, [&](net::HttpRequest&& request, net::Responder respond) {
         {
           core::MutexLock lock(mutex);
           received.push_back(std::move(request));
