@@ -18,11 +18,12 @@ class ApiReadPathTest : public ApiServerTest {
  protected:
   void SetUp() override {
     StartServer();
-    RegisterNode("n1");  // one GPU: the first pod runs, the others wait for it
+    node_ = RegisterNode("n1");  // one GPU: the first pod runs, the others wait for it
     alice_ = CreateUser("alice", kPlentyOfCredits);
     for (int i = 0; i < 5; ++i) pods_.push_back(CreatePod(alice_.token));
   }
 
+  Account node_;
   Account alice_;
   std::vector<std::string> pods_;
 };
@@ -120,6 +121,52 @@ TEST_F(ApiReadPathTest, APollerThatHasTheAnswerGetsA304UntilItChanges) {
   EXPECT_EQ(
       api().Send("GET", "/v1/pods", bob.token, {}, {{"If-None-Match", list.Header("etag")}}).status,
       200);
+}
+
+TEST_F(ApiReadPathTest, TheListsTagFollowsWhatMovesWithTimeAndEachPage) {
+  // The first pod holds the node's GPU; once it runs, its uptime and cost grow each second.
+  std::string placed;
+  const ApiReply pending = api().Get("/v1/pods", alice_.token);
+  for (const json::value& pod : Array(pending.json, "pods")) {
+    if (Str(pod, "node_id") != "") placed = Str(pod, "id");
+  }
+  ASSERT_NE(placed, "");
+  ASSERT_EQ(Report(node_.token, placed, 1, "running").status, 200);
+  const ApiReply running = api().Get("/v1/pods", alice_.token);
+  const std::string tag = running.Header("etag");
+  ASSERT_EQ(tag.size(), 18u) << tag;
+  EXPECT_EQ(api().Send("GET", "/v1/pods", alice_.token, {}, {{"If-None-Match", tag}}).status, 304);
+  // Still standing: a second later the same tag names a different answer.
+  clock_.Advance(core::Duration(std::chrono::seconds(1)));
+  const ApiReply later = api().Send("GET", "/v1/pods", alice_.token, {}, {{"If-None-Match", tag}});
+  ASSERT_EQ(later.status, 200);
+  EXPECT_NE(later.Header("etag"), tag);
+  EXPECT_NE(later.text, running.text);
+  // The same pods in the compact view, or in another page, have another tag.
+  const std::string compact = api().Get("/v1/pods?view=compact", alice_.token).Header("etag");
+  const std::string first_two = api().Get("/v1/pods?limit=2", alice_.token).Header("etag");
+  EXPECT_NE(compact, later.Header("etag"));
+  EXPECT_NE(first_two, later.Header("etag"));
+  EXPECT_NE(first_two, compact);
+  // A 304 of the list carries the tag it matched, and no body.
+  const ApiReply same =
+      api().Send("GET", "/v1/pods?limit=2", alice_.token, {}, {{"If-None-Match", first_two}});
+  EXPECT_EQ(same.status, 304);
+  EXPECT_EQ(same.text, "");
+  EXPECT_EQ(same.Header("etag"), first_two);
+}
+
+TEST_F(ApiReadPathTest, TheListIsTheSameTextAsEachPodsOwnView) {
+  // The list writes each pod from cached pieces; GET /v1/pods/ID writes it whole. Both must say
+  // the same, secrets included, for the owner.
+  const ApiReply list = api().Get("/v1/pods", alice_.token);
+  ASSERT_EQ(list.status, 200);
+  for (const json::value& pod : Array(list.json, "pods")) {
+    const ApiReply one = api().Get("/v1/pods/" + Str(pod, "id"), alice_.token);
+    ASSERT_EQ(one.status, 200);
+    EXPECT_TRUE(pod.as_object().contains("jupyter_token"));
+    EXPECT_EQ(pod, one.json) << Str(pod, "id");
+  }
 }
 
 }  // namespace

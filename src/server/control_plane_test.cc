@@ -787,7 +787,7 @@ TEST_P(ControlPlaneTest, ThePodListShowsEachPodsCurrentStateAndCost) {
   const core::Pod pod = CreatePod(alice);
   PodList pod_list;  // the API's cached list, written from VisitPods
   auto list_of = [&](const Principal& caller) {
-    return boost::json::parse(pod_list.Json(*plane_, caller, clock_.Now())->value);
+    return boost::json::parse(pod_list.Json(*plane_, caller, clock_.Now())->value.json);
   };
   auto state_in_list = [&] {
     const boost::json::value list = list_of(alice);

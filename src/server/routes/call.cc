@@ -3,12 +3,24 @@
 #include <fmt/format.h>
 
 #include <boost/json/serialize.hpp>
+#include <cstring>
 #include <memory>
 
 #include "server/audit.h"
 #include "server/secrets.h"
 
 namespace suanli::server {
+
+namespace {
+
+uint64_t Nonce(core::Entropy& entropy) {
+  const std::string bytes = entropy.Bytes(sizeof(uint64_t));
+  uint64_t nonce = 0;
+  std::memcpy(&nonce, bytes.data(), sizeof(nonce));
+  return nonce;
+}
+
+}  // namespace
 
 Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::Clock& clock_in,
                    core::Entropy& entropy, RelayOptions relay_options,
@@ -19,6 +31,7 @@ Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::C
       zoo(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
       metrics(routes.size()),
       route_table(routes.begin(), routes.end()),
+      pod_list(Nonce(entropy)),
       relay(
           clock_in, [&entropy] { return "rly_" + HexEncode(entropy.Bytes(12)); }, relay_options) {
   for (const RouteInfo& route : routes) {
@@ -64,7 +77,14 @@ void Call::Respond(core::Result<Written<std::string>> json_text, int status) {
   RespondWhenDurable(std::move(json_text->value), json_text->sequence, status);
 }
 
-void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int status) {
+void Call::Respond(core::Result<Written<TaggedJson>> answer) {
+  if (!answer.ok()) return Respond(answer.status());
+  RespondWhenDurable(std::move(answer->value.json), answer->sequence, 200,
+                     std::move(answer->value.etag));
+}
+
+void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int status,
+                              std::string etag) {
   // Answer once everything the answer reflects is durable: a client never sees a write that a
   // crash could still take back. Serialized before waiting, so the writer thread does not.
   sequence = std::max(sequence, Audit(status, json_body));
@@ -72,56 +92,23 @@ void Call::RespondWhenDurable(std::string json_body, uint64_t sequence, int stat
   auto response = std::make_shared<net::HttpResponse>();
   response->status = status;
   response->body = std::move(json_body);
-  shared->queue().AfterDurable(sequence, [shared, response](const core::Status& durable) {
-    if (!durable.ok()) {
-      shared->Respond(
-          core::UnavailableError("the store could not save this (" + durable.message() +
-                                 "); nothing was changed, and the server must be restarted"));
-      return;
-    }
-    if (response->status == 200 && shared->request.method == "GET") {
-      AddEntityTag(shared->request, *response);
-    }
-    shared->Respond(std::move(*response));
-  });
-}
-
-namespace {
-
-// The body's hash: a change of any byte changes the tag. Not a defence against anyone (the tag
-// only spares a poller the bytes of an answer it already has), so no cryptographic hash;
-// libstdc++'s string hash (MurmurHash2, not randomized) reads 8 bytes a step, where FNV-1a's byte
-// at a time cost a 120 KB list about a tenth of its answer time.
-uint64_t BodyHash(std::string_view text) { return std::hash<std::string_view>()(text); }
-
-// Whether an If-None-Match value ("\"a\", W/\"b\"" or "*") names `tag`.
-bool Matches(std::string_view if_none_match, std::string_view tag) {
-  while (!if_none_match.empty()) {
-    const size_t comma = if_none_match.find(',');
-    std::string_view item = if_none_match.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.starts_with("W/")) item.remove_prefix(2);
-    if (item == tag || item == "*") return true;
-    if (comma == std::string_view::npos) break;
-    if_none_match.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
-}  // namespace
-
-void AddEntityTag(const net::HttpRequest& request, net::HttpResponse& response) {
-  const std::string tag = fmt::format("\"{:016x}\"", BodyHash(response.body));
-  response.headers.emplace_back("ETag", tag);
-  // Browsers keep the answer but ask again each time, with If-None-Match: the console's polls
-  // then cost a 304 while nothing changed.
-  response.headers.emplace_back("Cache-Control", "private, no-cache");
-  if (const std::optional<std::string> asked = request.Header("if-none-match");
-      asked && Matches(*asked, tag)) {
-    response.status = 304;
-    response.body.clear();
-  }
+  shared->queue().AfterDurable(
+      sequence, [shared, response, etag = std::move(etag)](const core::Status& durable) {
+        if (!durable.ok()) {
+          shared->Respond(
+              core::UnavailableError("the store could not save this (" + durable.message() +
+                                     "); nothing was changed, and the server must be restarted"));
+          return;
+        }
+        if (response->status == 200 && shared->request.method == "GET") {
+          if (etag.empty()) {
+            AddEntityTag(shared->request, *response);
+          } else {
+            AddEntityTag(shared->request, *response, etag);
+          }
+        }
+        shared->Respond(std::move(*response));
+      });
 }
 
 }  // namespace suanli::server

@@ -29,6 +29,7 @@
 #include "server/job_pusher.h"
 #include "server/metrics.h"
 #include "server/relay.h"
+#include "server/routes/entity_tag.h"
 #include "server/routes/pod_list.h"
 
 namespace suanli::server {
@@ -97,6 +98,9 @@ class Call {
   // The same for a body already written as JSON text (by the control plane or a wire Encode); or
   // its error.
   void Respond(core::Result<Written<std::string>> json_text, int status = 200);
+  // A read whose handler made its entity tag from what the answer shows (TaggedJson), answered
+  // 200 with that tag, or 304 when the request's If-None-Match names it; or its error.
+  void Respond(core::Result<Written<TaggedJson>> answer);
   // The control plane's answer: its error, or `view(value)` once durable, with `status`.
   template <typename T, typename View>
   void Respond(core::Result<Written<T>> result, View view, int status = 200) {
@@ -105,8 +109,10 @@ class Call {
   }
 
  private:
-  // The durability wait: every durable Respond ends here.
-  void RespondWhenDurable(std::string json_body, uint64_t sequence, int status);
+  // The durability wait: every durable Respond ends here. A GET answered 200 gets `etag`, or
+  // a hash of its body when `etag` is empty.
+  void RespondWhenDurable(std::string json_body, uint64_t sequence, int status,
+                          std::string etag = {});
   // Records the call in the audit log when its route is audited (server/audit.h), once; returns
   // the store sequence that makes the entry durable (0: nothing recorded).
   uint64_t Audit(int status, std::string_view body);
@@ -116,10 +122,5 @@ class Call {
   core::MonotonicTime started_;
   bool audited_ = false;
 };
-
-// A successful GET's answer gets an ETag (a hash of its body); when the request's If-None-Match
-// names it, the answer becomes 304 Not Modified with no body. Every JSON read has it, so a poller
-// (the console, `--wait`) pays for the bytes of an answer only when it changed.
-void AddEntityTag(const net::HttpRequest& request, net::HttpResponse& response);
 
 }  // namespace suanli::server

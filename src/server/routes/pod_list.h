@@ -3,17 +3,22 @@
 // the time or the caller (cost, uptime, node address, secrets) is written on each call. The full
 // view is the pod's as GET /v1/pods/ID shows it; the compact one has only what a list shows.
 //
+// The page's entity tag is made from what it shows (each pod's revision, its time fields, its
+// node's address, which secrets the caller sees) before any of it is written, so a poller that
+// already has the page is answered 304 for the cost of the walk alone.
+//
 // Internal to the API. Thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
-#include <utility>
 
 #include "core/mutex.h"
 #include "core/status.h"
 #include "server/control_plane.h"
+#include "server/routes/entity_tag.h"
 
 namespace suanli::server {
 
@@ -21,16 +26,31 @@ class PodList {
  public:
   enum class View { kFull, kCompact };
 
-  core::Result<Written<std::string>> Json(const ControlPlane& plane, const Principal& caller,
-                                          core::TimePoint now, const PodPage& page = {},
-                                          View view = View::kFull);
+  // `process_nonce`: random per process (tags then differ across restarts, see below).
+  explicit PodList(uint64_t process_nonce = 0);
+
+  // The page and its tag; the page's text is left empty when `if_none_match` (the request's
+  // header) names the tag.
+  core::Result<Written<TaggedJson>> Json(const ControlPlane& plane, const Principal& caller,
+                                         core::TimePoint now, const PodPage& page = {},
+                                         View view = View::kFull,
+                                         const std::optional<std::string>& if_none_match = {});
 
  private:
-  using Cache = std::unordered_map<std::string, std::pair<uint64_t, std::string>>;
+  // A pod's view at one revision, without what depends on the time or the caller.
+  struct CachedView {
+    uint64_t revision = 0;
+    std::string text;           // without its closing brace: the per-call fields follow
+    std::string jupyter_token;  // `,"jupyter_token":"…"` (the full view, for whom may see it)
+    std::string link_token;     // `,"link_token":"…"`
+  };
+  using Cache = std::unordered_map<std::string, CachedView>;
+
+  // Tags differ across restarts (revisions start again from 0) and so across upgrades, whose
+  // views may differ at the same revision.
+  const uint64_t process_nonce_;
   core::Mutex mutex_;
-  // Pod id -> {revision, its view without what depends on the time, and without the closing
-  // brace}: one cache per view.
-  Cache full_ GUARDED_BY(mutex_);
+  Cache full_ GUARDED_BY(mutex_);  // pod id -> its view; one cache per view
   Cache compact_ GUARDED_BY(mutex_);
 };
 

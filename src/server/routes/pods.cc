@@ -41,9 +41,9 @@ void ListPods(Call& call) {
         core::InvalidArgumentError("view must be full or compact, not '" + view + "'"));
   }
   // The hot read: written from views cached per pod revision.
-  call.Respond(
-      call.pod_list().Json(call.plane(), call.principal, call.clock().Now(), page,
-                           view == "full" ? PodList::View::kFull : PodList::View::kCompact));
+  call.Respond(call.pod_list().Json(call.plane(), call.principal, call.clock().Now(), page,
+                                    view == "full" ? PodList::View::kFull : PodList::View::kCompact,
+                                    call.request.Header("if-none-match")));
 }
 
 void CreatePod(Call& call) {
