@@ -11,6 +11,7 @@ packages=(
   postgresql-15                            # the store's tests run on a throwaway cluster (scripts/postgres.sh)
   libgtest-dev libgmock-dev libbenchmark-dev
   libarchive-dev                           # tar archives for the engine's archive API
+  libjemalloc-dev                          # the executables' allocator (CMakeLists.txt says why)
   clang-format clang-tidy
   clang libclang-rt-14-dev                 # the tsan flavour: clang, and its ThreadSanitizer runtime
   wrk                                      # bench/api_get_bench.sh

@@ -139,7 +139,6 @@ CommandRun DefineUpCommand(CLI::App& command) {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();
     core::BlockStopSignals();
-    server::TuneAllocatorForServing();
     if (agent_options->engine_socket.empty()) {
       core::Result<std::string> socket = EnsureLocalEngine(context.err);
       if (!socket.ok()) return socket.status();

@@ -1,6 +1,5 @@
 #include "server/server.h"
 
-#include <malloc.h>
 #include <sys/stat.h>
 
 #include <charconv>
@@ -288,21 +287,10 @@ core::Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options
   return std::unique_ptr<Server>(std::move(server));
 }
 
-void TuneAllocatorForServing() {
-  // glibc trims a thread's heap whenever 128 KiB at its top are free, and its dynamic thresholds
-  // adapt only to mmapped blocks: a server that writes a 25 KB page per request then calls
-  // madvise on most of them (a quarter of a 20-pod page's CPU, measured with perf in
-  // docs/benchmarks.md). Memory freed stays with the process up to these bounds.
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
-  mallopt(M_TOP_PAD, 16 << 20);
-  mallopt(M_MMAP_THRESHOLD, 8 << 20);  // fixed once the others are: large lists stay on the heap
-}
-
 core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
                                      std::ostream& log,
                                      const std::function<void(const std::string&)>& on_ready) {
   core::BlockStopSignals();
-  TuneAllocatorForServing();
   core::SystemClock clock;
   core::Result<std::unique_ptr<Server>> server =
       Server::Start(options, std::move(catalog), clock, log);

@@ -52,11 +52,6 @@ class Server {
   virtual void Stop() = 0;
 };
 
-// Sets the process's allocator for a server: fixed trim and mmap thresholds, so that the memory of
-// one answer is reused by the next rather than given back to the kernel and asked for again.
-// Process-wide: for executables that serve (`suanli server`, `suanli up`), not for libraries.
-void TuneAllocatorForServing();
-
 // Runs until SIGTERM or SIGINT (graceful; OK) or a store failure (UNAVAILABLE). `on_ready` runs
 // once the server listens, with its URL.
 core::Status RunServerUntilSignalled(const ServerOptions& options, catalog::Catalog catalog,
