@@ -32,6 +32,19 @@ std::string StringIn(std::string_view body, std::string_view outer, std::string_
   return found != nullptr && found->is_string() ? std::string(found->as_string()) : "";
 }
 
+// The id of what a 201 created. The API's views write "id" first, so it is read from the body's
+// start; parsing a pod's whole view here was a tenth of a create's CPU (perf). Any other body is
+// parsed.
+std::string CreatedId(std::string_view body) {
+  constexpr std::string_view kLead = R"({"id":")";
+  if (body.starts_with(kLead)) {
+    const std::string_view rest = body.substr(kLead.size());
+    const size_t end = rest.find_first_of("\"\\");
+    if (end != std::string_view::npos && rest[end] == '"') return std::string(rest.substr(0, end));
+  }
+  return StringIn(body, "", "id");
+}
+
 }  // namespace
 
 core::AuditEntry AuditEntryFor(const RouteInfo& route, const Principal& caller,
@@ -45,7 +58,7 @@ core::AuditEntry AuditEntryFor(const RouteInfo& route, const Principal& caller,
   if (!params.empty()) {
     entry.object_id = params.front();
   } else if (status == 201) {
-    entry.object_id = StringIn(body, "", "id");
+    entry.object_id = CreatedId(body);
   }
   if (status >= 400) entry.error_code = StringIn(body, "error", "code");
   return entry;
