@@ -70,4 +70,62 @@ bool IsHeaderValue(std::string_view value) {
          value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
+namespace {
+
+std::string_view Trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+// Whether cookie path `path` only matches paths under `prefix` (RFC 6265 5.1.4: a path matches
+// its own subpaths).
+bool InsidePrefix(std::string_view path, std::string_view prefix) {
+  return path.starts_with(prefix) || path == prefix.substr(0, prefix.size() - 1);
+}
+
+}  // namespace
+
+std::optional<std::string> ConfinedSetCookie(std::string_view set_cookie,
+                                             std::string_view path_prefix,
+                                             std::initializer_list<std::string_view> reserved) {
+  size_t semicolon = set_cookie.find(';');
+  const std::string_view pair = Trimmed(set_cookie.substr(0, semicolon));
+  const size_t equals = pair.find('=');
+  if (equals == std::string_view::npos || Trimmed(pair.substr(0, equals)).empty()) {
+    return std::nullopt;
+  }
+  const std::string_view name = Trimmed(pair.substr(0, equals));
+  // Browsers match the prefixes without regard to case.
+  if (LowerAscii(name.substr(0, 7)) == "__host-") return std::nullopt;
+  for (std::string_view taken : reserved) {
+    if (name == taken) return std::nullopt;
+  }
+  std::string confined(pair);
+  bool has_path = false;
+  while (semicolon != std::string_view::npos) {
+    set_cookie.remove_prefix(semicolon + 1);
+    semicolon = set_cookie.find(';');
+    const std::string_view attribute = Trimmed(set_cookie.substr(0, semicolon));
+    const size_t attribute_equals = attribute.find('=');
+    const std::string key = LowerAscii(Trimmed(attribute.substr(0, attribute_equals)));
+    const std::string_view value = attribute_equals == std::string_view::npos
+                                       ? std::string_view()
+                                       : Trimmed(attribute.substr(attribute_equals + 1));
+    if (key.empty() || key == "domain") continue;
+    // The last Path counts (RFC 6265 5.3 step 7): only the one kept is written.
+    if (key == "path") {
+      has_path = has_path || InsidePrefix(value, path_prefix);
+      if (!InsidePrefix(value, path_prefix)) continue;
+    }
+    confined += "; ";
+    confined += attribute;
+  }
+  if (!has_path) {
+    confined += "; Path=";
+    confined += path_prefix;
+  }
+  return confined;
+}
+
 }  // namespace suanli::net

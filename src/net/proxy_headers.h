@@ -9,6 +9,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,16 @@ bool IsHeaderName(std::string_view name);
 // A field value that cannot end the header early or smuggle another one in: no CR, LF or NUL, at
 // most 8 KiB.
 bool IsHeaderValue(std::string_view value);
+
+// A Set-Cookie value from a site served under `path_prefix` of a shared origin (a pod behind the
+// proxy), confined to that prefix: its Path is kept when it lies inside the prefix and becomes the
+// prefix otherwise (or when it has none), and its Domain is dropped (host only), so the site can
+// set cookies for itself alone, never for the origin's other paths (another pod, the console).
+// nullopt (drop it) for a cookie that cannot be confined (the __Host- prefix needs Path=/), one
+// named in `reserved` (the proxy's own), or one with no name=value. `path_prefix` ends with '/'.
+std::optional<std::string> ConfinedSetCookie(std::string_view set_cookie,
+                                             std::string_view path_prefix,
+                                             std::initializer_list<std::string_view> reserved);
 
 // `text` with A-Z turned into a-z; other bytes as they are.
 std::string LowerAscii(std::string_view text);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 namespace suanli::net {
@@ -55,6 +56,38 @@ TEST(IsHeaderValueTest, RefusesLineBreaksNulAndHugeValues) {
   EXPECT_FALSE(IsHeaderValue(std::string("a\0b", 3)));
   EXPECT_TRUE(IsHeaderValue(std::string(8192, 'a')));
   EXPECT_FALSE(IsHeaderValue(std::string(8193, 'a')));
+}
+
+TEST(ConfinedSetCookieTest, KeepsAPathInsideThePrefixAndMovesAnyOtherIntoIt) {
+  const std::string_view prefix = "/v1/pods/pod_b/proxy/";
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Path=/v1/pods/pod_b/proxy/8888/; HttpOnly", prefix, {}),
+            "sid=1; Path=/v1/pods/pod_b/proxy/8888/; HttpOnly");
+  EXPECT_EQ(ConfinedSetCookie("sid=1; path=/v1/pods/pod_b/proxy", prefix, {}),
+            "sid=1; path=/v1/pods/pod_b/proxy");
+  // Another pod's pages, the console's, a look-alike prefix, or none: this pod's prefix.
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Path=/v1/pods/pod_a/proxy/8888/; HttpOnly", prefix, {}),
+            "sid=1; HttpOnly; Path=/v1/pods/pod_b/proxy/");
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Path=/", prefix, {}), "sid=1; Path=/v1/pods/pod_b/proxy/");
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Path=/v1/pods/pod_b/proxyX/", prefix, {}),
+            "sid=1; Path=/v1/pods/pod_b/proxy/");
+  EXPECT_EQ(ConfinedSetCookie(" sid = 1 ", prefix, {}), "sid = 1; Path=/v1/pods/pod_b/proxy/");
+  // The last Path is the one browsers use: an outside one after an inside one moves it.
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Path=/v1/pods/pod_b/proxy/1/; Path=/", prefix, {}),
+            "sid=1; Path=/v1/pods/pod_b/proxy/1/");
+}
+
+TEST(ConfinedSetCookieTest, DropsTheDomainAndWhatCannotBeConfined) {
+  const std::string_view prefix = "/v1/pods/pod_b/proxy/";
+  EXPECT_EQ(ConfinedSetCookie("sid=1; Domain=example.com; Secure; SameSite=Lax", prefix, {}),
+            "sid=1; Secure; SameSite=Lax; Path=/v1/pods/pod_b/proxy/");
+  EXPECT_EQ(ConfinedSetCookie("__Host-sid=1; Path=/; Secure", prefix, {}), std::nullopt);
+  EXPECT_EQ(ConfinedSetCookie("__HOST-sid=1; Secure", prefix, {}), std::nullopt);
+  EXPECT_EQ(ConfinedSetCookie("suanli_link=x; Path=/v1/pods/pod_b/proxy/", prefix, {"suanli_link"}),
+            std::nullopt);
+  EXPECT_EQ(ConfinedSetCookie("no-value", prefix, {}), std::nullopt);
+  EXPECT_EQ(ConfinedSetCookie("=1; Path=/", prefix, {}), std::nullopt);
+  EXPECT_EQ(ConfinedSetCookie("__Secure-sid=1; Secure", prefix, {}),
+            "__Secure-sid=1; Secure; Path=/v1/pods/pod_b/proxy/");
 }
 
 TEST(LowerAsciiTest, LowersOnlyAsciiLetters) {

@@ -22,6 +22,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "net/base64.h"
+#include "net/proxy_headers.h"
 #include "server/api.h"
 #include "server/api_testing.h"
 #include "server/server.h"
@@ -194,6 +195,34 @@ TEST_F(ApiRelayTest, AProxiedGetAndPostReachTheAgentIntactWithoutTheUsersToken) 
   core::Result<net::HttpResponse> created = post.get();
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->status, 204);
+}
+
+TEST_F(ApiRelayTest, APodsCookiesStayOnItsOwnPaths) {
+  // Every pod shares the console's origin: a pod must not set cookies for another pod's pages
+  // (breaking its link or planting a session in its app), for the console, or over a pod link.
+  auto get = UserSends("GET", "/v1/pods/" + running_ + "/proxy/8080/login", a_.token);
+  const json::object request = TakeRequest(node_.token);
+  const std::string others = "/v1/pods/pod_someone_else/proxy/8888/";
+  auto cookie = [](std::string value) { return json::array{"Set-Cookie", std::move(value)}; };
+  const ApiReply posted = AnswerAs(
+      node_.token, Str(request, "id"),
+      json::object{
+          {"status", 200},
+          {"headers", json::array{cookie("session=planted; Path=" + others),
+                                  cookie("suanli_link=stolen; Path=/"), cookie("own=1; HttpOnly"),
+                                  cookie("__Host-x=1; Path=/; Secure"),
+                                  cookie("wide=1; Domain=127.0.0.1; Path=/")}}});
+  ASSERT_EQ(posted.status, 204) << posted.Describe();
+  const core::Result<net::HttpResponse> got = get.get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  std::vector<std::string> cookies;
+  for (const auto& [name, value] : got->headers) {
+    if (net::LowerAscii(name) == "set-cookie") cookies.push_back(value);
+  }
+  const std::string own = "/v1/pods/" + running_ + "/proxy/";
+  EXPECT_EQ(cookies,
+            (std::vector<std::string>{"session=planted; Path=" + own,
+                                      "own=1; HttpOnly; Path=" + own, "wide=1; Path=" + own}));
 }
 
 TEST_F(ApiRelayTest, APodLinkOpensThatPodsPortsAndNothingElse) {

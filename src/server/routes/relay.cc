@@ -53,6 +53,25 @@ std::string PortList(const std::vector<core::PortSpec>& ports) {
 constexpr std::string_view kPodPageSandbox =
     "sandbox allow-scripts allow-forms allow-popups allow-downloads allow-modals";
 
+// Every pod is served from the console's origin: a pod's cookies are kept to its own paths, so that
+// one pod cannot set a cookie for another pod's pages (or the console's), nor replace a pod link.
+void ConfineCookies(net::Headers& headers, std::string_view prefix) {
+  for (auto header = headers.begin(); header != headers.end();) {
+    if (header->first != "set-cookie") {
+      ++header;
+      continue;
+    }
+    std::optional<std::string> confined =
+        net::ConfinedSetCookie(header->second, prefix, {kPodLinkName});
+    if (!confined) {
+      header = headers.erase(header);
+      continue;
+    }
+    header->second = std::move(*confined);
+    ++header;
+  }
+}
+
 void RelayToNode(Call& call, const PodPlacement& placement, RelayRequest request) {
   if (!placement.node_reachable) {
     return call.Respond(
@@ -64,9 +83,11 @@ void RelayToNode(Call& call, const PodPlacement& placement, RelayRequest request
   const bool pod_page = request.kind == RelayRequest::Kind::kHttp;
   const Status submitted = shared->relay().Submit(
       placement.pod.node_id, placement.node_name, std::move(request),
-      [shared, pod_page](net::HttpResponse answer) {
+      [shared, pod_page,
+       prefix = "/v1/pods/" + placement.pod.id + "/proxy/"](net::HttpResponse answer) {
         if (pod_page) {
           answer.headers.emplace_back("content-security-policy", std::string(kPodPageSandbox));
+          ConfineCookies(answer.headers, prefix);
         }
         shared->Respond(std::move(answer));
       });
