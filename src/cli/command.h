@@ -67,6 +67,8 @@ CommandRun DefineTokensCommand(CLI::App& command);
 CommandRun DefineSshKeysCommand(CLI::App& command);
 CommandRun DefinePricesCommand(CLI::App& command);
 CommandRun DefineCompletionCommand(CLI::App& command);
+CommandRun DefineApplyCommand(CLI::App& command);  // apply_command.cc, with delete
+CommandRun DefineDeleteCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
 

@@ -1,0 +1,227 @@
+// suanli apply -f SPEC.yaml and suanli delete -f SPEC.yaml: declarative specs (dstack's and
+// SkyPilot's flat YAML), one object per YAML document:
+//
+//   kind: pod            # pod, endpoint or template
+//   name: train-1        # how apply finds it again: unique among your objects of that kind
+//   gpu_type: RTX 4090   # every other key is the API's create body (docs/api.md), as is
+//   image: ...
+//
+// apply creates what does not exist yet, by name, and leaves what does: a pod cannot change in
+// place (delete -f, then apply), an endpoint's settings are PATCHed to the spec's. Running it
+// again changes nothing (idempotent). --dry-run says what it would do and what the pods would cost
+// per hour at this cloud's prices, and changes nothing.
+#include <fmt/format.h>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "cli/api_command.h"
+#include "cli/apply_spec.h"
+#include "core/money.h"
+
+namespace suanli::cli {
+namespace {
+
+namespace json = boost::json;
+
+struct ApplyFlags {
+  std::string file;
+  bool dry_run = false;
+  bool force = false;  // delete: a pod's volume with data goes too
+};
+
+core::Result<std::vector<ObjectSpec>> ReadSpecFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return core::NotFoundError("cannot read " + path + " (-f takes a YAML file)");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseObjectSpecs(text.str(), path);
+}
+
+// The objects of `kind` that are yours, by name (terminated pods are gone for apply).
+core::Result<std::vector<json::object>> Existing(ApiClient& api, const KindInfo& kind,
+                                                 std::string_view name) {
+  core::Result<json::value> list = api.GetEveryPage(kind.collection, kind.list_key);
+  if (!list.ok()) return list.status();
+  std::vector<json::object> found;
+  const json::value* items =
+      list->is_object() ? list->as_object().if_contains(kind.list_key) : nullptr;
+  if (items == nullptr || !items->is_array()) return found;
+  for (const json::value& item : items->as_array()) {
+    if (!item.is_object()) continue;
+    const json::object& object = item.as_object();
+    const json::value* item_name = object.if_contains("name");
+    const json::value* state = object.if_contains("desired_state");
+    if (item_name == nullptr || !item_name->is_string() || item_name->as_string() != name) continue;
+    if (state != nullptr && state->is_string() && state->as_string() == "terminated") continue;
+    found.push_back(object);
+  }
+  return found;
+}
+
+std::string IdOf(const json::object& object) {
+  const json::value* id = object.if_contains("id");
+  return id != nullptr && id->is_string() ? std::string(id->as_string()) : "";
+}
+
+// What a pod of `spec` costs per hour at this cloud's prices, for --dry-run: its GPUs (the type
+// named as the catalog resolves it, priced by /v1/availability), or nothing said when unknown.
+std::string PodPrice(const ObjectSpec& spec, const catalog::Catalog& catalog,
+                     const json::value& availability) {
+  const json::value* type = spec.body.if_contains("gpu_type");
+  if (type == nullptr || !type->is_string()) return "";
+  core::Result<catalog::GpuMatch> match = catalog.Find(type->as_string());
+  const std::string canonical = match.ok() ? match->gpu->name : std::string(type->as_string());
+  double count = 1;
+  if (const json::value* gpus = spec.body.if_contains("gpu_count"); gpus != nullptr) {
+    if (gpus->is_number()) count = gpus->to_number<double>();
+  }
+  const json::value* list =
+      availability.is_object() ? availability.as_object().if_contains("gpus") : nullptr;
+  if (list == nullptr || !list->is_array()) return "";
+  for (const json::value& entry : list->as_array()) {
+    const json::object& gpu = entry.as_object();
+    if (gpu.at("gpu_type").as_string() != canonical) continue;
+    const auto micros = static_cast<int64_t>(
+        static_cast<double>(gpu.at("price_per_hour_micros").to_number<int64_t>()) * count);
+    return ", " + core::Money::FromMicros(micros).ToRoundedString() + "/h for its GPUs";
+  }
+  return ", " + canonical + " is not on this cloud (no price)";
+}
+
+core::Status RunApply(const ApplyFlags& flags, CommandContext& context) {
+  core::Result<std::vector<ObjectSpec>> specs = ReadSpecFile(flags.file);
+  if (!specs.ok()) return specs.status();
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  std::optional<json::value> availability;
+  std::optional<catalog::Catalog> catalog;
+  int left_differing = 0;
+  for (const ObjectSpec& spec : *specs) {
+    const KindInfo& kind = InfoOf(spec.kind);
+    core::Result<std::vector<json::object>> existing = Existing(**api, kind, spec.name);
+    if (!existing.ok()) return existing.status();
+    if (existing->size() > 1) {
+      return core::FailedPreconditionError(
+          fmt::format("{}: {} {} are named '{}'; apply needs one (rename or remove the others: "
+                      "suanli {} list)",
+                      spec.where, existing->size(), kind.plural, spec.name, kind.plural));
+    }
+    const std::string label = std::string(kind.singular) + " " + spec.name;
+    if (existing->empty()) {
+      if (flags.dry_run) {
+        std::string price;
+        if (spec.kind == ObjectKind::kPod) {
+          if (!availability) {
+            core::Result<json::value> answer = (*api)->Get("/v1/availability");
+            if (!answer.ok()) return answer.status();
+            availability = std::move(*answer);
+            core::Result<catalog::Catalog> loaded = context.LoadCatalog();
+            if (!loaded.ok()) return loaded.status();
+            catalog = std::move(*loaded);
+          }
+          price = PodPrice(spec, *catalog, *availability);
+        }
+        context.out << label << ": would be created" << price << "\n";
+        continue;
+      }
+      core::Result<json::value> created = (*api)->Post(kind.collection, spec.body);
+      if (!created.ok()) return created.status().WithContext(spec.where + ": creating " + label);
+      context.out << label << ": created ("
+                  << (created->is_object() ? IdOf(created->as_object()) : "") << ")\n";
+      continue;
+    }
+    const json::object& current = existing->front();
+    const std::string id = IdOf(current);
+    if (spec.kind != ObjectKind::kEndpoint) {
+      // Pods and templates do not change in place: say where the spec and the object differ.
+      const std::vector<std::string> differences = Differences(spec.body, current);
+      if (differences.empty()) {
+        context.out << label << ": unchanged (" << id << ")\n";
+      } else {
+        context.out << label << ": exists (" << id << ") and differs in " << JoinWords(differences)
+                    << "; a " << kind.singular << " cannot change in place: suanli delete -f "
+                    << flags.file << ", then apply\n";
+        ++left_differing;
+      }
+      continue;
+    }
+    const std::vector<std::string> differences = Differences(spec.body, current);
+    if (differences.empty()) {
+      context.out << label << ": unchanged (" << id << ")\n";
+      continue;
+    }
+    if (flags.dry_run) {
+      context.out << label << ": would be updated (" << id << "): " << JoinWords(differences)
+                  << "\n";
+      continue;
+    }
+    core::Result<json::value> updated = (*api)->Patch(IdTarget(kind.plural, id), spec.body);
+    if (!updated.ok()) return updated.status().WithContext(spec.where + ": updating " + label);
+    context.out << label << ": updated (" << id << "): " << JoinWords(differences) << "\n";
+  }
+  if (left_differing > 0) {
+    // The spec is not what runs: a script must not read this as done.
+    return core::FailedPreconditionError(
+        std::to_string(left_differing) +
+        " object(s) differ from the spec and were left as they are (above)");
+  }
+  return core::Status::Ok();
+}
+
+core::Status RunDelete(const ApplyFlags& flags, CommandContext& context) {
+  core::Result<std::vector<ObjectSpec>> specs = ReadSpecFile(flags.file);
+  if (!specs.ok()) return specs.status();
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  for (const ObjectSpec& spec : *specs) {
+    const KindInfo& kind = InfoOf(spec.kind);
+    core::Result<std::vector<json::object>> existing = Existing(**api, kind, spec.name);
+    if (!existing.ok()) return existing.status();
+    const std::string label = std::string(kind.singular) + " " + spec.name;
+    if (existing->empty()) {
+      context.out << label << ": not found (nothing to delete)\n";
+      continue;
+    }
+    for (const json::object& object : *existing) {
+      const std::string id = IdOf(object);
+      std::string target = IdTarget(kind.plural, id);
+      if (spec.kind == ObjectKind::kPod && flags.force) target += "?force=true";
+      core::Result<json::value> deleted = (*api)->Delete(target);
+      if (!deleted.ok()) return deleted.status().WithContext(spec.where + ": deleting " + label);
+      context.out << label << ": deleted (" << id << ")\n";
+    }
+  }
+  return core::Status::Ok();
+}
+
+void AddFileFlag(CLI::App& command, ApplyFlags& flags) {
+  command.add_option("-f,--file", flags.file, "The YAML spec: one object per document (---)")
+      ->required();
+}
+
+}  // namespace
+
+CommandRun DefineApplyCommand(CLI::App& command) {
+  auto flags = std::make_shared<ApplyFlags>();
+  AddFileFlag(command, *flags);
+  command.add_flag("--dry-run", flags->dry_run,
+                   "Say what would be created or updated, and the pods' prices; change nothing");
+  return [flags](CommandContext& context) { return RunApply(*flags, context); };
+}
+
+CommandRun DefineDeleteCommand(CLI::App& command) {
+  auto flags = std::make_shared<ApplyFlags>();
+  AddFileFlag(command, *flags);
+  command.add_flag("--force", flags->force, "Also delete pods' volumes that hold data");
+  return [flags](CommandContext& context) { return RunDelete(*flags, context); };
+}
+
+}  // namespace suanli::cli
