@@ -18,6 +18,7 @@ packages=(
   podman runc catatonit busybox-static curl file  # pods run as containers (scripts/engine.sh)
   dropbear-bin                             # the SSH server in the local demo image (engine.sh)
   iproute2                                 # network namespaces in the agent's fault tests
+  systemd                                  # systemd-analyze checks deploy/systemd's units (tests)
   openssh-client                           # suanli pods ssh
   chromium                                 # the console's browser tests (tests/console)
   fonts-wqy-microhei                       # CJK glyphs (the brand, 算力) in the console's screenshots
