@@ -68,4 +68,6 @@ etag=$(curl -sf -D - -o /dev/null -H "Authorization: Bearer $token" "$url/v1/pod
   sed -n 's|^[Ee][Tt]ag: *\(.*\)\r$|\1|p')
 run "GET /v1/pods?limit=20 If-None-Match (304) -t2 -c64" -t2 -c64 -H "Authorization: Bearer $token" \
   -H "If-None-Match: $etag" "$url/v1/pods?limit=20"
+run "GET /v1/pods?limit=20&view=compact -t2 -c64" -t2 -c64 -H "Authorization: Bearer $token" \
+  "$url/v1/pods?limit=20&view=compact"
 run "GET /healthz -t2 -c64" -t2 -c64 "$url/healthz"
