@@ -578,6 +578,10 @@ class ControlPlane {
   void Rerate(const core::Pod& pod)
       REQUIRES(mutex_);  // after any change to a pod's state, desired state or price
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const REQUIRES(mutex_);
+  // FAILED_PRECONDITION once the user's monthly budget is reached this month and its action
+  // stops a pod like this one (control_plane_events.cc).
+  core::Status CheckBudget(const core::User& user, bool interruptible, core::TimePoint now) const
+      REQUIRES(mutex_);
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
                               core::TimePoint now) const REQUIRES(mutex_);
   // RESOURCE_EXHAUSTED when `user` would pass a quota with one more pod (`pending`: one more

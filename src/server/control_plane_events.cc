@@ -222,11 +222,37 @@ Result<Written<core::User>> ControlPlane::SetBudget(const Principal& caller, Mon
   }
   Locked locked(*this);
   core::User& user = users_.at(caller.user_id);
+  if (monthly != user.monthly_budget || action != user.budget_action) {
+    // A new budget starts over this month: warned at its 80 %, acted on at its 100 %, and creates
+    // refused for the old one are allowed again.
+    user.budget_warned_month.clear();
+    user.budget_reached_month.clear();
+  }
   user.monthly_budget = monthly;
   user.budget_action = action;
   Change change(*this);
   change.Dirty(Collection::kUsers, user.id);
   return Written<core::User>{Shown(user), change.Commit()};
+}
+
+Status ControlPlane::CheckBudget(const core::User& user, bool interruptible,
+                                 core::TimePoint now) const {
+  if (user.monthly_budget.micros() <= 0 ||
+      user.budget_reached_month != FormatTime(now).substr(0, 7)) {
+    return Status::Ok();
+  }
+  const core::BudgetAction action = user.budget_action;
+  if (action == core::BudgetAction::kNotify ||
+      (action == core::BudgetAction::kStopInterruptible && !interruptible)) {
+    return Status::Ok();
+  }
+  // What the budget's action stopped must not start again the same month by a create or start.
+  return core::FailedPreconditionError(
+      "your monthly budget of " + Dollars(user.monthly_budget) + " is reached for " +
+      user.budget_reached_month + " and its action (" +
+      std::string(wire::BudgetActionName(action)) + ") stops " +
+      (action == core::BudgetAction::kStopAll ? "all your pods" : "interruptible pods") +
+      "; raise it (suanli users set-budget AMOUNT) or wait for next month");
 }
 
 void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {

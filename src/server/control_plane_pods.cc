@@ -296,6 +296,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
 
   core::User& user = users_.at(caller.user_id);
   SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
+  SUANLI_RETURN_IF_ERROR(CheckBudget(user, pod.interruptible, now));
   SUANLI_RETURN_IF_ERROR(
       CheckCanAfford(user,
                      spend_.Rate(user.id) + PodGpuRate(pod) +
@@ -446,6 +447,7 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
     case core::PodAction::kStart: {
       core::User& user = users_.at(pod.owner_id);
       SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/false));
+      SUANLI_RETURN_IF_ERROR(CheckBudget(user, pod.interruptible, now));
       SUANLI_RETURN_IF_ERROR(CheckCanAfford(user, spend_.Rate(user.id) + PodGpuRate(pod), now));
       pod.desired = core::DesiredState::kRunning;
       ++pod.generation;

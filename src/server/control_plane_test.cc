@@ -1200,6 +1200,50 @@ TEST_P(ControlPlaneTest, AMonthlyBudgetWarnsOnceAt80PercentAndActsAtItsLimitAcro
       boost::json::parse(plane_->Events(alice, OfKind("budget.reached"))->at(0).detail).as_object();
   EXPECT_EQ(detail.at("spent_micros").as_int64(), budget.micros());
   EXPECT_EQ(detail.at("action").as_string(), "stop_all");
+
+  // What the action stopped does not start again this month, nor does a new pod; across a restart.
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
+  Reopen();
+  const auto refused = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("monthly budget of"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("suanli users set-budget"), std::string::npos);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.queue = true;
+  EXPECT_EQ(plane_->CreatePod(alice, spec).status().code(), core::StatusCode::kFailedPrecondition);
+  // A raised budget starts over: the pod starts, and 80 % of the new one warns again.
+  auto raised = plane_->SetBudget(alice, budget + budget, core::BudgetAction::kStopAll);
+  ASSERT_TRUE(raised.ok());
+  Durable(raised->sequence);
+  auto started_again = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  ASSERT_TRUE(started_again.ok()) << started_again.status().ToString();
+  Durable(started_again->sequence);
+}
+
+TEST_P(ControlPlaneTest, ABudgetThatStopsInterruptiblePodsRefusesOnlyThose) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 2);
+  const core::TimePoint started = clock_.Now();
+  const Money budget = billing::ChargeBetween(plane_->GpuPrice("RTX 4090"), started, started,
+                                              started + std::chrono::minutes(1));
+  Durable(plane_->SetBudget(alice, budget, core::BudgetAction::kStopInterruptible)->sequence);
+  const core::Pod pod = CreatePod(alice, 1, 0, /*interruptible=*/true);
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, started).ok());
+  clock_.Advance(std::chrono::minutes(2));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, pod.id).desired, core::DesiredState::kStopped);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.queue = true;
+  spec.interruptible = true;
+  EXPECT_EQ(plane_->CreatePod(alice, spec).status().code(), core::StatusCode::kFailedPrecondition);
+  spec.interruptible = false;
+  auto on_demand = plane_->CreatePod(alice, spec);
+  EXPECT_TRUE(on_demand.ok()) << on_demand.status().ToString();
 }
 
 }  // namespace
