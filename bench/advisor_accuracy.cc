@@ -431,6 +431,10 @@ std::vector<Parameter> Parameters() {
       {"vision_l2_reference_mb", [](Efficiency& e) -> double& { return e.vision_l2_reference_mb; },
        5, 10000},
       {"diffusion", [](Efficiency& e) -> double& { return e.diffusion; }, 0.05, 0.95},
+      {"diffusion_bytes_per_flop",
+       [](Efficiency& e) -> double& { return e.diffusion_bytes_per_flop; }, 0, 0.2},
+      {"diffusion_pre_ampere", [](Efficiency& e) -> double& { return e.diffusion_pre_ampere; }, 0.2,
+       1},
       {"diffusion_step_overhead_s",
        [](Efficiency& e) -> double& { return e.diffusion_step_overhead_s; }, 0, 0.05},
       {"activation_factor", [](Efficiency& e) -> double& { return e.activation_factor; }, 0.5, 3},
@@ -461,7 +465,7 @@ std::vector<Parameter> Parameters() {
     names.push_back(std::string(engine) + ".decode_bandwidth");
     parameters.push_back(
         {names.back().c_str(),
-         [member](Efficiency& e) -> double& { return (e.*member).decode_bandwidth; }, 0.2, 1.0});
+         [member](Efficiency& e) -> double& { return (e.*member).decode_bandwidth; }, 0.75, 0.95});
     names.push_back(std::string(engine) + ".decode_layer_overhead_s");
     parameters.push_back(
         {names.back().c_str(),

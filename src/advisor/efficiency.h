@@ -34,9 +34,14 @@ struct Efficiency {
   double vision_bytes_per_flop = 0.02;
   double vision_l2_reference_mb = 100;  // L2 that doubles the effective bandwidth
 
-  // Diffusion: MFU of the UNet and the fixed cost of one denoising step.
+  // Diffusion: MFU of the UNet, the activation traffic of its normalisation and element-wise layers
+  // per FLOP (through the same L2 gain as vision), the share of the MFU that GPUs without
+  // FlashAttention kernels (Volta, Turing) keep, and the CPU's time to launch one denoising step's
+  // kernels, which a step cannot beat (eager PyTorch at batch 1 on a fast GPU waits for it).
   double diffusion = 0.45;
-  double diffusion_step_overhead_s = 0.004;
+  double diffusion_bytes_per_flop = 0.01;
+  double diffusion_pre_ampere = 0.7;
+  double diffusion_step_overhead_s = 0.02;
 
   // ROCm on AMD Instinct reaches less of the datasheet peak than CUDA on NVIDIA (public GEMM and
   // bandwidth measurements of the MI300X). No calibration row covers AMD, so these are not fitted.

@@ -162,6 +162,11 @@ double LoraParams(const ModelSpec& m) {
   return m.layers * kRank * per_layer;
 }
 
+// FlashAttention (and PyTorch's flash SDPA kernel) needs Ampere or later; ROCm builds cover CDNA.
+bool HasFlashAttention(const catalog::GpuType& gpu) {
+  return gpu.arch != "Volta" && gpu.arch != "Turing" && gpu.arch != "Pascal";
+}
+
 bool HasFastInterconnect(const catalog::GpuType& gpu) {
   return gpu.interconnect.find("NVLink") != std::string::npos ||
          gpu.interconnect.find("Infinity Fabric") != std::string::npos;
@@ -363,6 +368,10 @@ class Estimator {
     e_.fits = true;
   }
 
+  // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023):
+  // the effective bandwidth of activation traffic.
+  double L2Gain() const { return 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb; }
+
   // A roofline: the slower of compute and the activations' memory traffic (normalisations and
   // element-wise layers move about as many bytes as the convolutions compute on).
   void VisionSpeed(double flops_per_sample, double mfu, const char* unit) {
@@ -371,10 +380,8 @@ class Estimator {
     const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
     // INT8 and FP8 engines (TensorRT) keep activations in 8 bits: half the 16-bit traffic.
     const double traffic = wide ? 2 : (EightBit(w_.precision) ? 0.5 : 1);
-    // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023).
-    const double l2_gain = 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb;
     const double memory_s =
-        flops_per_sample * eff_.vision_bytes_per_flop * traffic / (bandwidth_ * l2_gain);
+        flops_per_sample * eff_.vision_bytes_per_flop * traffic / (bandwidth_ * L2Gain());
     const double samples_per_s =
         count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
     e_.throughput.samples_per_s = samples_per_s;
@@ -393,11 +400,23 @@ class Estimator {
     // peak).
     e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
     // Classifier-free guidance runs the network on two latents per image, unless the guidance was
-    // distilled into the weights (FLUX.1).
+    // distilled into the weights (FLUX.1); published "it/s" counts these steps, not latents.
     const double latents = (m_.guidance_distilled ? 1 : 2) * batch;
-    const double step_compute = latents * m_.forward_flops * scale / (eff_.diffusion * peak_.flops);
-    const double step_memory = e_.memory.weights / bandwidth_;  // the weights, read once per step
-    const double step_s = step_compute + step_memory + eff_.diffusion_step_overhead_s;
+    const double latent_flops = m_.forward_flops * scale;
+    // FlashAttention needs Ampere or later: on Volta and Turing the UNet's attention over 4096
+    // latent pixels runs in slower kernels.
+    const double mfu = eff_.diffusion * (HasFlashAttention(gpu_) ? 1 : eff_.diffusion_pre_ampere);
+    const double step_compute = latents * latent_flops / (mfu * peak_.flops);
+    // Group norms and element-wise layers between the convolutions move activations through
+    // memory, as in vision models (8-bit engines move half as many bytes).
+    const double traffic = EightBit(w_.precision) ? 0.5 : 1;
+    const double step_memory =
+        latents * latent_flops * eff_.diffusion_bytes_per_flop * traffic / (bandwidth_ * L2Gain()) +
+        e_.memory.weights / bandwidth_;  // the weights, read once per step
+    // Eager PyTorch launches a step's ~1,000 kernels one by one from Python: a small batch on a
+    // fast GPU waits for the CPU (published batch-1 rates on an A100 and a 4090 are alike), so a
+    // step takes at least the launch time.
+    const double step_s = std::max(step_compute + step_memory, eff_.diffusion_step_overhead_s);
     const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.diffusion * peak_.flops);
     const double image_s = (w_.steps * step_s + decode_s) / batch;
     e_.throughput.steps_per_s = count_ / step_s;
