@@ -12,6 +12,7 @@ namespace {
 constexpr double kContextBytes =
     0.5e9;  // CUDA context + cuBLAS/cuDNN workspaces (PyTorch: 0.3-2 GiB)
 constexpr double kEngineMemoryShare = 0.90;  // vLLM's default gpu_memory_utilization
+constexpr double kTightFit = 0.05;           // spare memory, as a share of the card, worth a note
 
 bool HasTf32(const catalog::GpuType& gpu) {
   for (const char* arch : {"Ampere", "Ada", "Hopper", "Blackwell", "CDNA3"}) {
@@ -207,6 +208,8 @@ class Estimator {
       peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
     }
     if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
+    e_.bf16_training_in_fp16 =
+        IsTraining(w.task) && w.precision == Precision::kBf16 && !gpu.bf16_tflops;
     bandwidth_ = gpu.bandwidth_gbs * 1e9;
     if (gpu.vendor == "AMD") {
       peak_.flops *= eff.amd_compute;
@@ -235,6 +238,14 @@ class Estimator {
     }
     e_.memory.overhead += kContextBytes;
     if (e_.fits && e_.reason.empty()) e_.fits = e_.memory.Total() <= e_.memory_capacity;
+    // A fit with a few percent to spare holds only the workload as stated: say so, since a longer
+    // prompt, a larger batch or a serving engine's reserve would not fit.
+    const double spare = e_.memory_capacity - e_.memory.Total();
+    if (e_.fits && spare < kTightFit * e_.memory_capacity) {
+      e_.notes.push_back("fits with only " + Gb(spare) +
+                         " GB to spare: a longer prompt, a larger batch or a serving engine's "
+                         "memory reserve will not fit");
+    }
     if (!e_.fits && e_.reason.empty()) {
       e_.reason = "needs " + Gb(e_.memory.Total()) + " GB per GPU; the " + gpu_.name + " has " +
                   Gb(e_.memory_capacity) + " GB";
@@ -244,9 +255,8 @@ class Estimator {
 
  private:
   static std::string Gb(double bytes) {
-    const double gb = bytes / 1e9;
     char text[32];
-    std::snprintf(text, sizeof(text), gb >= 100 ? "%.0f" : "%.1f", gb);
+    std::snprintf(text, sizeof(text), "%.1f", bytes / catalog::kBytesPerGb);
     return text;
   }
 
