@@ -155,6 +155,9 @@ std::optional<std::string> ZooName(const std::string& model) {
       {"Qwen2.5-1.5B", "qwen2.5-1.5b"},
       {"Qwen2.5-3B", "qwen2.5-3b"},
       {"Qwen2.5-7B", "qwen2.5-7b"},
+      {"Qwen3 8B", "qwen3-8b"},
+      {"DeepSeek R1 Distill 14B", "deepseek-r1-distill-qwen-14b"},
+      {"gpt-oss 20B", "gpt-oss-20b"},
       {"MPT 125M", "mpt-125m"},
       {"MPT 760M", "mpt-760m"},
       {"MPT 1B", "mpt-1b"},
@@ -189,6 +192,11 @@ std::optional<Engine> EngineOf(const std::string& framework) {
 bool SetPrecision(const std::string& precision, const std::string& framework, Workload& w) {
   auto quant = [&](const char* name) { w.quant = *ParseQuantization(name); };
   w.precision = Precision::kBf16;
+  // Ollama's library tags default to Q4_K_M, and gpt-oss's to its released MXFP4 (the rows say so).
+  if (Has(precision, "default Ollama quant")) {
+    quant(w.model.name.rfind("gpt-oss", 0) == 0 ? "mxfp4" : "q4_k_m");
+    return true;
+  }
   if (Has(precision, "FP4")) return false;
   if (Has(precision, "GGUF F16")) {
     w.precision = Precision::kFp16;

@@ -60,7 +60,7 @@ const Efficiency& FittedEfficiency() {
     e.sglang.decode_layer_overhead_s = 0.0001996;
     e.sglang.decode_overhead_s = 0.01106;
     e.llama_cpp.prefill = 0.3932;
-    e.llama_cpp.decode_bandwidth = 0.7875;
+    e.llama_cpp.decode_bandwidth = 0.8467;
     e.llama_cpp.decode_layer_overhead_s = 0;
     e.llama_cpp.decode_overhead_s = 0.00231;
     e.exllama.prefill = 0.45;
