@@ -32,12 +32,11 @@ const Efficiency& FittedEfficiency() {
     e.lora = 0.2819;
     e.qlora = 0.1307;
     e.small_hidden = 748.7;
-    e.vision = 0.7144;
-    e.vision_bytes_per_flop = 0.0459;
+    e.vision = 0.8301;
+    e.vision_activation_passes = 25.6;
     e.vision_l2_reference_mb = 157.3;
-    e.diffusion = 0.95;
-    e.diffusion_bytes_per_flop = 0.00748;
-    e.diffusion_pre_ampere = 0.5033;
+    e.diffusion_bytes_per_flop = 0.004272;
+    e.diffusion_pre_ampere = 0.4838;
     e.diffusion_step_overhead_s = 0.02273;
     e.activation_factor = 1.414;
     e.tensor_tflops_per_watt = 1.153;

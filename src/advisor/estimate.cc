@@ -351,7 +351,7 @@ class Estimator {
         m_.params * (w_.optimizer == Optimizer::kSgd ? (mixed ? 8 : 4) : (mixed ? 12 : 8));
     e_.memory.activations = m_.activation_bytes_per_sample * scale * w_.batch * (mixed ? 1 : 2);
     e_.memory.overhead = 0.05 * e_.memory.activations;
-    VisionSpeed(flops, eff_.vision, "1k images");
+    VisionSpeed(flops, /*traffic_share=*/1.0, "1k images");
     e_.fits = true;
   }
 
@@ -374,7 +374,7 @@ class Estimator {
     }
     e_.memory.weights = m_.params * BytesPerWeight(w_);
     e_.memory.activations = m_.activation_bytes_per_sample * PixelScale() * w_.batch * 0.15;
-    VisionSpeed(m_.forward_flops * PixelScale(), eff_.vision, "1k images");
+    VisionSpeed(m_.forward_flops * PixelScale(), /*traffic_share=*/1.0 / 3, "1k images");
     e_.fits = true;
   }
 
@@ -383,15 +383,17 @@ class Estimator {
   double L2Gain() const { return 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb; }
 
   // A roofline: the slower of compute and the activations' memory traffic (normalisations and
-  // element-wise layers move about as many bytes as the convolutions compute on).
-  void VisionSpeed(double flops_per_sample, double mfu, const char* unit) {
-    const double compute_s = flops_per_sample / (mfu * peak_.flops);
+  // element-wise layers between the convolutions). traffic_share: 1 for a training step, a third
+  // for inference (the forward pass only).
+  void VisionSpeed(double flops_per_sample, double traffic_share, const char* unit) {
+    const double compute_s = flops_per_sample / (eff_.vision * peak_.flops);
     // FP32/TF32 activations are 4 bytes, twice the traffic of 16-bit ones.
     const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
     // INT8 and FP8 engines (TensorRT) keep activations in 8 bits: half the 16-bit traffic.
     const double traffic = wide ? 2 : (EightBit(w_.precision) ? 0.5 : 1);
-    const double memory_s =
-        flops_per_sample * eff_.vision_bytes_per_flop * traffic / (bandwidth_ * L2Gain());
+    const double bytes = eff_.vision_activation_passes * traffic_share *
+                         m_.activation_bytes_per_sample * PixelScale() * traffic;
+    const double memory_s = bytes / (bandwidth_ * L2Gain());
     const double samples_per_s =
         count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
     e_.throughput.samples_per_s = samples_per_s;
@@ -415,19 +417,19 @@ class Estimator {
     const double latent_flops = m_.forward_flops * scale;
     // FlashAttention needs Ampere or later: on Volta and Turing the UNet's attention over 4096
     // latent pixels runs in slower kernels.
-    const double mfu = eff_.diffusion * (HasFlashAttention(gpu_) ? 1 : eff_.diffusion_pre_ampere);
+    const double mfu = eff_.vision * (HasFlashAttention(gpu_) ? 1 : eff_.diffusion_pre_ampere);
     const double step_compute = latents * latent_flops / (mfu * peak_.flops);
     // Group norms and element-wise layers between the convolutions move activations through
     // memory, as in vision models (8-bit engines move half as many bytes).
     const double traffic = EightBit(w_.precision) ? 0.5 : 1;
     const double step_memory =
-        latents * latent_flops * eff_.diffusion_bytes_per_flop * traffic / (bandwidth_ * L2Gain()) +
-        e_.memory.weights / bandwidth_;  // the weights, read once per step
+        (latents * latent_flops * eff_.diffusion_bytes_per_flop * traffic + e_.memory.weights) /
+        bandwidth_;  // and the weights, read once per step
     // Eager PyTorch launches a step's ~1,000 kernels one by one from Python: a small batch on a
     // fast GPU waits for the CPU (published batch-1 rates on an A100 and a 4090 are alike), so a
     // step takes at least the launch time.
     const double step_s = std::max(step_compute + step_memory, eff_.diffusion_step_overhead_s);
-    const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.diffusion * peak_.flops);
+    const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.vision * peak_.flops);
     const double image_s = (w_.steps * step_s + decode_s) / batch;
     e_.throughput.steps_per_s = count_ / step_s;
     e_.throughput.images_per_s = count_ / image_s;
