@@ -408,9 +408,13 @@ class Estimator {
     const double scale = PixelScale();
     const double batch = w_.batch;
     e_.memory.weights = m_.params * BytesPerWeight(w_);
-    // Latent activations of the UNet, and the VAE decoder's full-resolution feature maps (its
-    // peak).
-    e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
+    // Inference keeps one block's activations, not every layer's: at 512x512 a 64x64 latent's
+    // feature map is 2.6 MB at 16 bits, and a block with SDPA attention (no s^2 scores) holds a
+    // few dozen, ~50 MB a latent, two latents an image; the VAE decoder's last stages hold about
+    // three 512x512 maps of 128-256 channels (0.4 GB). So ~0.5 GB an image, in proportion to its
+    // pixels: published diffusers runs of SD 1.5 at batch 16 fit a 16 GB T4.
+    const double pixels = w_.image_size > 0 ? (w_.image_size / 512.0) * (w_.image_size / 512.0) : 1;
+    e_.memory.activations = batch * (0.1e9 + 0.4e9) * pixels;
     // Classifier-free guidance runs the network on two latents per image, unless the guidance was
     // distilled into the weights (FLUX.1); published "it/s" counts these steps, not latents.
     const double latents = (m_.guidance_distilled ? 1 : 2) * batch;

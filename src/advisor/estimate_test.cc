@@ -160,6 +160,18 @@ TEST(SpeedTest, DiffusionRanksTuringUnderAmpereAndSmallBatchesWaitForLaunches) {
   EXPECT_LT(*EstimateFor(four, "RTX 3090").throughput.steps_per_s, rtx3090 / 2);
 }
 
+// Diffusers' published Stable Diffusion 1.5 benchmark ran batch 16 at 512x512 in fp16 on a 16 GB
+// T4 and on 24 GB cards: inference does not keep every layer's activations.
+TEST(MemoryTest, StableDiffusionBatch16FitsA16GbT4) {
+  Workload w = Make(Sd15(), Task::kInfer);
+  w.precision = Precision::kFp16;
+  w.batch = 16;
+  const Estimate t4 = EstimateFor(w, "T4");
+  EXPECT_TRUE(t4.fits) << t4.reason;
+  w.batch = 64;
+  EXPECT_FALSE(EstimateFor(w, "T4").fits);
+}
+
 TEST(SpeedTest, Int8RunsAtTheInt8TensorRateAndVoltaFallsBackToFp16) {
   Workload fp16 = Make(ResNet50(), Task::kInfer);
   fp16.precision = Precision::kFp16;
