@@ -44,7 +44,10 @@ struct Efficiency {
   // FLOP (over the bare bandwidth: a 64x64 latent is a few MB), the share of the MFU that GPUs
   // without FlashAttention kernels (Volta, Turing) keep, and the CPU's time to launch one denoising
   // step's kernels, which a step cannot beat (eager PyTorch at batch 1 on a fast GPU waits for it).
-  double diffusion_bytes_per_flop = 0.01;
+  // The prior is a count for SD 1.5 at 512x512: its UNet's feature maps sum to ~0.6 GB a latent at
+  // 16 bits (64x64x320 maps of 2.6 MB through five blocks with attention, then halving per level),
+  // each written once and read about twice: ~1.8 GB over 0.84 TFLOP.
+  double diffusion_bytes_per_flop = 0.002;
   double diffusion_pre_ampere = 0.7;
   double diffusion_step_overhead_s = 0.02;
 
