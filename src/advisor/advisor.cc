@@ -155,6 +155,9 @@ std::string WorkText(const Workload& w) {
     return fmt::format("{} {}", CountText(work.samples), what);
   }
   if (IsTraining(w.task)) return fmt::format("{} training tokens", CountText(work.tokens));
+  if (work.requests > 0 && m.kind == ModelKind::kEncoder) {  // encoders read, they do not generate
+    return fmt::format("{} sequences of {} tokens", CountText(work.requests), w.prompt_tokens);
+  }
   if (work.requests > 0) {
     return fmt::format("{} requests of {} prompt + {} generated tokens", CountText(work.requests),
                        w.prompt_tokens, w.gen_tokens);

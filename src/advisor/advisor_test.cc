@@ -40,6 +40,10 @@ TEST(AdvisorTest, WorkTextSaysWhatTheTimeAndCostAreFor) {
   EXPECT_EQ(WorkText(Make(Llama2_7b(), Task::kInfer)),
             "100 requests of 512 prompt + 256 generated tokens");
   EXPECT_EQ(WorkText(Make(Llama2_7b(), Task::kTrain)), "1B training tokens");
+  ModelSpec bert = Llama2_7b();
+  bert.kind = ModelKind::kEncoder;
+  bert.context = 512;
+  EXPECT_EQ(WorkText(Make(bert, Task::kInfer)), "100 sequences of 256 tokens");
   Workload serve = Make(Llama2_7b(), Task::kServe);
   serve.work = {};
   serve.work.tokens = 2.5e7;
