@@ -6,7 +6,7 @@
 namespace suanli::advisor {
 namespace {
 
-constexpr double kGb = 1e9;
+constexpr double kGb = catalog::kBytesPerGb;  // as the catalog's memory_gb
 
 std::string_view KindName(ModelKind kind) {
   switch (kind) {

@@ -16,21 +16,24 @@ bool Qualifies(const Estimate& e, const AdviseOptions& options) {
   return true;
 }
 
-// Best first: qualifying estimates by cost then time; then those that fit but miss the deadline or
-// budget; then those that do not fit; unsupported ones last.
+// Best first: qualifying estimates by cost then time (those that would train BF16 in FP16 after the
+// others); then those that fit but miss the deadline or budget; then those that do not fit;
+// unsupported ones last.
 int Tier(const Estimate& e, const AdviseOptions& options) {
-  if (Qualifies(e, options)) return 0;
-  if (e.supported && e.fits) return 1;
-  if (e.supported) return 2;
-  return 3;
+  if (Qualifies(e, options)) return e.bf16_training_in_fp16 ? 1 : 0;
+  if (e.supported && e.fits) return 2;
+  if (e.supported) return 3;
+  return 4;
 }
 
-std::string Gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
+std::string Gb(double bytes) { return fmt::format("{:.1f} GB", bytes / catalog::kBytesPerGb); }
 
-// Why a "48 GB" card shows 51.5 GB here: every figure a person reads is in GB of 1e9 bytes, the
-// datasheets count VRAM in GB of 2^30.
+// Where what NVML reports differs from the label (HBM and ECC cards: an H200 "141 GB" holds 140.4),
+// the label too, so the figure does not read as a typo; "" otherwise.
 std::string LabelText(const catalog::GpuType& gpu) {
-  return fmt::format("sold as {:g} GB of 2^30 bytes", gpu.memory_gb);
+  const double usable = gpu.MemoryBytes() / catalog::kBytesPerGb;
+  if (std::fabs(usable - gpu.memory_gb) < 0.05) return "";
+  return fmt::format(" (sold as {:g} GB; NVML reports {:.1f})", gpu.memory_gb, usable);
 }
 
 // What decides the speed: bandwidth when memory-bound, the precision's tensor rate when
@@ -67,11 +70,11 @@ std::string ExplainPick(const Advice& advice, const AdviseOptions& options) {
   std::string reason;
   const double spare = pick.memory_capacity - pick.memory.Total();
   if (pick.count == 1) {
-    reason = fmt::format("{} needs {} and fits in the {}'s {} ({}) with {} to spare", w.model.name,
+    reason = fmt::format("{} needs {} and fits in the {}'s {}{} with {} to spare", w.model.name,
                          Gb(pick.memory.Total()), pick.gpu->name, Gb(pick.memory_capacity),
                          LabelText(*pick.gpu), Gb(spare));
   } else {
-    reason = fmt::format("{} needs {} GPUs ({} of each {}, {})", w.model.name, pick.count,
+    reason = fmt::format("{} needs {} GPUs ({} of each {}{})", w.model.name, pick.count,
                          Gb(pick.memory.Total()), Gb(pick.memory_capacity), LabelText(*pick.gpu));
   }
   reason += fmt::format("; {} is {}-bound, so the {}'s {} give {}", PhaseName(w),
@@ -127,6 +130,42 @@ std::string ExplainNothing(const Advice& advice, const AdviseOptions& options) {
 }
 
 }  // namespace
+
+namespace {
+std::string CountText(double count) {
+  if (count >= 1e9) return fmt::format("{:.3g}B", count / 1e9);
+  if (count >= 1e6) return fmt::format("{:.3g}M", count / 1e6);
+  if (count >= 1e4) return fmt::format("{:.3g}k", count / 1e3);
+  return fmt::format("{:g}", count);
+}
+}  // namespace
+
+std::string WorkText(const Workload& w) {
+  const WorkAmount& work = w.work;
+  const ModelSpec& m = w.model;
+  if (m.kind == ModelKind::kDiffusion) {
+    const double images = work.images > 0 ? work.images : std::max(work.requests, work.samples);
+    return fmt::format("{} images at {}x{}, {} steps each", CountText(images), w.image_size,
+                       w.image_size, w.steps);
+  }
+  if (work.samples > 0) {
+    const std::string what = m.kind == ModelKind::kVision ? "images" : "samples";
+    if (work.epochs > 1)
+      return fmt::format("{} epochs of {} {}", work.epochs, CountText(work.samples), what);
+    return fmt::format("{} {}", CountText(work.samples), what);
+  }
+  if (IsTraining(w.task)) return fmt::format("{} training tokens", CountText(work.tokens));
+  if (work.requests > 0 && m.kind == ModelKind::kEncoder) {  // encoders read, they do not generate
+    return fmt::format("{} sequences of {} tokens", CountText(work.requests), w.prompt_tokens);
+  }
+  if (work.requests > 0) {
+    return fmt::format("{} requests of {} prompt + {} generated tokens", CountText(work.requests),
+                       w.prompt_tokens, w.gen_tokens);
+  }
+  if (work.images > 0) return fmt::format("{} images", CountText(work.images));
+  return fmt::format("{} generated tokens ({}-token prompts)", CountText(work.tokens),
+                     w.prompt_tokens);
+}
 
 std::string DurationText(double seconds) {
   if (!std::isfinite(seconds) || seconds <= 0) return "—";
@@ -185,7 +224,7 @@ Advice Advise(const Workload& workload, const catalog::Catalog& catalog,
         const int tier_a = Tier(a, options);
         const int tier_b = Tier(b, options);
         if (tier_a != tier_b) return tier_a < tier_b;
-        if (tier_a >= 2)
+        if (tier_a >= 3)
           return a.memory.Total() / a.memory_capacity < b.memory.Total() / b.memory_capacity;
         if (a.cost != b.cost) return a.cost < b.cost;
         return a.time_s < b.time_s;

@@ -48,6 +48,9 @@ double PrimaryRate(const Estimate& estimate);
 std::string RateText(const Estimate& estimate);
 std::string DurationText(double seconds);
 std::string GpusText(const Estimate& estimate);
+// The work the time and cost are for: "100 requests of 512 prompt + 256 generated tokens", "1000
+// images at 512x512, 30 steps each", "1B training tokens". REQUIRES: CompleteAndValidate(workload).
+std::string WorkText(const Workload& workload);
 
 // REQUIRES: CompleteAndValidate(workload) succeeded. Never fails: GPUs that cannot run the workload
 // are in the estimates with fits = false and a reason.

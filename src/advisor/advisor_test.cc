@@ -35,6 +35,42 @@ Workload Make(ModelSpec model, Task task) {
   return w;
 }
 
+// The table's TIME and COST are for an amount of work a person can read back.
+TEST(AdvisorTest, WorkTextSaysWhatTheTimeAndCostAreFor) {
+  EXPECT_EQ(WorkText(Make(Llama2_7b(), Task::kInfer)),
+            "100 requests of 512 prompt + 256 generated tokens");
+  EXPECT_EQ(WorkText(Make(Llama2_7b(), Task::kTrain)), "1B training tokens");
+  ModelSpec bert = Llama2_7b();
+  bert.kind = ModelKind::kEncoder;
+  bert.context = 512;
+  EXPECT_EQ(WorkText(Make(bert, Task::kInfer)), "100 sequences of 256 tokens");
+  Workload serve = Make(Llama2_7b(), Task::kServe);
+  serve.work = {};
+  serve.work.tokens = 2.5e7;
+  EXPECT_EQ(WorkText(serve), "25M generated tokens (512-token prompts)");
+}
+
+// A BF16 LoRA is not placed on a card without BF16 (issue 17: a Titan RTX was the pick) while one
+// with BF16 qualifies; asked in FP16, those cards compete again.
+TEST(AdvisorTest, Bf16TrainingPrefersGpusWithBf16) {
+  const Advice bf16 = Advise(Make(Llama2_7b(), Task::kLora), Catalog(), {});
+  ASSERT_TRUE(bf16.recommendation.index.has_value());
+  EXPECT_TRUE(bf16.estimates.front().gpu->bf16_tflops.has_value())
+      << bf16.estimates.front().gpu->name;
+  bool turing_seen = false;
+  for (const Estimate& e : bf16.estimates) {
+    if (e.gpu->arch == "Turing") {
+      turing_seen = true;
+      EXPECT_TRUE(e.bf16_training_in_fp16);
+    }
+  }
+  EXPECT_TRUE(turing_seen);
+  Workload fp16 = Make(Llama2_7b(), Task::kLora);
+  fp16.precision = Precision::kFp16;
+  for (const Estimate& e : Advise(fp16, Catalog(), {}).estimates)
+    EXPECT_FALSE(e.bf16_training_in_fp16) << e.gpu->name;
+}
+
 TEST(AdvisorTest, EstimatesEveryGpuAndRecommendsTheCheapestThatFits) {
   const Advice advice = Advise(Make(Llama2_7b(), Task::kLora), Catalog(), {});
   ASSERT_EQ(advice.estimates.size(), Catalog().gpus().size());
@@ -42,7 +78,7 @@ TEST(AdvisorTest, EstimatesEveryGpuAndRecommendsTheCheapestThatFits) {
   const Estimate& pick = advice.estimates[*advice.recommendation.index];
   EXPECT_TRUE(pick.fits);
   for (const Estimate& e : advice.estimates) {
-    if (e.fits && e.supported) {
+    if (e.fits && e.supported && !e.bf16_training_in_fp16) {  // those rank after (below)
       EXPECT_GE(e.cost, pick.cost) << e.gpu->name;
     }
   }

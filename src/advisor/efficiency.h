@@ -28,15 +28,28 @@ struct Efficiency {
   // Small matrices leave tensor cores idle: MFU is scaled by hidden / (hidden + this).
   double small_hidden = 1024;
 
-  // Vision training and inference: MFU, plus memory traffic per FLOP for the bandwidth-bound layers
-  // (normalisation, activations) that alternate with the compute-bound convolutions.
+  // Vision training and inference: MFU, plus the memory traffic of the bandwidth-bound layers
+  // (normalisation, activations) that alternate with the compute-bound convolutions, counted in
+  // passes over the activations a training step keeps (the zoo's activation_bytes_per_sample). The
+  // default is a count, not a fit: a forward pass writes each convolution's output, batch norm
+  // reads it twice (statistics, normalisation) and writes it, ReLU reads and writes it (6);
+  // backward touches each about twice as often (12-14). Inference runs a third of them (forward
+  // only).
   double vision = 0.40;
-  double vision_bytes_per_flop = 0.02;
+  double vision_activation_passes = 20;
   double vision_l2_reference_mb = 100;  // L2 that doubles the effective bandwidth
 
-  // Diffusion: MFU of the UNet and the fixed cost of one denoising step.
-  double diffusion = 0.45;
-  double diffusion_step_overhead_s = 0.004;
+  // Diffusion: a UNet's convolutions run the same cuDNN kernels as a vision model's, at the vision
+  // MFU above. Its own: the activation traffic of its normalisation and element-wise layers per
+  // FLOP (over the bare bandwidth: a 64x64 latent is a few MB), the share of the MFU that GPUs
+  // without FlashAttention kernels (Volta, Turing) keep, and the CPU's time to launch one denoising
+  // step's kernels, which a step cannot beat (eager PyTorch at batch 1 on a fast GPU waits for it).
+  // The prior is a count for SD 1.5 at 512x512: its UNet's feature maps sum to ~0.6 GB a latent at
+  // 16 bits (64x64x320 maps of 2.6 MB through five blocks with attention, then halving per level),
+  // each written once and read about twice: ~1.8 GB over 0.84 TFLOP.
+  double diffusion_bytes_per_flop = 0.002;
+  double diffusion_pre_ampere = 0.7;
+  double diffusion_step_overhead_s = 0.02;
 
   // ROCm on AMD Instinct reaches less of the datasheet peak than CUDA on NVIDIA (public GEMM and
   // bandwidth measurements of the MI300X). No calibration row covers AMD, so these are not fitted.

@@ -12,6 +12,7 @@ namespace {
 constexpr double kContextBytes =
     0.5e9;  // CUDA context + cuBLAS/cuDNN workspaces (PyTorch: 0.3-2 GiB)
 constexpr double kEngineMemoryShare = 0.90;  // vLLM's default gpu_memory_utilization
+constexpr double kTightFit = 0.05;           // spare memory, as a share of the card, worth a note
 
 bool HasTf32(const catalog::GpuType& gpu) {
   for (const char* arch : {"Ampere", "Ada", "Hopper", "Blackwell", "CDNA3"}) {
@@ -162,6 +163,11 @@ double LoraParams(const ModelSpec& m) {
   return m.layers * kRank * per_layer;
 }
 
+// FlashAttention (and PyTorch's flash SDPA kernel) needs Ampere or later; ROCm builds cover CDNA.
+bool HasFlashAttention(const catalog::GpuType& gpu) {
+  return gpu.arch != "Volta" && gpu.arch != "Turing" && gpu.arch != "Pascal";
+}
+
 bool HasFastInterconnect(const catalog::GpuType& gpu) {
   return gpu.interconnect.find("NVLink") != std::string::npos ||
          gpu.interconnect.find("Infinity Fabric") != std::string::npos;
@@ -202,6 +208,8 @@ class Estimator {
       peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
     }
     if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
+    e_.bf16_training_in_fp16 =
+        IsTraining(w.task) && w.precision == Precision::kBf16 && !gpu.bf16_tflops;
     bandwidth_ = gpu.bandwidth_gbs * 1e9;
     if (gpu.vendor == "AMD") {
       peak_.flops *= eff.amd_compute;
@@ -230,6 +238,14 @@ class Estimator {
     }
     e_.memory.overhead += kContextBytes;
     if (e_.fits && e_.reason.empty()) e_.fits = e_.memory.Total() <= e_.memory_capacity;
+    // A fit with a few percent to spare holds only the workload as stated: say so, since a longer
+    // prompt, a larger batch or a serving engine's reserve would not fit.
+    const double spare = e_.memory_capacity - e_.memory.Total();
+    if (e_.fits && spare < kTightFit * e_.memory_capacity) {
+      e_.notes.push_back("fits with only " + Gb(spare) +
+                         " GB to spare: a longer prompt, a larger batch or a serving engine's "
+                         "memory reserve will not fit");
+    }
     if (!e_.fits && e_.reason.empty()) {
       e_.reason = "needs " + Gb(e_.memory.Total()) + " GB per GPU; the " + gpu_.name + " has " +
                   Gb(e_.memory_capacity) + " GB";
@@ -239,9 +255,8 @@ class Estimator {
 
  private:
   static std::string Gb(double bytes) {
-    const double gb = bytes / 1e9;
     char text[32];
-    std::snprintf(text, sizeof(text), gb >= 100 ? "%.0f" : "%.1f", gb);
+    std::snprintf(text, sizeof(text), "%.1f", bytes / catalog::kBytesPerGb);
     return text;
   }
 
@@ -336,7 +351,7 @@ class Estimator {
         m_.params * (w_.optimizer == Optimizer::kSgd ? (mixed ? 8 : 4) : (mixed ? 12 : 8));
     e_.memory.activations = m_.activation_bytes_per_sample * scale * w_.batch * (mixed ? 1 : 2);
     e_.memory.overhead = 0.05 * e_.memory.activations;
-    VisionSpeed(flops, eff_.vision, "1k images");
+    VisionSpeed(flops, /*traffic_share=*/1.0, "1k images");
     e_.fits = true;
   }
 
@@ -359,22 +374,26 @@ class Estimator {
     }
     e_.memory.weights = m_.params * BytesPerWeight(w_);
     e_.memory.activations = m_.activation_bytes_per_sample * PixelScale() * w_.batch * 0.15;
-    VisionSpeed(m_.forward_flops * PixelScale(), eff_.vision, "1k images");
+    VisionSpeed(m_.forward_flops * PixelScale(), /*traffic_share=*/1.0 / 3, "1k images");
     e_.fits = true;
   }
 
+  // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023):
+  // the effective bandwidth of activation traffic.
+  double L2Gain() const { return 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb; }
+
   // A roofline: the slower of compute and the activations' memory traffic (normalisations and
-  // element-wise layers move about as many bytes as the convolutions compute on).
-  void VisionSpeed(double flops_per_sample, double mfu, const char* unit) {
-    const double compute_s = flops_per_sample / (mfu * peak_.flops);
+  // element-wise layers between the convolutions). traffic_share: 1 for a training step, a third
+  // for inference (the forward pass only).
+  void VisionSpeed(double flops_per_sample, double traffic_share, const char* unit) {
+    const double compute_s = flops_per_sample / (eff_.vision * peak_.flops);
     // FP32/TF32 activations are 4 bytes, twice the traffic of 16-bit ones.
     const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
     // INT8 and FP8 engines (TensorRT) keep activations in 8 bits: half the 16-bit traffic.
     const double traffic = wide ? 2 : (EightBit(w_.precision) ? 0.5 : 1);
-    // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023).
-    const double l2_gain = 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb;
-    const double memory_s =
-        flops_per_sample * eff_.vision_bytes_per_flop * traffic / (bandwidth_ * l2_gain);
+    const double bytes = eff_.vision_activation_passes * traffic_share *
+                         m_.activation_bytes_per_sample * PixelScale() * traffic;
+    const double memory_s = bytes / (bandwidth_ * L2Gain());
     const double samples_per_s =
         count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
     e_.throughput.samples_per_s = samples_per_s;
@@ -389,16 +408,32 @@ class Estimator {
     const double scale = PixelScale();
     const double batch = w_.batch;
     e_.memory.weights = m_.params * BytesPerWeight(w_);
-    // Latent activations of the UNet, and the VAE decoder's full-resolution feature maps (its
-    // peak).
-    e_.memory.activations = batch * (0.75e9 + 1.5e9) * scale;
+    // Inference keeps one block's activations, not every layer's: at 512x512 a 64x64 latent's
+    // feature map is 2.6 MB at 16 bits, and a block with SDPA attention (no s^2 scores) holds a
+    // few dozen, ~50 MB a latent, two latents an image; the VAE decoder's last stages hold about
+    // three 512x512 maps of 128-256 channels (0.4 GB). So ~0.5 GB an image, in proportion to its
+    // pixels: published diffusers runs of SD 1.5 at batch 16 fit a 16 GB T4.
+    const double pixels = w_.image_size > 0 ? (w_.image_size / 512.0) * (w_.image_size / 512.0) : 1;
+    e_.memory.activations = batch * (0.1e9 + 0.4e9) * pixels;
     // Classifier-free guidance runs the network on two latents per image, unless the guidance was
-    // distilled into the weights (FLUX.1).
+    // distilled into the weights (FLUX.1); published "it/s" counts these steps, not latents.
     const double latents = (m_.guidance_distilled ? 1 : 2) * batch;
-    const double step_compute = latents * m_.forward_flops * scale / (eff_.diffusion * peak_.flops);
-    const double step_memory = e_.memory.weights / bandwidth_;  // the weights, read once per step
-    const double step_s = step_compute + step_memory + eff_.diffusion_step_overhead_s;
-    const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.diffusion * peak_.flops);
+    const double latent_flops = m_.forward_flops * scale;
+    // FlashAttention needs Ampere or later: on Volta and Turing the UNet's attention over 4096
+    // latent pixels runs in slower kernels.
+    const double mfu = eff_.vision * (HasFlashAttention(gpu_) ? 1 : eff_.diffusion_pre_ampere);
+    const double step_compute = latents * latent_flops / (mfu * peak_.flops);
+    // Group norms and element-wise layers between the convolutions move activations through
+    // memory, as in vision models (8-bit engines move half as many bytes).
+    const double traffic = EightBit(w_.precision) ? 0.5 : 1;
+    const double step_memory =
+        (latents * latent_flops * eff_.diffusion_bytes_per_flop * traffic + e_.memory.weights) /
+        bandwidth_;  // and the weights, read once per step
+    // Eager PyTorch launches a step's ~1,000 kernels one by one from Python: a small batch on a
+    // fast GPU waits for the CPU (published batch-1 rates on an A100 and a 4090 are alike), so a
+    // step takes at least the launch time.
+    const double step_s = std::max(step_compute + step_memory, eff_.diffusion_step_overhead_s);
+    const double decode_s = batch * m_.vae_decode_flops * scale / (eff_.vision * peak_.flops);
     const double image_s = (w_.steps * step_s + decode_s) / batch;
     e_.throughput.steps_per_s = count_ / step_s;
     e_.throughput.images_per_s = count_ / image_s;

@@ -56,6 +56,9 @@ struct Estimate {
   Throughput throughput;
   Bound bound = Bound::kCompute;
   std::vector<std::string> notes;  // assumptions a person should know (FP16 instead of BF16, ...)
+  // Training asked for in BF16 runs in FP16 here (Volta, Turing: no BF16), which needs loss scaling
+  // and may overflow where BF16 would not: ranked after GPUs that run what was asked.
+  bool bf16_training_in_fp16 = false;
 
   double time_s = 0;                       // for the workload's amount of work
   core::Money rent_per_hour;               // all `count` GPUs

@@ -126,11 +126,15 @@ TEST(ModelZooTest, CurrentFamiliesLoadAndEstimate) {
                                 "llama-3.2-1b",
                                 "qwen2.5-14b",
                                 "qwen2.5-32b",
+                                "qwen3-4b",
                                 "qwen3-8b",
+                                "qwen3-14b",
                                 "qwen3-32b",
                                 "qwen3-30b-a3b",
                                 "qwen3-235b-a22b",
+                                "deepseek-r1-distill-qwen-1.5b",
                                 "deepseek-r1-distill-qwen-7b",
+                                "deepseek-r1-distill-qwen-14b",
                                 "deepseek-r1-distill-qwen-32b",
                                 "deepseek-r1-distill-llama-8b",
                                 "deepseek-r1-distill-llama-70b",
@@ -138,7 +142,11 @@ TEST(ModelZooTest, CurrentFamiliesLoadAndEstimate) {
                                 "mistral-nemo-12b",
                                 "gemma-2-9b",
                                 "gemma-2-27b",
+                                "gemma-3-4b",
+                                "gemma-3-12b",
                                 "gemma-3-27b",
+                                "gpt-oss-20b",
+                                "gpt-oss-120b",
                                 "phi-3-mini",
                                 "phi-3-medium",
                                 "phi-4",
@@ -200,6 +208,22 @@ TEST(ModelZooTest, Qwen3MoeKeepsAllExpertsInMemoryAndComputesWithActiveOnes) {
 }
 
 // FLUX.1 is guidance-distilled: one transformer pass a step, where SD3 runs two (CFG).
+// gpt-oss as released: MXFP4 experts (4.25 bits a weight) put the 20B model in a 16 GB card,
+// which 16-bit weights (42 GB) do not; a token computes with 3.6B of its 20.9B parameters.
+TEST(ModelZooTest, GptOssFitsA16GbCardInMxfp4) {
+  Workload w;
+  w.model = Model("gpt-oss-20b");
+  w.task = Task::kInfer;
+  w.quant = *ParseQuantization("mxfp4");
+  ASSERT_TRUE(CompleteAndValidate(w).ok());
+  EXPECT_LT(w.model.active_params, 0.2 * w.model.params);
+  const Estimate mxfp4 = EstimateOn(w, Gpu("RTX 4060 Ti 16GB"), 1);
+  EXPECT_TRUE(mxfp4.fits) << mxfp4.reason;
+  EXPECT_NEAR(mxfp4.memory.weights / 1e9, 20.9 * 4.25 / 8, 0.1);
+  w.quant.reset();
+  EXPECT_FALSE(EstimateOn(w, Gpu("RTX 4060 Ti 16GB"), 1).fits);
+}
+
 TEST(ModelZooTest, FluxRunsOneLatentAStepAndSd3Two) {
   EXPECT_TRUE(Model("flux.1-dev").guidance_distilled);
   EXPECT_FALSE(Model("sd3-medium").guidance_distilled);

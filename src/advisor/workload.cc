@@ -47,18 +47,18 @@ constexpr std::array<std::pair<std::string_view, Optimizer>, 3> kOptimizers = {
 
 // Bits per weight including the scales each format stores: llama.cpp's figures for GGUF (q4_0 is 18
 // bytes per 32 weights), bitsandbytes' for nf4 (fp32 absmax per 64 weights), GPTQ/AWQ group-128 for
-// int4.
+// int4; MXFP4 (OCP microscaling, gpt-oss's experts) is 4-bit E2M1 plus an 8-bit scale per 32.
 struct QuantRow {
   std::string_view name;
   double bits;
   bool gguf;
 };
 constexpr QuantRow kQuantizations[] = {
-    {"int8", 8.0, false},     {"int4", 4.25, false}, {"nf4", 4.5, false},
-    {"nf4-dq", 4.127, false}, {"q8_0", 8.5, true},   {"q6_k", 6.56, true},
-    {"q5_k_m", 5.69, true},   {"q5_0", 5.5, true},   {"q4_k_m", 4.85, true},
-    {"q4_k_s", 4.58, true},   {"q4_0", 4.5, true},   {"q3_k_m", 3.91, true},
-    {"q2_k", 2.96, true},
+    {"int8", 8.0, false},     {"int4", 4.25, false},  {"nf4", 4.5, false},
+    {"nf4-dq", 4.127, false}, {"q8_0", 8.5, true},    {"q6_k", 6.56, true},
+    {"q5_k_m", 5.69, true},   {"q5_0", 5.5, true},    {"q4_k_m", 4.85, true},
+    {"q4_k_s", 4.58, true},   {"q4_0", 4.5, true},    {"q3_k_m", 3.91, true},
+    {"q2_k", 2.96, true},     {"mxfp4", 4.25, false},
 };
 
 // The amounts of work that mean something for this model and task: images for a diffusion model,

@@ -23,6 +23,10 @@ struct Price {
   std::string origin;  // the file these prices came from: the built-in data or an operator's file
 };
 
+// The gigabyte a person reads everywhere suanli shows memory (tables, reasons, --json memory_gb):
+// binary, 2^30 bytes, as datasheets and memory_gb count VRAM, so a "48 GB" card shows 48.
+inline constexpr double kBytesPerGb = 1024.0 * 1024.0 * 1024.0;
+
 struct GpuType {
   std::string name;  // canonical, e.g. "A100 80GB SXM"
   std::vector<std::string> aliases;
@@ -58,7 +62,7 @@ struct GpuType {
 
   // Bytes a program can address on one card: NVML's total where known, else the label in binary GB.
   double MemoryBytes() const {
-    return memory_mib ? *memory_mib * 1024 * 1024 : memory_gb * 1024 * 1024 * 1024;
+    return memory_mib ? *memory_mib * 1024 * 1024 : memory_gb * kBytesPerGb;
   }
 
   // The 16-bit tensor rate mixed-precision training gets: BF16 where the GPU has it, else FP16.

@@ -235,7 +235,8 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
     }
     const std::string fits = !e.supported ? "no: unsupported" : (e.fits ? "yes" : "no");
     table.AddRow({name, fits,
-                  fmt::format("{:.1f}/{:.1f}", e.memory.Total() / 1e9, e.memory_capacity / 1e9),
+                  fmt::format("{:.1f}/{:.1f}", e.memory.Total() / catalog::kBytesPerGb,
+                              e.memory_capacity / catalog::kBytesPerGb),
                   e.supported ? advisor::RateText(e) : "—",
                   e.bound == advisor::Bound::kMemory ? "memory" : "compute",
                   e.fits ? advisor::DurationText(e.time_s) : "—",
@@ -245,8 +246,12 @@ void PrintTable(const advisor::Advice& advice, bool all, std::ostream& out) {
   out << table.Render();
   if (hidden > 0)
     out << hidden << " more (GPUs that do not fit, or beyond the first 15): --all shows them\n";
-  out << "GB are 1e9 bytes; datasheets count VRAM in GB of 2^30, so a \"48 GB\" card holds 51.5 "
-         "GB.\n";
+  out << "TIME and COST are for " << advisor::WorkText(advice.workload)
+      << (advice.workload.work.assumed
+              ? " (assumed: give --tokens, --samples, --requests or --images for yours).\n"
+              : ".\n");
+  out << "GB as datasheets count them (2^30 bytes); HELD is what NVML reports where it differs "
+         "from the label (an H200 \"141 GB\" holds 140.4).\n";
   for (const auto& [note, gpus] : notes) out << "Note (" << gpus << "): " << note << "\n";
 }
 
@@ -284,11 +289,6 @@ core::Status RunAdvise(const AdviseFlags& flags, CommandContext& context) {
       w.quant ? " with " + w.quant->name + " weights" : "", advisor::EngineName(w.engine));
   PrintTable(advice, flags.all, context.out);
   context.out << "\nRecommendation: " << advice.recommendation.reason << "\n";
-  if (w.work.assumed) {
-    context.out << "(Time and cost are for an assumed amount of work; give --tokens, --samples, "
-                   "--requests or "
-                   "--images for yours.)\n";
-  }
   return core::Status::Ok();
 }
 

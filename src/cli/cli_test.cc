@@ -370,7 +370,11 @@ TEST(AdviseCommandTest, PrintsATableAndTheReasonForPeople) {
   EXPECT_NE(outcome.out.find("RTX 4090"), std::string::npos);
   EXPECT_NE(outcome.out.find("BREAK-EVEN"), std::string::npos);
   EXPECT_NE(outcome.out.find("Recommendation: mistral-7b needs"), std::string::npos) << outcome.out;
-  EXPECT_NE(outcome.out.find("assumed amount of work"), std::string::npos);
+  // The table says what work its TIME and COST assume, not only --json.
+  EXPECT_NE(outcome.out.find("TIME and COST are for 100 requests of 512 prompt + 256 generated "
+                             "tokens (assumed"),
+            std::string::npos)
+      << outcome.out;
 }
 
 // What --json says about an estimate's assumptions, the table says too; and in one unit.
@@ -379,10 +383,28 @@ TEST(AdviseCommandTest, TheTableStatesItsUnitAndEachGpusAssumptions) {
       Suanli({"advise", "--model", "llama-2-7b", "--task", "lora", "--gpu", "titan rtx"});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   EXPECT_NE(outcome.out.find("GB NEEDED/HELD"), std::string::npos) << outcome.out;
-  EXPECT_NE(outcome.out.find("GB are 1e9 bytes"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("GB as datasheets count them (2^30 bytes)"), std::string::npos)
+      << outcome.out;
   EXPECT_NE(outcome.out.find("Note (Titan RTX): no BF16 on Turing: estimated in FP16"),
             std::string::npos)
       << outcome.out;
+}
+
+// A "48 GB" card shows 48 GB held, in the table and in --json, as the catalog's memory_gb does
+// (issue 17: "21.7/51.5" for a 48 GB card read as a unit error); the work is stated when given.
+TEST(AdviseCommandTest, MemoryIsInTheCatalogsGbEverywhere) {
+  const Outcome outcome = Suanli(
+      {"advise", "--model", "llama-2-7b", "--task", "lora", "--gpu", "a6000", "--tokens", "2e7"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_NE(outcome.out.find("/48.0 "), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("/51.5"), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("TIME and COST are for 20M training tokens.\n"), std::string::npos)
+      << outcome.out;
+  const boost::json::object advice =
+      AdviseJson({"--model", "llama-2-7b", "--task", "lora", "--gpu", "a6000"});
+  EXPECT_DOUBLE_EQ(
+      EstimateFor(advice, "RTX A6000").at("memory_gb").at("available").to_number<double>(),
+      49140.0 / 1024);  // NVML's 49140 MiB
 }
 
 TEST(AdviseCommandTest, Int8InferenceRunsAndInt8TrainingIsRefused) {
