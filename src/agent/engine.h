@@ -53,6 +53,13 @@ struct ContainerSpec {
   int64_t pids_limit = 0;       // processes and threads in the container; 0: the engine's default
   std::string volume_name;      // a named volume, created on first use; empty: none
   std::string volume_mount_path;
+  // More named volumes (a pod's volumes of their own), each created on first use.
+  struct Volume {
+    std::string name;
+    std::string mount_path;
+    bool read_only = false;
+  };
+  std::vector<Volume> more_volumes;
   GpuAccess gpu_access = GpuAccess::kNone;
   std::vector<std::string> gpu_ids;  // NVML UUIDs or indices, only the pod's
   // Hardening is not optional: never privileged, no-new-privileges, capabilities limited to what a
