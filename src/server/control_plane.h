@@ -454,9 +454,9 @@ class ControlPlane {
                                                  int size_gb);
   core::Result<Written<VolumeInfo>> DeleteVolume(const Principal& caller, std::string_view id);
   // Engine volumes that nodes may now delete: a deleted volume's data on its home node, and the
-  // copy a move left behind on its source node, each (node id, engine volume name) handed out
-  // once. The API asks each node's agent through the relay (best effort: a node that is away
-  // keeps its copy).
+  // copy a move left behind on its source node (once the pod runs on its new node), each (node
+  // id, engine volume name) handed out once. The API asks each node's agent through the relay (best
+  // effort: a node that is away keeps its copy).
   std::vector<std::pair<std::string, std::string>> TakeVolumeRemovals() EXCLUDES(mutex_);
   // Where a move fetches from: the node that holds move `move_id` of a pod bound to `caller`'s
   // node, and the engine volume. NOT_FOUND for a move the caller's pods do not have (any more).
@@ -693,6 +693,8 @@ class ControlPlane {
   // it lacks there.
   void PlanMoves(Change& change, core::Pod& pod, const std::string& to_node, core::TimePoint now)
       REQUIRES(mutex_);
+  // As `pod` runs: the copies its moves left behind may go (TakeVolumeRemovals).
+  void NoteRunning(const core::Pod& pod) REQUIRES(mutex_);
   // As `pod` leaves its node with moves unfinished: its data stays where it was.
   void AbandonMoves(Change& change, core::Pod& pod) REQUIRES(mutex_);
   // A report of a move's progress (events) or end (the data's new home).
@@ -810,6 +812,10 @@ class ControlPlane {
   std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
   std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> volume_removals_ GUARDED_BY(mutex_);
+  // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
+  // memory: after a restart of the server they stay, which wastes disk but loses nothing).
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> leftover_copies_
+      GUARDED_BY(mutex_);
 };
 
 }  // namespace suanli::server

@@ -345,6 +345,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
   if (to == PodState::kTerminated) EraseLeaving(pod);
+  if (to == PodState::kRunning) NoteRunning(pod);
   if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
   if (IsDown(to)) {
     if (pod.desired == core::DesiredState::kRunning) {

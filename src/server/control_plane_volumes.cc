@@ -416,7 +416,9 @@ void ControlPlane::NoteMove(Change& change, core::Pod& pod, const wire::MoveProg
                             std::to_string(progress.bytes) + " bytes in " +
                             std::to_string(progress.elapsed_ms) + " ms",
                         figures));
-  volume_removals_.emplace_back(move->from_node_id, move->volume);
+  // The source's copy goes once the pod runs here (NoteRunning): until then it is the one that
+  // a failed start would fall back on.
+  leftover_copies_[pod.id].emplace_back(move->from_node_id, move->volume);
   for (auto& [id, volume] : volumes_) {
     if (EngineVolume(id) != move->volume) continue;
     volume.home_node_id = node_id;
@@ -428,6 +430,13 @@ void ControlPlane::NoteMove(Change& change, core::Pod& pod, const wire::MoveProg
   pod.pull.reset();
   ++pod.generation;
   TouchNode(change, node_id);
+}
+
+void ControlPlane::NoteRunning(const core::Pod& pod) {
+  const auto leftovers = leftover_copies_.find(pod.id);
+  if (leftovers == leftover_copies_.end()) return;
+  for (auto& removal : leftovers->second) volume_removals_.push_back(std::move(removal));
+  leftover_copies_.erase(leftovers);
 }
 
 Result<ControlPlane::MoveSource> ControlPlane::MoveSourceFor(const Principal& caller,

@@ -262,12 +262,13 @@ TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseMovesItsVolume
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_NE(moved[0].detail.find("\"bytes\":104857600"), std::string::npos) << moved[0].detail;
   EXPECT_NE(moved[0].detail.find("\"seconds\":1"), std::string::npos) << moved[0].detail;
-  // A's copy may go now.
+  // A's copy goes once the pod runs on B.
+  EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());
+  Report(b, pod.id, PodState::kRunning);
   const auto removals = plane_->TakeVolumeRemovals();
   ASSERT_EQ(removals.size(), 1u);
   EXPECT_EQ(removals[0], std::make_pair(a.node_id, "suanli-" + pod.id));
   EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());  // handed out once
-  Report(b, pod.id, PodState::kRunning);
   EXPECT_EQ(Get(alice, pod.id).last_node_id, b.node_id);
 }
 

@@ -88,8 +88,8 @@ void ReportPod(Call& call) {
   Result<Written<core::Pod>> reported =
       call.plane().ReportPod(call.principal, call.param(0), *report);
   if (!reported.ok()) return call.Respond(reported.status());
-  // A finished move leaves a copy on its source node, which may now go.
-  if (report->move && report->move->done) SendVolumeRemovals(call.plane(), call.relay());
+  // A pod that runs after a move: the copy on the move's source node may go.
+  if (report->state == core::PodState::kRunning) SendVolumeRemovals(call.plane(), call.relay());
   call.Respond(boost::json::value(PodView(call, reported->value)), reported->sequence);
 }
 
