@@ -693,6 +693,9 @@ class ControlPlane {
   // it lacks there.
   void PlanMoves(Change& change, core::Pod& pod, const std::string& to_node, core::TimePoint now)
       REQUIRES(mutex_);
+  // For a terminate's reason: "; its own 20 GB volume is deleted; its volumes data, models are
+  // kept (suanli volumes)", as they apply.
+  std::string VolumesKept(const core::Pod& pod) const REQUIRES(mutex_);
   // As `pod` runs: the copies its moves left behind may go (TakeVolumeRemovals).
   void NoteRunning(const core::Pod& pod) REQUIRES(mutex_);
   // As `pod` leaves its node with moves unfinished: its data stays where it was.

@@ -471,7 +471,9 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
             " GB volume that may hold data, and terminating deletes it; terminate with --force "
             "(API: ?force=true) once you have copied what you need");
       }
-      SetDesired(change, pod, core::DesiredState::kTerminated, "terminated by its owner");
+      // What happens to each volume: its own goes with it; volumes of their own stay.
+      SetDesired(change, pod, core::DesiredState::kTerminated,
+                 "terminated by its owner" + VolumesKept(pod));
       break;
   }
   return Written<core::Pod>{pod, change.Commit()};

@@ -255,6 +255,20 @@ Status ControlPlane::AttachVolumes(const Principal& caller,
   return Status::Ok();
 }
 
+std::string ControlPlane::VolumesKept(const core::Pod& pod) const {
+  std::string kept;
+  for (const core::VolumeMount& mount : pod.volumes) {
+    const auto volume = volumes_.find(mount.volume_id);
+    if (volume == volumes_.end()) continue;
+    kept += (kept.empty() ? "" : ", ") + volume->second.name;
+  }
+  const std::string own =
+      pod.volume_gb > 0 ? "; its own " + std::to_string(pod.volume_gb) + " GB volume is deleted"
+                        : "";
+  if (kept.empty()) return own;
+  return own + "; its volumes " + kept + " are kept (suanli volumes)";
+}
+
 // --- Billing -------------------------------------------------------------------------------------
 
 void ControlPlane::ChargeVolume(Change& change, core::Volume& volume, core::TimePoint to) {

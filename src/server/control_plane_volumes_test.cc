@@ -172,8 +172,11 @@ TEST_P(VolumesTest, AVolumeIsOnePodsReadWriteOrManyPodsReadOnlyAndCannotBeDelete
   EXPECT_EQ(TryPod(alice, 0, {{"other", "data", false}}).status().code(),
             StatusCode::kInvalidArgument);
 
-  // Once its pod is terminated, a volume is free again.
-  ASSERT_TRUE(plane_->Act(alice, owner.id, core::PodAction::kTerminate).ok());
+  // Once its pod is terminated, a volume is free again; the terminate says it is kept.
+  auto terminated = plane_->Act(alice, owner.id, core::PodAction::kTerminate);
+  ASSERT_TRUE(terminated.ok()) << terminated.status().ToString();
+  EXPECT_NE(terminated->value.state_reason.find("its volumes mine are kept"), std::string::npos)
+      << terminated->value.state_reason;
   auto deleted = plane_->DeleteVolume(alice, "mine");
   EXPECT_TRUE(deleted.ok()) << deleted.status().ToString();
   (void)reader;
