@@ -22,6 +22,8 @@ work=$(mktemp -d)
 pids=()
 pod= filler=
 cleanup() {
+  # The agents are started in command substitutions (subshells): their pids are in files.
+  for file in "$work"/*.pid; do [ -f "$file" ] && pids+=("$(cat "$file")"); done
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   for id in $pod $filler; do
     podman rm -f "suanli-$id" >/dev/null 2>&1 || true
@@ -30,6 +32,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'echo "volume_move_bench: failed at line $LINENO" >&2' ERR
 
 field() { sed -n "s|.*\"$1\":\"\\([^\"]*\\)\".*|\\1|p" | head -1; }  # field KEY < JSON (strings)
 number() { grep -o "\"$1\":[0-9.eE+-]*" | head -1 | cut -d: -f2; }  # number KEY < JSON
@@ -55,8 +58,8 @@ agent() {  # agent NAME: starts it, prints its node id
   secret=$(api POST /v1/join-tokens "$admin" '{}' | field secret)
   "$suanli" agent --server "$url" --state-dir "$work/$1" --name "$1" --simulate-gpus "1xRTX 4090" \
     --engine "$engine" --join-token "$secret" >"$work/$1.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 200); do
+  echo $! >"$work/$1.pid"
+  for _ in $(seq 600); do
     grep -q "registered as node" "$work/$1.log" && break
     sleep 0.1
   done

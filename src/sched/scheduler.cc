@@ -407,7 +407,8 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
       plan.unplaced.push_back(
           {pod.id,
            "waiting for room on node " + pod.data_node +
-               ", where a volume it shares with another pod is (" +
+               ", which holds its data and cannot move it now (a volume shared with a pod there, "
+               "or the node is away) (" +
                (pod.gpu_milli < kMilliGpu ? "a share of " : std::to_string(pod.gpu_count) + " ") +
                pod.gpu_type + ")"});
       continue;

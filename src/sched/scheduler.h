@@ -89,7 +89,7 @@ struct PodRequest {
   std::map<std::string, std::string> node_selector;  // labels the node must have
   // The node that holds its data (its volume): tried first, so that nothing moves when it has
   // room; with `node_required`, the only node it may go to (a volume it shares with a pod bound
-  // there). "": none.
+  // there, or a node that is away, whose data cannot move). "": none.
   std::string data_node;
   bool node_required = false;
 };

@@ -322,16 +322,19 @@ void ControlPlane::PlaceNearData(const core::Pod& pod, sched::PodRequest& reques
       return;
     }
   }
-  if (pod.ran && pod.volume_gb > 0 && nodes_.contains(pod.last_node_id)) {
-    request.data_node = pod.last_node_id;
-    return;
-  }
+  // Data on a node that is away cannot move: the pod waits for that node rather than start
+  // elsewhere without it.
+  const auto prefer = [&](const std::string& node_id) REQUIRES(mutex_) {
+    const auto node = nodes_.find(node_id);
+    if (node == nodes_.end()) return false;
+    request.data_node = node_id;
+    request.node_required = node->second.state != core::NodeState::kReady;
+    return true;
+  };
+  if (pod.ran && pod.volume_gb > 0 && prefer(pod.last_node_id)) return;
   for (const core::VolumeMount& mount : pod.volumes) {
     const auto volume = volumes_.find(mount.volume_id);
-    if (volume != volumes_.end() && nodes_.contains(volume->second.home_node_id)) {
-      request.data_node = volume->second.home_node_id;
-      return;
-    }
+    if (volume != volumes_.end() && prefer(volume->second.home_node_id)) return;
   }
 }
 

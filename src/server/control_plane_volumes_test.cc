@@ -275,6 +275,22 @@ TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseMovesItsVolume
   EXPECT_EQ(Get(alice, pod.id).last_node_id, b.node_id);
 }
 
+TEST_P(VolumesTest, APodWhoseDataIsOnANodeThatIsAwayWaitsForItRatherThanStartEmpty) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);
+  const core::Pod pod = NewPod(alice, 20);
+  RunAndStop(alice, pod, a);
+  clock_.Advance(std::chrono::seconds(31));  // A's heartbeat is late: unreachable
+  Durable(plane_->Tick());
+  NewNode("b", 1);  // B has room; without the rule the pod would start there with an empty volume
+  auto started = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const core::Pod waiting = Get(alice, pod.id);
+  EXPECT_EQ(waiting.state, PodState::kPending);
+  EXPECT_TRUE(waiting.moves.empty());
+  EXPECT_NE(waiting.state_reason.find("holds its data"), std::string::npos) << waiting.state_reason;
+}
+
 TEST_P(VolumesTest, APodStoppedMidMoveKeepsItsDataWhereItWas) {
   const Principal alice = NewUser("alice", "100");
   const Principal a = NewNode("a", 1);
