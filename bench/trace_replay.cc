@@ -287,7 +287,9 @@ void Round(const std::vector<PackingNode>& cluster, const std::vector<Demand>& t
                        0,
                        next,
                        false,
-                       {}});
+                       {},
+                       "",
+                       false});
   }
   std::vector<double> milliseconds;
   size_t placed = 0;

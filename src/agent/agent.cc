@@ -23,6 +23,7 @@
 #include "agent/relay.h"
 #include "agent/state_db.h"
 #include "agent/tar.h"
+#include "agent/volume_move.h"
 #include "core/check.h"
 #include "core/mutex.h"
 #include "net/http_client.h"
@@ -80,6 +81,7 @@ class AgentImpl final : public Agent {
       RelayOptions relay;
       relay.server_url = options_.server_url;
       relay.pod_address = ProbeAddress();
+      relay.move_dir = options_.state_dir / "moves";
       ServeRelay(
           relay,
           [this] {
@@ -560,6 +562,9 @@ class AgentImpl final : public Agent {
 
   void CreatePod(const DesiredPod& desired) EXCLUDES(mutex_) {
     const core::Pod& pod = desired.pod;
+    // Its data comes first when it is on another node (volume_move.h): the container starts once
+    // every move is in.
+    if (!MovesDone(pod)) return MoveFor(pod);
     // One per pod port. Once started (or given up), the engine holds them: the kernel will not
     // hand them out.
     std::vector<int> host_ports;
@@ -681,6 +686,80 @@ class AgentImpl final : public Agent {
     wake_.NotifyAll();
   }
 
+  // --- Volume moves (volume_move.h) --------------------------------------------------------------
+
+  bool MovesDone(const core::Pod& pod) {
+    for (const core::VolumeMove& move : pod.moves) {
+      Result<std::optional<std::string>> done = state_->Get("moved/" + move.id);
+      if (!done.ok() || !done->has_value()) return false;
+    }
+    return true;
+  }
+
+  // Fetches the pod's moves in the background, as a pull: its thread is in pulls_ (as
+  // "move:<pod id>"), so Stop waits for it (a fetch ends soon after Stopping()).
+  void MoveFor(const core::Pod& pod) EXCLUDES(mutex_) {
+    core::MutexLock lock(mutex_);
+    const std::string key = "move:" + pod.id;
+    if (pulls_.contains(key)) return;
+    pulls_.emplace(key, std::thread([this, pod, key] { Move(pod, key); }));
+  }
+
+  // A move's thread.
+  void Move(const core::Pod& pod, const std::string& key) EXCLUDES(mutex_) {
+    for (const core::VolumeMove& move : pod.moves) {
+      Result<std::optional<std::string>> moved_before = state_->Get("moved/" + move.id);
+      if (moved_before.ok() && moved_before->has_value()) continue;
+      Log("moving volume " + move.volume + " of " + pod.id + " here from node " +
+          move.from_node_id);
+      core::MonotonicTime last_report = core::MonotonicNow() - std::chrono::seconds(2);
+      FetchOptions fetch;
+      fetch.server_url = options_.server_url;
+      fetch.node_token = [this] {
+        core::MutexLock lock(mutex_);
+        return node_token_;
+      };
+      fetch.move_dir = options_.state_dir / "moves";
+      fetch.stopping = [this] { return Stopping(); };
+      fetch.progress = [&](const wire::MoveProgress& progress) {
+        const core::MonotonicTime now = core::MonotonicNow();
+        if (now - last_report < std::chrono::seconds(1)) return;
+        last_report = now;
+        Queue(pod.id, PodState::kStarting, clock_.Now(), "", {},
+              "moving volume " + move.volume + ": " + std::to_string(progress.bytes >> 20) +
+                  " of " + std::to_string(progress.total_bytes >> 20) + " MiB",
+              std::nullopt, false, std::nullopt, std::nullopt, progress);
+      };
+      Result<wire::MoveProgress> moved = FetchVolume(*engine_, clock_, fetch, move);
+      if (!moved.ok()) {
+        Log("the move of " + move.volume + " for " + pod.id +
+            " stopped: " + moved.status().message());
+        const core::StatusCode code = moved.status().code();
+        if (code != core::StatusCode::kNotFound && code != core::StatusCode::kUnavailable) {
+          Queue(pod.id, PodState::kFailed, clock_.Now(), "", {},
+                "its volume could not be moved here: " + moved.status().message());
+        }
+        break;
+      }
+      if (Status noted = state_->Set("moved/" + move.id, "1"); !noted.ok()) {
+        Log("cannot note the move of " + move.volume + ": " + noted.message());
+        break;
+      }
+      Log("moved volume " + move.volume + " of " + pod.id + ": " + std::to_string(moved->bytes) +
+          " bytes in " + std::to_string(moved->elapsed_ms) + " ms");
+      Queue(pod.id, PodState::kStarting, clock_.Now(), "", {},
+            "moved volume " + move.volume + " here", std::nullopt, false, std::nullopt,
+            std::nullopt, *moved);
+    }
+    core::MutexLock done(mutex_);
+    const auto self = pulls_.find(key);
+    SUANLI_CHECK(self != pulls_.end(), "a move's thread is in pulls_ until it ends");
+    ended_pulls_.push_back(std::move(self->second));
+    pulls_.erase(self);
+    poked_ = true;
+    wake_.NotifyAll();
+  }
+
   // Joins the threads of the pulls that ended.
   void ReapPulls() EXCLUDES(mutex_) {
     std::vector<std::thread> ended;
@@ -695,17 +774,19 @@ class AgentImpl final : public Agent {
              const std::string& container_id, const std::vector<core::PortMapping>& mappings,
              const std::string& message, std::optional<int> exit_code = std::nullopt,
              bool ready = false, std::optional<core::PullProgress> pull = std::nullopt,
-             std::optional<std::string> logs = std::nullopt) EXCLUDES(mutex_) {
+             std::optional<std::string> logs = std::nullopt,
+             std::optional<wire::MoveProgress> move = std::nullopt) EXCLUDES(mutex_) {
     core::MutexLock lock(mutex_);
     QueueLocked(pod_id, state, at, container_id, mappings, message, exit_code, ready, pull,
-                std::move(logs));
+                std::move(logs), std::move(move));
   }
 
   void QueueLocked(const std::string& pod_id, PodState state, core::TimePoint at,
                    const std::string& container_id, const std::vector<core::PortMapping>& mappings,
                    const std::string& message, std::optional<int> exit_code, bool ready = false,
                    std::optional<core::PullProgress> pull = std::nullopt,
-                   std::optional<std::string> logs = std::nullopt) REQUIRES(mutex_) {
+                   std::optional<std::string> logs = std::nullopt,
+                   std::optional<wire::MoveProgress> move = std::nullopt) REQUIRES(mutex_) {
     Result<PendingReport> queued = state_->Enqueue(pod_id, [&](int64_t seq) {
       wire::PodReport report;
       report.seq = seq;
@@ -718,6 +799,7 @@ class AgentImpl final : public Agent {
       if (ready) report.ready = true;
       report.pull = pull;
       report.logs = logs;
+      report.move = move;
       return wire::EncodePodReport(report);
     });
     if (!queued.ok()) {

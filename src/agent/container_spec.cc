@@ -124,6 +124,9 @@ ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int>
     spec.volume_name = VolumeName(pod.id);
     spec.volume_mount_path = pod.volume_mount_path;
   }
+  for (const core::VolumeMount& mount : pod.volumes) {
+    spec.more_volumes.push_back({VolumeName(mount.volume_id), mount.mount_path, mount.read_only});
+  }
   AddGpus(pod, host, spec);
   return spec;
 }

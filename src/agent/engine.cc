@@ -371,6 +371,35 @@ class DockerApiEngine final : public Engine {
     return EngineError(*response, "removing volume " + std::string(name));
   }
 
+  core::Status CreateVolume(std::string_view name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(name, "volume name", /*image=*/false));
+    if (VolumeDirectory(name).ok()) return core::Status::Ok();
+    core::Result<net::HttpResponse> created =
+        Call("POST", std::string(kApi) + "/volumes/create",
+             json::serialize(json::object{{"Name", std::string(name)}}));
+    if (!created.ok()) return created.status();
+    if (created->status == 201 || created->status == 200) return core::Status::Ok();
+    return EngineError(*created, "creating volume " + std::string(name));
+  }
+
+  core::Result<std::string> VolumeDirectory(std::string_view name) override {
+    SUANLI_RETURN_IF_ERROR(CheckReference(name, "volume name", /*image=*/false));
+    core::Result<net::HttpResponse> response =
+        Call("GET", std::string(kApi) + "/volumes/" + std::string(name));
+    if (!response.ok()) return response.status();
+    if (response->status == 404) return core::NotFoundError("no volume " + std::string(name));
+    if (response->status != 200)
+      return EngineError(*response, "inspecting volume " + std::string(name));
+    std::optional<json::value> body = ParseJson(response->body);
+    std::string mountpoint =
+        body && body->is_object() ? StringAt(&body->get_object(), "Mountpoint") : "";
+    if (mountpoint.empty() || mountpoint.front() != '/') {
+      return core::FailedPreconditionError("volume " + std::string(name) +
+                                           " has no host directory (a volume driver keeps it)");
+    }
+    return mountpoint;
+  }
+
   core::Status PutArchive(std::string_view id_or_name, std::string_view path,
                           const std::string& tar) override {
     SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));

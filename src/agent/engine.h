@@ -53,6 +53,13 @@ struct ContainerSpec {
   int64_t pids_limit = 0;       // processes and threads in the container; 0: the engine's default
   std::string volume_name;      // a named volume, created on first use; empty: none
   std::string volume_mount_path;
+  // More named volumes (a pod's volumes of their own), each created on first use.
+  struct Volume {
+    std::string name;
+    std::string mount_path;
+    bool read_only = false;
+  };
+  std::vector<Volume> more_volumes;
   GpuAccess gpu_access = GpuAccess::kNone;
   std::vector<std::string> gpu_ids;  // NVML UUIDs or indices, only the pod's
   // Hardening is not optional: never privileged, no-new-privileges, capabilities limited to what a
@@ -128,6 +135,13 @@ class Engine {
   virtual core::Result<std::vector<ContainerInfo>> ListLabelled(std::string_view label_key) = 0;
   // NOT_FOUND when absent; FAILED_PRECONDITION while a container (running or not) uses it.
   virtual core::Status RemoveVolume(std::string_view name) = 0;
+  // Creates the named volume; OK when it exists already.
+  virtual core::Status CreateVolume(std::string_view name) = 0;
+  // The host directory that holds the named volume's files (the engine's "Mountpoint"), which a
+  // volume move reads and writes directly: the agent runs beside the engine with its privileges.
+  // NOT_FOUND for no such volume; FAILED_PRECONDITION when the engine keeps it elsewhere than in
+  // a host directory (a volume driver).
+  virtual core::Result<std::string> VolumeDirectory(std::string_view name) = 0;
   // Unpacks the tar archive `tar` (see tar.h) into the directory `path` of the container's
   // filesystem, volumes mounted there included, keeping the archive's modes and owners. Works on a
   // created container before it starts. NOT_FOUND for an unknown container; a missing `path` is

@@ -136,6 +136,11 @@ core::Status CheckSpec(const ContainerSpec& spec) {
     SUANLI_RETURN_IF_ERROR(core::CheckMountPath(spec.volume_mount_path,
                                                 "volume '" + spec.volume_name + "' mount path"));
   }
+  for (const ContainerSpec::Volume& volume : spec.more_volumes) {
+    SUANLI_RETURN_IF_ERROR(CheckReference(volume.name, "volume name", /*image=*/false));
+    SUANLI_RETURN_IF_ERROR(
+        core::CheckMountPath(volume.mount_path, "volume '" + volume.name + "' mount path"));
+  }
   if (spec.nano_cpus < 0 || spec.memory_bytes < 0 || spec.pids_limit < 0) {
     return core::InvalidArgumentError("CPU, memory and pids limits cannot be negative");
   }
@@ -178,10 +183,15 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
   if (spec.nano_cpus > 0) host["NanoCpus"] = spec.nano_cpus;
   if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
   if (spec.pids_limit > 0) host["PidsLimit"] = spec.pids_limit;
+  json::array binds;
   if (!spec.volume_name.empty()) {
     // A name (not a path) before the colon: the engine creates the named volume on first use.
-    host["Binds"] = json::array{spec.volume_name + ":" + spec.volume_mount_path};
+    binds.emplace_back(spec.volume_name + ":" + spec.volume_mount_path);
   }
+  for (const ContainerSpec::Volume& volume : spec.more_volumes) {
+    binds.emplace_back(volume.name + ":" + volume.mount_path + (volume.read_only ? ":ro" : ""));
+  }
+  if (!binds.empty()) host["Binds"] = std::move(binds);
   // An init process as PID 1 forwards SIGTERM and reaps zombies: most images' main process does
   // neither, so without it every stop waits out the whole grace period and ends in SIGKILL.
   host["Init"] = true;
@@ -236,10 +246,16 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
   if (spec.memory_bytes > 0) limits["memory"] = json::object{{"limit", spec.memory_bytes}};
   if (spec.pids_limit > 0) limits["pids"] = json::object{{"limit", spec.pids_limit}};
   body["resource_limits"] = std::move(limits);
+  json::array volumes;
   if (!spec.volume_name.empty()) {
-    body["volumes"] =
-        json::array{json::object{{"Name", spec.volume_name}, {"Dest", spec.volume_mount_path}}};
+    volumes.push_back(json::object{{"Name", spec.volume_name}, {"Dest", spec.volume_mount_path}});
   }
+  for (const ContainerSpec::Volume& volume : spec.more_volumes) {
+    json::object named{{"Name", volume.name}, {"Dest", volume.mount_path}};
+    if (volume.read_only) named["Options"] = json::array{"ro"};
+    volumes.push_back(std::move(named));
+  }
+  if (!volumes.empty()) body["volumes"] = std::move(volumes);
   // Podman's own default is 10 s, which a forced Remove would wait out before killing; the
   // compatible API's containers get 0, and Stop passes its grace explicitly anyway.
   body["stop_timeout"] = 0;

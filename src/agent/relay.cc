@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agent/reconcile.h"
+#include "agent/volume_move.h"
 #include "net/http.h"
 #include "net/http_client.h"
 #include "net/proxy_headers.h"
@@ -183,6 +184,24 @@ std::string NormalizeLogTimestamps(std::string_view logs) {
   return out;
 }
 
+namespace {
+
+RelayAnswer Do(Engine& engine, const RelayOptions& options, const RelayRequest& work) {
+  switch (work.kind) {
+    case RelayRequest::Kind::kLogs:
+      return DoLogs(engine, work);
+    case RelayRequest::Kind::kHttp:
+      return DoHttp(engine, options, work);
+    case RelayRequest::Kind::kVolumeArchive:
+      return ServeVolumeArchive(engine, options.move_dir, work);
+    case RelayRequest::Kind::kRemoveVolume:
+      return RemoveVolumeHere(engine, options.move_dir, work);
+  }
+  return ErrorReply(400, "INVALID_ARGUMENT", "an unknown kind of request");
+}
+
+}  // namespace
+
 void ServeRelay(const RelayOptions& options, const std::function<std::string()>& node_token,
                 Engine& engine, const std::function<bool()>& stopping,
                 const std::function<void(const std::string&)>& log) {
@@ -254,9 +273,7 @@ void ServeRelay(const RelayOptions& options, const std::function<std::string()>&
       auto done = std::make_shared<std::atomic<bool>>(false);
       workers.push_back(Worker{
           std::thread([&options, &engine, &log, auth, done, work = std::move(work)] {
-            const RelayAnswer reply = work.kind == RelayRequest::Kind::kLogs
-                                          ? DoLogs(engine, work)
-                                          : DoHttp(engine, options, work);
+            const RelayAnswer reply = Do(engine, options, work);
             core::Result<std::unique_ptr<net::HttpClient>> client =
                 net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
             if (client.ok()) {

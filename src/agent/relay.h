@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct RelayOptions {
   std::chrono::seconds poll_wait{5};      // the long poll's wait; bounds how long Stop takes
   std::chrono::milliseconds pod_timeout{25'000};  // for one HTTP exchange with a pod
   int max_in_flight = 8;
+  // Where archives of this node's volumes are made for moves to other nodes (one per move, kept
+  // until the volume is removed here, or for a day).
+  std::filesystem::path move_dir;
 };
 
 // Serves relayed requests until `stopping()` returns true, then waits for the requests in flight

@@ -31,6 +31,12 @@ Money Unbilled(const core::Pod& pod, core::TimePoint now) {
   return owed;
 }
 
+Money UnbilledStorage(const core::Volume& volume, core::TimePoint now) {
+  if (now <= volume.storage_billed_to) return Money();
+  return StorageChargeBetween(volume.storage_price_per_gb_month, volume.size_gb, volume.created_at,
+                              volume.storage_billed_to, now);
+}
+
 core::Status CheckCanAfford(Money balance, Money rate_after, Money spend_cap_per_hour,
                             core::Duration minimum_runway) {
   if (!CanStart(balance, rate_after, minimum_runway)) {
@@ -73,6 +79,20 @@ void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
     owner->second.erase(pod.id);
     if (owner->second.empty()) billable_by_owner_.erase(owner);
   }
+}
+
+void SpendTracker::UpdateVolume(const core::Volume& volume, bool exists) {
+  Contribution now;
+  if (exists) {
+    now.rate = StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb).micros();
+    now.wanted = now.rate;
+  }
+  Contribution& before = by_pod_[volume.id];
+  Contribution& user = by_user_[volume.owner_id];
+  user.rate += now.rate - before.rate;
+  user.wanted += now.wanted - before.wanted;
+  before = now;
+  if (!exists) by_pod_.erase(volume.id);
 }
 
 Money SpendTracker::Rate(const std::string& user_id) const {

@@ -29,6 +29,10 @@ core::Money GpuRate(core::Money per_gpu_hour, int gpu_count, int gpu_milli = cor
 // What `pod` has accrued since its last charge, at `now`, at the prices recorded on the pod.
 core::Money Unbilled(const core::Pod& pod, core::TimePoint now);
 
+// What `volume` (a volume of its own, core::Volume) has accrued since its last charge, at `now`:
+// storage from its creation on, at the price recorded on it.
+core::Money UnbilledStorage(const core::Volume& volume, core::TimePoint now);
+
 // OK, or RESOURCE_EXHAUSTED saying why: `balance` must cover `minimum_runway` of `rate_after`
 // (everything the user would pay per hour), and `rate_after` must be within `spend_cap_per_hour`
 // (zero: no cap).
@@ -43,6 +47,10 @@ class SpendTracker {
   // replacing what it counted before. Call after any change to a pod's state, desired state or
   // price.
   void Update(const core::Pod& pod, core::Money gpu_per_hour);
+
+  // Records what `volume` costs per hour (its storage, paid and wanted alike); `exists` false once
+  // it is deleted.
+  void UpdateVolume(const core::Volume& volume, bool exists);
 
   // Everything the user pays per hour: pods that run or are still stopping, and every volume
   // (the runway's measure).

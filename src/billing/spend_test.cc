@@ -116,3 +116,49 @@ TEST(SpendTest, AffordingNeedsTheRunwayAndRespectsTheCap) {
 
 }  // namespace
 }  // namespace suanli::billing
+
+namespace suanli::billing {
+namespace {
+
+core::Volume VolumeOf(std::string id, std::string owner, int size_gb) {
+  core::Volume volume;
+  volume.id = std::move(id);
+  volume.owner_id = std::move(owner);
+  volume.size_gb = size_gb;
+  volume.storage_price_per_gb_month = core::Money::FromMicros(100'000);
+  return volume;
+}
+
+TEST(SpendTest, AVolumeOfItsOwnCountsUntilDeletedAndAResizeReplacesItsRate) {
+  SpendTracker spend;
+  core::Volume volume = VolumeOf("vol_1", "alice", 20);
+  spend.UpdateVolume(volume, true);
+  EXPECT_EQ(spend.Rate("alice").micros(), 2778);
+  EXPECT_EQ(spend.WantedRate("alice").micros(), 2778);
+  volume.size_gb = 40;
+  spend.UpdateVolume(volume, true);
+  EXPECT_EQ(spend.Rate("alice").micros(),
+            StoragePerHour(volume.storage_price_per_gb_month, 40).micros());
+  spend.UpdateVolume(volume, false);
+  EXPECT_EQ(spend.Rate("alice").micros(), 0);
+  EXPECT_TRUE(spend.billable_by_owner().empty());  // the pods' list only
+}
+
+TEST(SpendTest, AVolumesUnbilledStorageAddsUpToTheSameAsOneChargeAndIsNoneUpToItsBilledTime) {
+  core::Volume volume = VolumeOf("vol_1", "alice", 720);
+  volume.created_at = core::TimePoint(std::chrono::hours(1000));
+  volume.storage_billed_to = volume.created_at;
+  const core::TimePoint hour = volume.created_at + std::chrono::hours(1);
+  const core::Money first = UnbilledStorage(volume, volume.created_at + std::chrono::minutes(20));
+  volume.storage_billed_to = volume.created_at + std::chrono::minutes(20);
+  const core::Money rest = UnbilledStorage(volume, hour);
+  volume.storage_billed_to = volume.created_at;
+  EXPECT_EQ((first + rest).micros(), UnbilledStorage(volume, hour).micros());
+  // 720 GB at $0.10 per GB-month for one hour of a 720-hour month: $0.10.
+  EXPECT_EQ(UnbilledStorage(volume, hour).micros(), 100'000);
+  volume.storage_billed_to = hour;
+  EXPECT_EQ(UnbilledStorage(volume, hour).micros(), 0);
+}
+
+}  // namespace
+}  // namespace suanli::billing

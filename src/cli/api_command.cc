@@ -41,6 +41,29 @@ core::Result<boost::json::object> ParseKeyValues(const std::vector<std::string>&
   return object;
 }
 
+core::Result<boost::json::array> ParseVolumeFlags(const std::vector<std::string>& items) {
+  boost::json::array volumes;
+  for (const std::string& item : items) {
+    const size_t colon = item.find(':');
+    std::string path = colon == std::string::npos ? "" : item.substr(colon + 1);
+    bool read_only = false;
+    if (path.ends_with(":ro")) {
+      read_only = true;
+      path.resize(path.size() - 3);
+    } else if (path.ends_with(":rw")) {
+      path.resize(path.size() - 3);
+    }
+    if (colon == 0 || path.empty() || path.front() != '/' || path.find(':') != std::string::npos) {
+      return core::InvalidArgumentError("--volume '" + item +
+                                        "' is not NAME:/path or NAME:/path:ro, such as --volume "
+                                        "data:/data:ro");
+    }
+    volumes.push_back(boost::json::object{
+        {"name", item.substr(0, colon)}, {"mount_path", path}, {"read_only", read_only}});
+  }
+  return volumes;
+}
+
 CommandGroup::CommandGroup(CLI::App& group, bool has_default) : group_(group) {
   group_.require_subcommand(has_default ? 0 : 1, 1);
 }

@@ -32,6 +32,10 @@ std::string IdTarget(std::string_view collection, std::string_view id,
 core::Result<boost::json::object> ParseKeyValues(const std::vector<std::string>& items,
                                                  std::string_view flag);
 
+// ["NAME:/path", "NAME:/path:ro", ...] from --volume as the API's "volumes" list; INVALID_ARGUMENT
+// saying the form for anything else (the server checks the path itself).
+core::Result<boost::json::array> ParseVolumeFlags(const std::vector<std::string>& items);
+
 // A group such as `pods`: its subcommands and what each runs. The first runs when none is named
 // (`suanli pods` lists), unless the group has no default (then a subcommand is required).
 class CommandGroup {

@@ -362,3 +362,60 @@ TEST(ApiCommandsTest, EveryGroupHasHelp) {
 
 }  // namespace
 }  // namespace suanli::cli
+
+namespace suanli::cli {
+namespace {
+
+TEST(VolumesCommandTest, CreateListResizeAndRemoveSendWhatTheySay) {
+  const std::string volume =
+      R"({"id":"vol_1","name":"data","size_gb":10,"home_node":"","state":"available",)"
+      R"("attached_to":["pod_1"],"attached_read_write":true,)"
+      R"("storage_price_per_hour_micros":1389,"cost_micros":0,"created_at":"2026-12-02T14:46:25Z"})";
+  FakeApiServer server([&volume](const FakeRequest& request) {
+    if (request.target == "/v1/volumes" && request.method == "GET") {
+      return FakeApiServer::Json(200, R"({"volumes":[)" + volume + "]}");
+    }
+    return FakeApiServer::Json(request.method == "POST" ? 201 : 200, volume);
+  });
+  const ApiEnvironment env = server.Environment();
+  const Outcome created = Suanli(env, {"volumes", "create", "data", "--size", "10"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_NE(created.out.find("created volume vol_1"), std::string::npos) << created.out;
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"name":"data","size_gb":10})"));
+  const Outcome listed = Suanli(env, {"volumes"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("pod_1 (rw)"), std::string::npos) << listed.out;
+  ASSERT_EQ(Suanli(env, {"volumes", "resize", "data", "--size", "20"}).exit_code, 0);
+  EXPECT_EQ(server.requests().back().method, "PATCH");
+  EXPECT_EQ(server.requests().back().target, "/v1/volumes/data");
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"size_gb":20})"));
+  ASSERT_EQ(Suanli(env, {"volumes", "rm", "vol_1"}).exit_code, 0);
+  EXPECT_EQ(server.requests().back().method, "DELETE");
+  ExpectOneLineError(Suanli(env, {"volumes", "create", "data", "--size", "0"}), 2, "--size");
+}
+
+TEST(VolumesCommandTest, PodsCreateTakesVolumesAsNamePathAndReadOnly) {
+  FakeApiServer server([](const FakeRequest&) {
+    return FakeApiServer::Json(201, PodJson("pod_new", "pending", "waiting for a GPU"));
+  });
+  const ApiEnvironment env = server.Environment();
+  const Outcome outcome = Suanli(env, {"pods", "create", "--image", "busybox", "--volume",
+                                       "data:/data", "--volume", "models:/models:ro"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_EQ(boost::json::parse(server.requests().back().body),
+            boost::json::parse(R"({"image":"busybox","volumes":[
+              {"name":"data","mount_path":"/data","read_only":false},
+              {"name":"models","mount_path":"/models","read_only":true}]})"));
+  const size_t sent = server.requests().size();
+  for (std::string_view bad : {"data", "data:", ":/data", "data:relative", "data:/d:rx"}) {
+    ExpectOneLineError(
+        Suanli(env, {"pods", "create", "--image", "x", "--volume", std::string(bad)}), 2,
+        "NAME:/path");
+  }
+  EXPECT_EQ(server.requests().size(), sent);
+}
+
+}  // namespace
+}  // namespace suanli::cli

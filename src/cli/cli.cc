@@ -27,6 +27,7 @@ constexpr CommandSpec kCommands[] = {
     {"login", "Save the server URL and your API token for the commands below", DefineLoginCommand},
     {"pods", "Deploy, list, stop, start and remove pods", DefinePodsCommand},
     {"templates", "List, show, create and remove pod templates", DefineTemplatesCommand},
+    {"volumes", "Create, list, grow and remove volumes that outlive pods", DefineVolumesCommand},
     {"endpoints", "Serverless endpoints: workers that scale with a job queue (RunPod's /v2 API)",
      DefineEndpointsCommand},
     {"availability", "Free GPUs on the cluster, by type, with prices", DefineAvailabilityCommand},

@@ -55,6 +55,7 @@ CommandRun DefineAgentCommand(CLI::App& command);
 CommandRun DefineLoginCommand(CLI::App& command);
 CommandRun DefinePodsCommand(CLI::App& command);
 CommandRun DefineTemplatesCommand(CLI::App& command);
+CommandRun DefineVolumesCommand(CLI::App& command);
 CommandRun DefineEndpointsCommand(CLI::App& command);
 CommandRun DefineNodesCommand(CLI::App& command);
 CommandRun DefineEventsCommand(CLI::App& command);  // events_command.cc, with audit

@@ -41,6 +41,7 @@ struct PodsFlags {
   std::optional<int> disk_gb;
   std::optional<int> volume_gb;
   std::string volume_path;
+  std::vector<std::string> volumes;  // NAME:/path[:ro]
   std::vector<std::string> env;
   std::vector<std::string> ports;
   std::vector<std::string> selector;
@@ -152,6 +153,11 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
   set_int("container_disk_gb", flags.disk_gb);
   set_int("volume_gb", flags.volume_gb);
   set_text("volume_mount_path", flags.volume_path);
+  if (!flags.volumes.empty()) {
+    core::Result<boost::json::array> volumes = ParseVolumeFlags(flags.volumes);
+    if (!volumes.ok()) return volumes.status();
+    body["volumes"] = std::move(*volumes);
+  }
   if (!flags.env.empty()) {
     core::Result<boost::json::object> env = ParseKeyValues(flags.env, "--env");
     if (!env.ok()) return env.status();
@@ -415,6 +421,8 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--volume-gb", flags->volume_gb, "A persistent volume of this many GB")
       ->check(CLI::Range(0, 1 << 20));
   create.add_option("--volume-path", flags->volume_path, "Where the volume is mounted");
+  create.add_option("--volume", flags->volumes,
+                    "A volume of yours (suanli volumes), NAME:/path or NAME:/path:ro (repeatable)");
   create.add_option("--env", flags->env, "An environment variable, KEY=VALUE (repeatable)");
   create.add_option("--port", flags->ports,
                     "A port to expose, e.g. 22/tcp, 8888/http (repeatable)");

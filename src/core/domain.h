@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -114,6 +115,27 @@ struct PullProgress {
   friend bool operator==(const PullProgress&, const PullProgress&) = default;
 };
 
+// A named volume (core::Volume) as a pod uses it.
+struct VolumeMount {
+  std::string volume_id;   // "vol_..."
+  std::string mount_path;  // absolute, core::CheckMountPath's rule
+  bool read_only = false;
+
+  friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
+};
+
+// Data that must reach the pod's node before its container starts: the engine volume `volume`
+// ("suanli-pod_..." for the pod's own, "suanli-vol_..." for a named one) held by node
+// `from_node_id`. The pod's new node fetches it (docs/architecture.md, "Moving a volume").
+struct VolumeMove {
+  std::string id;  // "mv_...": names the export on the source node, so a retry reuses it
+  std::string volume;
+  std::string from_node_id;
+  TimePoint started_at;
+
+  friend bool operator==(const VolumeMove&, const VolumeMove&) = default;
+};
+
 struct Pod {
   std::string id;  // "pod_..."
   std::string owner_id;
@@ -133,6 +155,8 @@ struct Pod {
   int container_disk_gb = 0;
   int volume_gb = 0;
   std::string volume_mount_path;
+  std::vector<VolumeMount> volumes;  // named volumes, besides its own
+  std::vector<VolumeMove> moves;     // while it starts on a node that lacks its data
   bool interruptible = false;
   int priority = 0;
   std::map<std::string, std::string> node_selector;
@@ -184,6 +208,31 @@ struct Pod {
   std::string last_logs;
 
   friend bool operator==(const Pod&, const Pod&) = default;
+};
+
+// A volume as a resource of its own (suanli volumes): it outlives the pods that use it and follows
+// them from node to node. Its data lives in the engine volume "suanli-<id>" on its home node (or
+// on the shared backend, home kAnyNode, where every node sees it and nothing moves).
+inline constexpr std::string_view kAnyNode = "any";
+
+enum class VolumeState { kAvailable, kMoving };
+
+struct Volume {
+  std::string id;  // "vol_..."
+  std::string owner_id;
+  std::string name;  // unique among its owner's volumes
+  int size_gb = 0;
+  // The node that holds its data; "" before any pod used it (nothing to move), kAnyNode on the
+  // shared backend.
+  std::string home_node_id;
+  VolumeState state = VolumeState::kAvailable;
+  std::string moving_to_node_id;  // with kMoving
+  Money storage_price_per_gb_month;
+  TimePoint created_at;
+  TimePoint storage_billed_to;  // charged up to here
+  Money cost;                   // everything charged for it so far
+
+  friend bool operator==(const Volume&, const Volume&) = default;
 };
 
 enum class NodeState { kReady, kUnreachable };

@@ -393,11 +393,27 @@ Plan Schedule(std::vector<Node>& nodes, std::vector<PodRequest> pending,
     }
     const Demand demand =
         DemandOf(pod.gpu_count, pod.gpu_milli, pod.needs, models.Of(pod.gpu_type));
-    const std::optional<Placement> placement = packer.Place(demand, [&](size_t index) {
+    auto fits = [&](size_t index) {
       const Node& node = nodes[index];
       return node.schedulable && node.gpu_type == pod.gpu_type &&
              node.free.disk_gb >= pod.needs.disk_gb && HasLabels(node, pod.node_selector);
-    });
+    };
+    std::optional<Placement> placement;
+    if (!pod.data_node.empty()) {
+      placement = packer.Place(
+          demand, [&](size_t index) { return nodes[index].id == pod.data_node && fits(index); });
+    }
+    if (!placement && pod.node_required) {
+      plan.unplaced.push_back(
+          {pod.id,
+           "waiting for room on node " + pod.data_node +
+               ", which holds its data and cannot move it now (a volume shared with a pod there, "
+               "or the node is away) (" +
+               (pod.gpu_milli < kMilliGpu ? "a share of " : std::to_string(pod.gpu_count) + " ") +
+               pod.gpu_type + ")"});
+      continue;
+    }
+    if (!placement) placement = packer.Place(demand, fits);
     if (!placement) {
       std::optional<std::string> waiting;
       if (!pod.interruptible) waiting = preemption.Try(pod, nodes, plan);

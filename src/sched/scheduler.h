@@ -11,6 +11,9 @@
 // placed gets the reason a person needs ("no node has 2 free RTX 4090; 3 nodes have 1", "no node
 // has 0.5 free of an RTX 4090; 2 have 0.25").
 //
+// Data: a pod whose volume is on a node goes there when that node has room (moving a volume costs
+// its bytes; see the control plane), elsewhere otherwise, unless it must share the node.
+//
 // Labels: a pod's node_selector must be a subset of a node's labels. Preemption: when an on-demand
 // pod cannot be placed, the scheduler looks for a node where stopping interruptible pods (lowest
 // priority, newest first) frees enough; it returns those pods to stop and leaves the pod pending
@@ -84,6 +87,11 @@ struct PodRequest {
   uint64_t sequence = 0;                             // arrival order: lower first within a priority
   bool interruptible = false;                        // may be preempted, and never preempts
   std::map<std::string, std::string> node_selector;  // labels the node must have
+  // The node that holds its data (its volume): tried first, so that nothing moves when it has
+  // room; with `node_required`, the only node it may go to (a volume it shares with a pod bound
+  // there, or a node that is away, whose data cannot move). "": none.
+  std::string data_node;
+  bool node_required = false;
 };
 
 struct Binding {

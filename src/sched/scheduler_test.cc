@@ -367,3 +367,35 @@ TEST(SchedulerTest, PreemptingAnInterruptibleShareFreesItsPartOfTheDevice) {
 
 }  // namespace
 }  // namespace suanli::sched
+
+namespace suanli::sched {
+namespace {
+
+TEST(SchedulerDataTest, APodGoesToTheNodeHoldingItsDataWhenItHasRoomThoughPackingWouldNot) {
+  std::vector<Node> nodes = {MakeNode("a", "RTX 4090", 8), MakeNode("b", "RTX 4090", 8)};
+  SetFree(nodes[1], 0b00001111);  // packing alone would pick b, the fuller node
+  PodRequest pod = MakePod("p", "RTX 4090", 1, 1);
+  pod.data_node = "a";
+  Plan plan = Schedule(nodes, {pod});
+  ASSERT_TRUE(plan.unplaced.empty()) << plan.unplaced[0].reason;
+  EXPECT_EQ(NodeOf(plan)["p"], "a");
+}
+
+TEST(SchedulerDataTest, APodWhoseDataNodeIsFullGoesElsewhereUnlessItMustShareThatNode) {
+  std::vector<Node> nodes = {MakeNode("a", "RTX 4090", 2), MakeNode("b", "RTX 4090", 2)};
+  SetFree(nodes[0], 0);  // a is full
+  PodRequest movable = MakePod("movable", "RTX 4090", 1, 1);
+  movable.data_node = "a";
+  PodRequest pinned = MakePod("pinned", "RTX 4090", 1, 2);
+  pinned.data_node = "a";
+  pinned.node_required = true;
+  Plan plan = Schedule(nodes, {movable, pinned});
+  EXPECT_EQ(NodeOf(plan)["movable"], "b");
+  ASSERT_EQ(plan.unplaced.size(), 1u);
+  EXPECT_EQ(plan.unplaced[0].pod_id, "pinned");
+  EXPECT_NE(plan.unplaced[0].reason.find("node a"), std::string::npos) << plan.unplaced[0].reason;
+  EXPECT_EQ(FreeMask(nodes[1]), 0b10u);  // the pinned pod took nothing on b
+}
+
+}  // namespace
+}  // namespace suanli::sched

@@ -293,6 +293,27 @@ class ApiAuthTest : public ApiServerTest {
           return Request{"/v1/webhooks/" + Str(created.json, "id"), "", "/v1/webhooks"};
         },
         Expect::kNotFound};
+    // Volumes: a fresh one of A's each time; B sees none of them.
+    const auto fresh_volume = [this] {
+      const ApiReply created =
+          api().Post("/v1/volumes", a_.token,
+                     R"({"name":"v)" + std::to_string(++counter_) + R"(","size_gb":1})");
+      EXPECT_EQ(created.status, 201) << created.Describe();
+      const std::string id = Str(created.json, "id");
+      return Request{"/v1/volumes/" + id, R"({"size_gb":2})", "/v1/volumes/" + id};
+    };
+    cases["GET /v1/volumes"] = {fixed("/v1/volumes"), {}};
+    cases["POST /v1/volumes"] = {
+        [this] {
+          return Request{"/v1/volumes",
+                         R"({"name":"w)" + std::to_string(++counter_) + R"(","size_gb":1})", ""};
+        },
+        {}};
+    cases["GET /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
+    cases["PATCH /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
+    cases["DELETE /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
+    // No pod of n1 moves anything: the node's ask is a 404, anyone else's refused.
+    cases["GET /v1/agent/moves/{id}/archive"] = {fixed("/v1/agent/moves/mv_unknown/archive"), {}};
     cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
     cases["GET /v1/billing/ledger"] = {fixed("/v1/billing/ledger"), {}};
     cases["GET /v1/billing/usage"] = {fixed("/v1/billing/usage"), {}};
@@ -660,6 +681,12 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/webhooks", kUser},
       {"POST /v1/webhooks", kUser},
       {"DELETE /v1/webhooks/{id}", kUser},
+      {"GET /v1/volumes", kUser},
+      {"POST /v1/volumes", kUser},
+      {"GET /v1/volumes/{id}", kUser},
+      {"PATCH /v1/volumes/{id}", kUser},
+      {"DELETE /v1/volumes/{id}", kUser},
+      {"GET /v1/agent/moves/{id}/archive", kNode},
       {"GET /v1/billing/balance", kUser},
       {"GET /v1/billing/ledger", kUser},
       {"GET /v1/billing/usage", kUser},

@@ -125,6 +125,60 @@ TEST_F(ApiBadInputTest, AVolumeMountPathMustBeCleanAndOutsideSystemDirectories) 
             201);
 }
 
+TEST_F(ApiBadInputTest, BadVolumesAndConflictingAttachesAreRefusedWithTheReason) {
+  const ApiReply made = api().Post("/v1/volumes", a_.token, R"({"name":"data","size_gb":5})");
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  EXPECT_EQ(Str(made.json, "home_node_id"), "");
+  const ApiReply rw = CreatePodWith(
+      R"({"template":"pytorch","gpu_type":"4090","volumes":[{"name":"data","mount_path":"/data"}]})");
+  ASSERT_EQ(rw.status, 201) << rw.Describe();
+  const std::string attached = Str(rw.json, "id");
+  EXPECT_EQ(Array(rw.json, "volumes").size(), 1u);
+  before_ = Snapshot();
+  for (std::string_view body :
+       {R"({"size_gb":5})", R"({"name":"x"})", R"({"name":"x","size_gb":0})",
+        R"({"name":"x","size_gb":100001})", R"({"name":"no spaces","size_gb":1})",
+        R"({"name":"x","size_gb":1,"type":"nfs"})", R"({"name":"x","size_gb":"1"})"}) {
+    SCOPED_TRACE(body);
+    EXPECT_TRUE(IsApiError(api().Post("/v1/volumes", a_.token, body), 400, "INVALID_ARGUMENT"));
+  }
+  EXPECT_TRUE(IsApiError(api().Post("/v1/volumes", a_.token, R"({"name":"data","size_gb":1})"), 409,
+                         "ALREADY_EXISTS"));
+  EXPECT_TRUE(IsApiError(api().Send("PATCH", "/v1/volumes/data", a_.token, R"({"size_gb":1})"), 400,
+                         "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(api().Send("PATCH", "/v1/volumes/data", a_.token, R"({})"), 400,
+                         "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(api().Send("PATCH", "/v1/volumes/nope", a_.token, R"({"size_gb":9})"), 404,
+                         "NOT_FOUND"));
+  // In use: not deleted, and the answer names the pod.
+  const ApiReply in_use = api().Send("DELETE", "/v1/volumes/data", a_.token);
+  ASSERT_TRUE(IsApiError(in_use, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(in_use.error_message().find(attached), std::string::npos) << in_use.text;
+  // A second read-write attach, a read-only one beside a writer, an unknown volume, a bad path.
+  const ApiReply second = CreatePodWith(
+      R"({"template":"pytorch","gpu_type":"4090","volumes":[{"name":"data","mount_path":"/d"}]})");
+  ASSERT_TRUE(IsApiError(second, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(second.error_message().find(attached), std::string::npos) << second.text;
+  EXPECT_TRUE(IsApiError(
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","volumes":[{"name":"data",)"
+                    R"("mount_path":"/d","read_only":true}]})"),
+      409, "FAILED_PRECONDITION"));
+  EXPECT_TRUE(IsApiError(
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","volumes":[{"name":"nope",)"
+                    R"("mount_path":"/d"}]})"),
+      404, "NOT_FOUND"));
+  EXPECT_TRUE(IsApiError(
+      CreatePodWith(R"({"template":"pytorch","gpu_type":"4090","volumes":[{"name":"data",)"
+                    R"("mount_path":"/etc"}]})"),
+      400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(CreatePodWith(R"({"template":"pytorch","gpu_type":"4090",)"
+                                       R"("volumes":[{"mount_path":"/d"}]})"),
+                         400, "INVALID_ARGUMENT"));
+  // Someone else's volume is not there at all.
+  EXPECT_TRUE(IsApiError(api().Get("/v1/volumes/data", poor_.token), 404, "NOT_FOUND"));
+  ExpectNothingChanged();
+}
+
 TEST_F(ApiBadInputTest, AnUnknownGpuIsNotFoundWithSuggestions) {
   const ApiReply reply = CreatePodWith(R"({"template":"pytorch","gpu_type":"RTX 9999"})");
   ASSERT_TRUE(IsApiError(reply, 404, "NOT_FOUND"));

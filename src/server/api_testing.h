@@ -172,8 +172,8 @@ class ApiBadInputTest : public ApiServerTest {
   std::string Snapshot() {
     std::string all;
     for (const std::string& token : {a_.token, poor_.token}) {
-      for (std::string_view path :
-           {"/v1/pods", "/v1/billing/balance", "/v1/billing/ledger", "/v1/users/me"}) {
+      for (std::string_view path : {"/v1/pods", "/v1/billing/balance", "/v1/billing/ledger",
+                                    "/v1/users/me", "/v1/volumes"}) {
         const suanli::testing::ApiReply reply = api().Get(path, token);
         EXPECT_EQ(reply.status, 200) << path << ": " << reply.Describe();
         all += reply.text + "\n";

@@ -16,6 +16,7 @@
 #include "server/endpoint_documents.h"
 #include "server/secrets.h"
 #include "server/templates.h"
+#include "server/volume_documents.h"
 
 namespace suanli::server {
 
@@ -70,6 +71,8 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(jobs_);
     case Collection::kWebhooks:
       return find(webhooks_by_id_);
+    case Collection::kVolumes:
+      return find(volumes_);
   }
   return std::nullopt;
 }
@@ -96,6 +99,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   for (core::JoinToken& token : stored->join_tokens) credentials_.AddJoinToken(std::move(token));
   price_overrides_ = std::move(stored->gpu_prices);
   LoadEvents(*snapshot, std::move(stored->webhooks));
+  LoadVolumes(std::move(stored->volumes));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);
@@ -188,7 +192,7 @@ Money ControlPlane::SpendRate(std::string_view user_id) const {
 }
 
 Money ControlPlane::LiveBalance(const core::User& user, core::TimePoint now) const {
-  Money balance = user.balance;
+  Money balance = user.balance - UnbilledVolumes(user.id, now);
   const auto billable = spend_.billable_by_owner().find(user.id);
   if (billable == spend_.billable_by_owner().end()) return balance;
   for (const std::string& id : billable->second) {
@@ -305,6 +309,7 @@ uint64_t ControlPlane::TickPods() {
       if (running_due || storage_due) ChargePod(change, pod, now);
     }
   }
+  TickVolumes(change, now);
   EnforceLimits(change, now);
   Schedule(change, now);
   waiters_.Expire(now);  // long polls whose time is up answer with what they have

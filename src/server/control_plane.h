@@ -21,6 +21,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "advisor/advisor.h"
@@ -43,6 +44,7 @@
 #include "store/commit_queue.h"
 #include "store/store.h"
 #include "wire/agent_protocol.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -90,6 +92,13 @@ struct QuotaChange {
   std::optional<int> max_pending_pods;
 };
 
+// A named volume as a pod asks for it: by the volume's id or name, where, and whether read-only.
+struct VolumeRequest {
+  std::string volume;  // "vol_..." or its name
+  std::string mount_path;
+  bool read_only = false;
+};
+
 struct PodSpec {
   std::string name;
   std::string template_id;
@@ -114,6 +123,8 @@ struct PodSpec {
   int64_t stop_after_s = 0;
   int64_t idle_stop_after_s = 0;
   std::string pre_stop_command;
+  // Volumes of their own (suanli volumes), besides the pod's own volume (volume_gb).
+  std::vector<VolumeRequest> volumes;
   // Accept a request that no node here could ever meet (a type or a size none has), to wait for
   // such a node on purpose; without it, such a request is refused (FAILED_PRECONDITION).
   bool queue = false;
@@ -192,6 +203,18 @@ struct Availability {
   int largest_share_free_milli = 0;
   core::Money price_per_hour;
   bool simulated = false;
+};
+
+// A volume as its owner creates it.
+struct VolumeSpec {
+  std::string name;
+  int size_gb = 0;
+};
+
+// A volume as shown: itself and who uses it (wire::VolumeView).
+struct VolumeInfo {
+  core::Volume volume;
+  wire::VolumeUse use;
 };
 
 // A serverless endpoint's settings as given to create (what is absent takes its default) or update
@@ -418,6 +441,33 @@ class ControlPlane {
   int long_poll_limit_s() const { return options_.long_poll_limit_s; }
   const catalog::Catalog& catalog() const { return catalog_; }
 
+  // --- Volumes of their own (control_plane_volumes.cc): a person's own (by id or name), an
+  // admin's view of all; another's is NOT_FOUND. A volume is attached to one pod read-write or to
+  // any number read-only (pods not terminated); a conflicting attach is FAILED_PRECONDITION with
+  // the pod that holds it. Delete is FAILED_PRECONDITION while a pod uses it.
+  core::Result<Written<VolumeInfo>> CreateVolume(const Principal& caller, VolumeSpec spec);
+  core::Result<Written<std::vector<VolumeInfo>>> ListVolumes(const Principal& caller) const;
+  core::Result<Written<VolumeInfo>> GetVolume(const Principal& caller, std::string_view id) const;
+  // Grows a volume (INVALID_ARGUMENT for a smaller size: its data may not fit), charged at the new
+  // size from now on.
+  core::Result<Written<VolumeInfo>> ResizeVolume(const Principal& caller, std::string_view id,
+                                                 int size_gb);
+  core::Result<Written<VolumeInfo>> DeleteVolume(const Principal& caller, std::string_view id);
+  // Engine volumes that nodes may now delete: a deleted volume's data on its home node, and the
+  // copy a move left behind on its source node (once the pod runs on its new node), each (node
+  // id, engine volume name) handed out once. The API asks each node's agent through the relay (best
+  // effort: a node that is away keeps its copy).
+  std::vector<std::pair<std::string, std::string>> TakeVolumeRemovals() EXCLUDES(mutex_);
+  // Where a move fetches from: the node that holds move `move_id` of a pod bound to `caller`'s
+  // node, and the engine volume. NOT_FOUND for a move the caller's pods do not have (any more).
+  struct MoveSource {
+    std::string node_id;
+    std::string node_name;
+    std::string volume;
+    bool reachable = false;
+  };
+  core::Result<MoveSource> MoveSourceFor(const Principal& caller, std::string_view move_id) const;
+
   // --- Serverless endpoints and their jobs (control_plane_endpoints.cc). Endpoints are their
   // owner's (admins see all); another's is NOT_FOUND.
   core::Result<Written<EndpointInfo>> CreateEndpoint(const Principal& caller, EndpointSpec spec);
@@ -624,6 +674,39 @@ class ControlPlane {
                                int* gpu_count) const REQUIRES(mutex_);
   core::Status CheckNodeReport(NodeReport& report) const REQUIRES(mutex_);
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
+  // Volumes (control_plane_volumes.cc).
+  void LoadVolumes(std::vector<core::Volume> volumes) REQUIRES(mutex_);
+  // The id of the caller's volume `id` (an id or its name); NOT_FOUND saying how to list them.
+  core::Result<std::string> FindOwnVolume(const Principal& caller, std::string_view id) const
+      REQUIRES(mutex_);
+  VolumeInfo InfoOf(const core::Volume& volume, core::TimePoint now) const REQUIRES(mutex_);
+  // The pods (not terminated) that use volume `id`, and whether one has it read-write.
+  std::vector<const core::Pod*> UsersOf(const std::string& volume_id) const REQUIRES(mutex_);
+  // Resolves `requests` into `pod.volumes`: the caller's volumes, free of conflicting attaches,
+  // at clean mount paths distinct from each other and from the pod's own volume.
+  core::Status AttachVolumes(const Principal& caller, const std::vector<VolumeRequest>& requests,
+                             core::Pod& pod) const REQUIRES(mutex_);
+  void ChargeVolume(Change& change, core::Volume& volume, core::TimePoint to) REQUIRES(mutex_);
+  void TickVolumes(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  core::Money UnbilledVolumes(const std::string& user_id, core::TimePoint now) const
+      REQUIRES(mutex_);
+  // Scheduling: the node that holds the pod's data (preferred), or must run it (a volume in use
+  // by a pod bound there, or on its way there); "" for none.
+  void PlaceNearData(const core::Pod& pod, sched::PodRequest& request) const REQUIRES(mutex_);
+  // As `pod` is bound to node `to_node` (before its last_node_id changes): the moves of the data
+  // it lacks there.
+  void PlanMoves(Change& change, core::Pod& pod, const std::string& to_node, core::TimePoint now)
+      REQUIRES(mutex_);
+  // For a terminate's reason: "; its own 20 GB volume is deleted; its volumes data, models are
+  // kept (suanli volumes)", as they apply.
+  std::string VolumesKept(const core::Pod& pod) const REQUIRES(mutex_);
+  // As `pod` runs: the copies its moves left behind may go (TakeVolumeRemovals).
+  void NoteRunning(const core::Pod& pod) REQUIRES(mutex_);
+  // As `pod` leaves its node with moves unfinished: its data stays where it was.
+  void AbandonMoves(Change& change, core::Pod& pod) REQUIRES(mutex_);
+  // A report of a move's progress (events) or end (the data's new home).
+  void NoteMove(Change& change, core::Pod& pod, const wire::MoveProgress& move,
+                const std::string& node_id) REQUIRES(mutex_);
   // Serverless (control_plane_endpoints.cc).
   void LoadEndpoints(std::vector<serverless::Endpoint> endpoints, std::vector<serverless::Job> jobs)
       REQUIRES(mutex_);
@@ -734,6 +817,12 @@ class ControlPlane {
   uint64_t last_job_sequence_ GUARDED_BY(mutex_) = 0;
   std::function<void()> push_hook_ GUARDED_BY(mutex_);
   std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
+  std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);
+  std::vector<std::pair<std::string, std::string>> volume_removals_ GUARDED_BY(mutex_);
+  // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
+  // memory: after a restart of the server they stay, which wastes disk but loses nothing).
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> leftover_copies_
+      GUARDED_BY(mutex_);
 };
 
 }  // namespace suanli::server

@@ -325,7 +325,11 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
     pod.last_logs = report.logs->substr(report.logs->size() -
                                         std::min(report.logs->size(), wire::kMaxReportedLogBytes));
   }
-  pod.pull = to == PodState::kStarting ? report.pull : std::nullopt;
+  if (report.move && to == PodState::kStarting) {
+    NoteMove(change, pod, *report.move, caller.node_id);  // its progress shown as a pull's
+  } else {
+    pod.pull = to == PodState::kStarting ? report.pull : std::nullopt;
+  }
   if (to == pod.state) {
     if (!report.message.empty()) pod.state_reason = report.message;
     if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
@@ -341,6 +345,7 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
   if (to == PodState::kTerminated) EraseLeaving(pod);
+  if (to == PodState::kRunning) NoteRunning(pod);
   if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
   if (IsDown(to)) {
     if (pod.desired == core::DesiredState::kRunning) {

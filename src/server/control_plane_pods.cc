@@ -45,7 +45,9 @@ sched::PodRequest RequestOf(const core::Pod& pod) {
           pod.priority,
           pod.sequence,
           pod.interruptible,
-          pod.node_selector};
+          pod.node_selector,
+          /*data_node=*/"",
+          /*node_required=*/false};
 }
 
 }  // namespace
@@ -132,6 +134,7 @@ void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   const std::string node_id = pod.node_id;
   pods_on_node_[node_id].erase(pod.id);
   pod.last_node_id = node_id;
+  AbandonMoves(change, pod);
   pod.node_id.clear();
   pod.gpu_indices.clear();
   change.Dirty(Collection::kPods, pod.id);
@@ -267,6 +270,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   if (spec.volume_gb) pod.volume_gb = *spec.volume_gb;
   if (spec.volume_mount_path) pod.volume_mount_path = *spec.volume_mount_path;
   SUANLI_RETURN_IF_ERROR(core::CheckMountPath(pod.volume_mount_path));
+  SUANLI_RETURN_IF_ERROR(AttachVolumes(caller, spec.volumes, pod));
 
   std::string gpu_name = spec.gpu_type;
   if ((gpu_name.empty() || gpu_name == "cheapest") && spec.workload) {
@@ -469,7 +473,9 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
             " GB volume that may hold data, and terminating deletes it; terminate with --force "
             "(API: ?force=true) once you have copied what you need");
       }
-      SetDesired(change, pod, core::DesiredState::kTerminated, "terminated by its owner");
+      // What happens to each volume: its own goes with it; volumes of their own stay.
+      SetDesired(change, pod, core::DesiredState::kTerminated,
+                 "terminated by its owner" + VolumesKept(pod));
       break;
   }
   return Written<core::Pod>{pod, change.Commit()};
@@ -526,7 +532,11 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   std::vector<sched::Node> nodes = SchedulerNodes();
   std::vector<sched::PodRequest> requests;
   requests.reserve(candidates.size());
-  for (const std::string& id : candidates) requests.push_back(RequestOf(pods_.at(id)));
+  for (const std::string& id : candidates) {
+    const core::Pod& pod = pods_.at(id);
+    requests.push_back(RequestOf(pod));
+    PlaceNearData(pod, requests.back());
+  }
   // Every bound pod: the mix packing keeps room for; the interruptible ones meant to run may be
   // preempted.
   std::vector<sched::RunningPod> running;
@@ -546,12 +556,15 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   const sched::Plan plan = sched::Schedule(nodes, std::move(requests), running);
   for (const sched::Binding& binding : plan.bindings) {
     core::Pod& pod = pods_.at(binding.pod_id);
+    PlanMoves(change, pod, binding.node_id, now);
     pod.node_id = binding.node_id;
     pod.last_node_id = binding.node_id;
     pod.gpu_indices = binding.gpu_indices;
     ++pod.generation;
     pods_on_node_[binding.node_id].insert(pod.id);
-    SetState(change, pod, PodState::kStarting, now, "scheduled on " + NodeName(pod.node_id));
+    SetState(change, pod, PodState::kStarting, now,
+             "scheduled on " + NodeName(pod.node_id) +
+                 (pod.moves.empty() ? "" : "; its volume moves there first"));
     TouchNode(change, pod.node_id);
   }
   for (const sched::Unplaced& unplaced : plan.unplaced) {

@@ -6,6 +6,7 @@
 #include "core/pod_state.h"
 #include "net/base64.h"
 #include "server/endpoint_documents.h"
+#include "server/volume_documents.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -233,6 +234,8 @@ json::object ToDocument(const core::Pod& pod) {
                    {"ready", pod.ready},
                    {"jupyter_token", pod.jupyter_token},
                    {"link_token", pod.link_token}};
+  if (!pod.volumes.empty()) out["volumes"] = VolumeMountsDocument(pod.volumes);
+  if (!pod.moves.empty()) out["moves"] = VolumeMovesDocument(pod.moves);
   out["running_since"] = pod.running_since ? json::value(FormatTime(*pod.running_since)) : nullptr;
   out["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
                                                     {"total_bytes", pod.pull->total_bytes}})
@@ -263,6 +266,8 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Int("container_disk_gb", &pod.container_disk_gb, kAnyInt);
   fields.Int("volume_gb", &pod.volume_gb, kAnyInt);
   fields.String("volume_mount_path", &pod.volume_mount_path, kText);
+  ReadVolumeMounts(fields, &pod.volumes);
+  ReadVolumeMoves(fields, &pod.moves);
   fields.Bool("interruptible", &pod.interruptible);
   fields.Int64("stop_after_s", &pod.stop_after_s, {0, INT64_MAX});  // absent (older stores): none
   fields.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
@@ -551,6 +556,9 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
         break;
       case Collection::kWebhooks:
         status = Decode(WebhookFromDocument(object), &entities.webhooks);
+        break;
+      case Collection::kVolumes:
+        status = Decode(VolumeFromDocument(object), &entities.volumes);
         break;
     }
     SUANLI_RETURN_IF_ERROR(status);

@@ -37,6 +37,28 @@ core::Event PodEvent(const core::Pod& pod, std::string_view kind, std::string me
   return event;
 }
 
+core::Event MoveEvent(const core::Pod& pod, std::string_view kind, std::string message,
+                      const MoveFigures& figures) {
+  core::Event event;
+  event.kind = std::string(kind);
+  event.object_id = pod.id;
+  event.user_id = pod.owner_id;
+  event.message = "pod " + pod.id + " " + std::move(message);
+  const double mb_per_s =
+      figures.seconds > 0 ? static_cast<double>(figures.bytes) / 1e6 / figures.seconds : 0;
+  event.detail = json::serialize(json::object{{"move_id", figures.move_id},
+                                              {"volume", figures.volume},
+                                              {"from_node_id", figures.from_node_id},
+                                              {"to_node_id", figures.to_node_id},
+                                              {"bytes", figures.bytes},
+                                              {"total_bytes", figures.total_bytes},
+                                              {"seconds", figures.seconds},
+                                              {"mb_per_s", mb_per_s},
+                                              {"restarts", figures.restarts},
+                                              {"sha256", figures.sha256}});
+  return event;
+}
+
 core::Event LowBalanceEvent(const core::User& user, core::Money balance, core::Money rate,
                             int64_t runway_s) {
   core::Event event;

@@ -20,6 +20,23 @@ core::Event PodStateEvent(const core::Transition& transition);
 // reason as the owner's notice says it.
 core::Event PodEvent(const core::Pod& pod, std::string_view kind, std::string message);
 
+// A move of a pod's volume to its new node (docs/api.md, "Moving a volume"): "volume.move_started",
+// "volume.move_progress" and "volume.moved", about the pod, for its owner. `seconds` since the
+// move began; `bytes` of the archive so far, of `total_bytes` (0 while unknown).
+struct MoveFigures {
+  std::string move_id;
+  std::string volume;  // the engine volume
+  std::string from_node_id;
+  std::string to_node_id;
+  int64_t bytes = 0;
+  int64_t total_bytes = 0;
+  double seconds = 0;
+  int restarts = 0;
+  std::string sha256;
+};
+core::Event MoveEvent(const core::Pod& pod, std::string_view kind, std::string message,
+                      const MoveFigures& figures);
+
 // "balance.low": `user`'s balance runs out in less than `runway` at `rate` per hour.
 core::Event LowBalanceEvent(const core::User& user, core::Money balance, core::Money rate,
                             int64_t runway_s);

@@ -46,7 +46,7 @@ constexpr int64_t kServerLockKey = 0x7375616e6c69;
 constexpr int64_t kMigrationLockKey = kServerLockKey + 1;
 
 // The schema, one step per version, as for SQLite (sqlite_store.cc): a released step never changes.
-constexpr std::array<const char*, 3> kMigrations = {
+constexpr std::array<const char*, 4> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc JSON NOT NULL);
@@ -117,6 +117,10 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_user ON audit (user_id, seq);
 CREATE INDEX audit_by_at ON audit (at_ns);
+)sql",
+    // Volumes as a resource of their own.
+    R"sql(
+CREATE TABLE volumes (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
 };
 

@@ -40,6 +40,7 @@ enum class Collection {
   kEndpoints,  // serverless endpoints
   kJobs,       // their jobs, until their TTL passes
   kWebhooks,   // users' subscriptions to their events
+  kVolumes,    // volumes as a resource of their own
 };
 
 // "users", "api_tokens", ...: also the table names.

@@ -508,7 +508,7 @@ TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   TempDir dir;
   ASSERT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 99"), "");
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("suanli.db"));
   ASSERT_FALSE(store.ok());
@@ -531,9 +531,10 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE events"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE audit"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE webhooks"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
   Batch batch;
   batch.puts = {{Collection::kEndpoints, "ep_1", R"({"name":"echo"})"},
                 {Collection::kJobs, "job_1", R"({"status":"IN_QUEUE"})"}};
@@ -544,6 +545,27 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   Batch events;
   events.events = {MakeEvent(1, "pod.state", "pod-a", "alice", 0)};
   EXPECT_TRUE(store->Commit(std::span<const Batch>(&events, 1)).ok());  // and step 3's tables
+}
+
+TEST(SqliteStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) {
+  TempDir dir;
+  {
+    std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+    Batch batch;
+    batch.puts = {{Collection::kPods, "pod-a", R"({"name":"a"})"}};
+    ASSERT_TRUE(store->Commit(std::span<const Batch>(&batch, 1)).ok());
+  }
+  // As a suanli from before volumes left it.
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 3"), "");
+  std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
+  Batch batch;
+  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"}};
+  ASSERT_TRUE(store->Commit(std::span<const Batch>(&batch, 1)).ok());
+  core::Result<Snapshot> snapshot = store->Load();
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_EQ(snapshot->documents.size(), 2u);  // the pod kept, and the volume
 }
 
 TEST(SqliteStoreTest, UsesWriteAheadLogging) {
@@ -628,6 +650,33 @@ TEST(PostgresStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(store.status().message().find("newer suanli"), std::string::npos)
       << store.status().message();
+}
+
+TEST(PostgresStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) {
+  testing::PostgresDatabase database;
+  ASSERT_EQ(database.error(), "");
+  {
+    core::Result<std::unique_ptr<Store>> store = OpenPostgresStore(database.url());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Batch batch;
+    batch.puts = {{Collection::kPods, "pod-a", R"({"name":"a"})"}};
+    ASSERT_TRUE((*store)->Commit(std::span<const Batch>(&batch, 1)).ok());
+  }
+  {
+    // As a suanli from before volumes left it.
+    core::Result<pg::Connection> raw = pg::Connection::Open(database.url());
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    ASSERT_TRUE(raw->Exec("DROP TABLE volumes", "").ok());
+    ASSERT_TRUE(raw->Exec("UPDATE suanli_schema SET version = 3", "").ok());
+  }
+  core::Result<std::unique_ptr<Store>> store = OpenPostgresStore(database.url());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Batch batch;
+  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"}};
+  ASSERT_TRUE((*store)->Commit(std::span<const Batch>(&batch, 1)).ok());
+  core::Result<Snapshot> snapshot = (*store)->Load();
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_EQ(snapshot->documents.size(), 2u);  // the pod kept, and the volume
 }
 
 TEST(PostgresStoreTest, AnUnreachableServerIsUnavailableAndNoPasswordIsShown) {

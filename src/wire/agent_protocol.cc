@@ -224,6 +224,15 @@ std::string EncodePodReport(const PodReport& report) {
     body["pull"] = json::object{{"current_bytes", report.pull->current_bytes},
                                 {"total_bytes", report.pull->total_bytes}};
   }
+  if (report.move) {
+    body["move"] = json::object{{"id", report.move->move_id},
+                                {"bytes", report.move->bytes},
+                                {"total_bytes", report.move->total_bytes},
+                                {"elapsed_ms", report.move->elapsed_ms},
+                                {"restarts", report.move->restarts},
+                                {"done", report.move->done},
+                                {"sha256", report.move->sha256}};
+  }
   if (report.logs) body["logs_base64"] = net::Base64Encode(*report.logs);
   return json::serialize(body);
 }
@@ -246,6 +255,18 @@ Result<PodReport> DecodePodReport(std::string_view text) {
         pull.Int64("total_bytes", &progress.total_bytes, {0, INT64_MAX, true});
       })) {
     report.pull = progress;
+  }
+  MoveProgress move;
+  if (fields.Object("move", [&move](JsonFields& read) {
+        read.String("id", &move.move_id, {.required = true, .max_length = 64});
+        read.Int64("bytes", &move.bytes, {0, INT64_MAX, true});
+        read.Int64("total_bytes", &move.total_bytes, {0, INT64_MAX, true});
+        read.Int64("elapsed_ms", &move.elapsed_ms, {0, INT64_MAX, true});
+        read.Int("restarts", &move.restarts, {0, 1'000'000});
+        read.Bool("done", &move.done);
+        read.String("sha256", &move.sha256, {.max_length = 64});
+      })) {
+    report.move = move;
   }
   fields.OptionalInt("exit_code", &report.exit_code, {-1'000'000, 1'000'000});
   std::string logs_base64;
@@ -326,6 +347,20 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
     view.Int("container_disk_gb", &pod.container_disk_gb, {0, 1'000'000'000});
     view.Int("volume_gb", &pod.volume_gb, {0, 1'000'000'000});
     view.String("volume_mount_path", &pod.volume_mount_path, {.max_length = 4096});
+    view.Objects("volumes", kMaxPodVolumes, [&pod](JsonFields& read) {
+      core::VolumeMount mount;
+      read.String("volume_id", &mount.volume_id, {.required = true, .max_length = 64});
+      read.String("mount_path", &mount.mount_path, {.required = true, .max_length = 4096});
+      read.Bool("read_only", &mount.read_only);
+      pod.volumes.push_back(std::move(mount));
+    });
+    view.Objects("moves", kMaxPodVolumes + 1, [&pod](JsonFields& read) {
+      core::VolumeMove move;
+      read.String("id", &move.id, {.required = true, .max_length = 64});
+      read.String("volume", &move.volume, {.required = true, .max_length = 128});
+      read.String("from_node_id", &move.from_node_id, {.required = true, .max_length = 64});
+      pod.moves.push_back(std::move(move));
+    });
     view.String("desired_state", &desired_state, {.required = true, .max_length = 32});
     view.String("state", &state, {.required = true, .max_length = 32});
     view.Int64("generation", &pod.generation, {0, INT64_MAX});

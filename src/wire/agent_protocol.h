@@ -40,6 +40,7 @@ inline constexpr size_t kMaxReportMessageLength = 1024;  // bytes; Encode shorte
 inline constexpr size_t kMaxPortMappings = 64;
 inline constexpr size_t kMaxTokenLength = 256;
 inline constexpr size_t kMaxDesiredPods = 4096;
+inline constexpr size_t kMaxPodVolumes = 16;  // named volumes of one pod
 // The end of a stopped container's output that a report carries (PodReport::logs); the server
 // keeps it with the pod, so it is small.
 inline constexpr size_t kMaxReportedLogBytes = 64 * 1024;
@@ -88,6 +89,20 @@ struct Registration {
 std::string EncodeRegistration(const core::Node& node, std::string_view token);
 core::Result<Registration> DecodeRegistration(std::string_view text);
 
+// How far a volume move has got (core::VolumeMove), as the pod's new node reports it while the
+// pod starts: about once a second while bytes arrive, and once when it is done.
+struct MoveProgress {
+  std::string move_id;
+  int64_t bytes = 0;        // of the archive, fetched so far
+  int64_t total_bytes = 0;  // the archive's size; 0 while unknown
+  int64_t elapsed_ms = 0;   // since this node began it (across its own restarts)
+  int restarts = 0;         // times the fetch began again from byte 0 (a bad checksum)
+  bool done = false;        // fetched, its checksum checked, unpacked into the volume
+  std::string sha256;       // the archive's, hex; with done
+
+  friend bool operator==(const MoveProgress&, const MoveProgress&) = default;
+};
+
 // An agent's report of a pod's actual state. `seq` increases per pod; a report at or below the
 // last applied one is a repeat and changes nothing.
 struct PodReport {
@@ -104,6 +119,7 @@ struct PodReport {
   // with its time (fixed-width RFC 3339, relay.h's NormalizeLogTimestamps), at most
   // kMaxReportedLogBytes, starting at a line (the agent cuts it); base64 on the wire.
   std::optional<std::string> logs;
+  std::optional<MoveProgress> move;  // with state starting: a move of its volume
 
   friend bool operator==(const PodReport&, const PodReport&) = default;
 };

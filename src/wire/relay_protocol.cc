@@ -60,6 +60,15 @@ std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests) {
       if (request.tail >= 0) item["tail"] = request.tail;
       if (!request.since.empty()) item["since"] = request.since;
       item["timestamps"] = request.timestamps;
+    } else if (request.kind == RelayRequest::Kind::kVolumeArchive) {
+      item["kind"] = "volume_archive";
+      item["volume"] = request.volume;
+      item["move_id"] = request.move_id;
+      item["offset"] = request.offset;
+      item["length"] = request.length;
+    } else if (request.kind == RelayRequest::Kind::kRemoveVolume) {
+      item["kind"] = "remove_volume";
+      item["volume"] = request.volume;
     } else {
       item["kind"] = "http";
       item["port"] = request.port;
@@ -99,8 +108,17 @@ Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text) {
       ReadHeaders(item, &request.headers);
       ReadBody(item, &request.body);
       item.Int("timeout_ms", &request.timeout_ms, {0, INT32_MAX});
+    } else if (kind == "volume_archive") {
+      request.kind = RelayRequest::Kind::kVolumeArchive;
+      item.String("volume", &request.volume, {.required = true, .max_length = 128});
+      item.String("move_id", &request.move_id, {.required = true, .max_length = 64});
+      item.Int64("offset", &request.offset, {0, INT64_MAX, true});
+      item.Int64("length", &request.length, {1, kMaxVolumeChunkBytes, true});
+    } else if (kind == "remove_volume") {
+      request.kind = RelayRequest::Kind::kRemoveVolume;
+      item.String("volume", &request.volume, {.required = true, .max_length = 128});
     } else if (item.ok()) {
-      item.Fail("kind: must be logs or http, got '" + kind + "'");
+      item.Fail("kind: must be logs, http, volume_archive or remove_volume, got '" + kind + "'");
     }
     requests.push_back(std::move(request));
   });

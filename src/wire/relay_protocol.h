@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,10 +23,18 @@ namespace suanli::wire {
 inline constexpr size_t kMaxRelayHeaders = 128;
 inline constexpr size_t kMaxRelayBodyBase64 = size_t{4} << 20;  // bytes of base64: 3 MiB of body
 inline constexpr size_t kMaxRelayRequestsPerPoll = 64;
+// The most bytes of a volume's archive one relayed answer carries (base64 in a POST the server
+// takes up to kMaxRelayBodyBase64 of).
+inline constexpr int64_t kMaxVolumeChunkBytes = int64_t{2} << 20;
+// Headers of a volume archive's chunk: the whole archive's size and SHA-256 (hex).
+inline constexpr std::string_view kArchiveSizeHeader = "X-Suanli-Archive-Size";
+inline constexpr std::string_view kArchiveSha256Header = "X-Suanli-Archive-Sha256";
 
 // One request for an agent, as it is handed over.
 struct RelayRequest {
-  enum class Kind { kLogs, kHttp };
+  // kVolumeArchive: a range of the archive of an engine volume on this node, for a move to another
+  // node (docs/architecture.md, "Moving a volume"); kRemoveVolume: delete such a volume here.
+  enum class Kind { kLogs, kHttp, kVolumeArchive, kRemoveVolume };
 
   std::string id;  // "rly_...", set by server::Relay::Submit
   std::string pod_id;
@@ -43,6 +52,11 @@ struct RelayRequest {
   // How long the agent waits for the pod's answer, in milliseconds; 0: its own default (25 s).
   // A serverless job posted to its worker waits for its execution timeout.
   int timeout_ms = 0;
+  // kVolumeArchive and kRemoveVolume:
+  std::string volume;   // the engine volume, "suanli-pod_..." or "suanli-vol_..."
+  std::string move_id;  // kVolumeArchive: names the archive, made once per move
+  int64_t offset = 0;   // the archive's bytes from here
+  int64_t length = 0;   // at most this many (at most kMaxVolumeChunkBytes)
 
   friend bool operator==(const RelayRequest&, const RelayRequest&) = default;
 };

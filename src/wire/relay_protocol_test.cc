@@ -25,7 +25,20 @@ TEST(RelayProtocolTest, RequestsRoundTrip) {
   RelayRequest job = http;  // a serverless job posted to its worker, with its own wait
   job.id = "rly_3";
   job.timeout_ms = 600'000;
-  const std::vector<RelayRequest> requests{logs, http, job};
+  RelayRequest chunk;
+  chunk.id = "rly_4";
+  chunk.pod_id = "pod_1";
+  chunk.kind = RelayRequest::Kind::kVolumeArchive;
+  chunk.volume = "suanli-pod_1";
+  chunk.move_id = "mv_1";
+  chunk.offset = int64_t{5} << 30;  // past 4 GiB
+  chunk.length = kMaxVolumeChunkBytes;
+  RelayRequest remove;
+  remove.id = "rly_5";
+  remove.pod_id = "pod_1";
+  remove.kind = RelayRequest::Kind::kRemoveVolume;
+  remove.volume = "suanli-vol_1";
+  const std::vector<RelayRequest> requests{logs, http, job, chunk, remove};
   core::Result<std::vector<RelayRequest>> decoded =
       DecodeRelayRequests(EncodeRelayRequests(requests));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
@@ -48,6 +61,11 @@ TEST(RelayProtocolTest, MalformedRequestListsAreRefused) {
            R"({})",
            R"({"requests":[{"pod_id":"p","kind":"logs"}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"exec"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
+               "move_id":"m","offset":-1,"length":1}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
+               "move_id":"m","offset":0,"length":99999999}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"remove_volume"}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"http","method":"GET","target":"/"}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"http","port":80,"method":"GET",
                "target":"/","body_base64":"***"}]})",

@@ -331,7 +331,46 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
   view["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
                                                      {"total_bytes", pod.pull->total_bytes}})
                           : nullptr;
+  json::array volumes;
+  for (const core::VolumeMount& mount : pod.volumes) {
+    volumes.push_back(json::object{{"volume_id", mount.volume_id},
+                                   {"mount_path", mount.mount_path},
+                                   {"read_only", mount.read_only}});
+  }
+  view["volumes"] = std::move(volumes);
+  json::array moves;
+  for (const core::VolumeMove& move : pod.moves) {
+    moves.push_back(json::object{{"id", move.id},
+                                 {"volume", move.volume},
+                                 {"from_node_id", move.from_node_id},
+                                 {"started_at", FormatTime(move.started_at)}});
+  }
+  view["moves"] = std::move(moves);
   return view;
+}
+
+std::string_view VolumeStateName(core::VolumeState state) {
+  return state == core::VolumeState::kMoving ? "moving" : "available";
+}
+
+json::object VolumeView(const core::Volume& volume, const VolumeUse& use) {
+  json::array pods;
+  for (const std::string& pod_id : use.pod_ids) pods.emplace_back(pod_id);
+  return {{"id", volume.id},
+          {"owner_id", volume.owner_id},
+          {"name", volume.name},
+          {"size_gb", volume.size_gb},
+          {"home_node_id", volume.home_node_id},
+          {"home_node", use.home_node_name},
+          {"state", VolumeStateName(volume.state)},
+          {"moving_to_node_id", volume.moving_to_node_id},
+          {"attached_to", std::move(pods)},
+          {"attached_read_write", use.read_write},
+          {"storage_price_per_gb_month_micros", volume.storage_price_per_gb_month.micros()},
+          {"storage_price_per_hour_micros",
+           billing::StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb).micros()},
+          {"created_at", FormatTime(volume.created_at)},
+          {"cost_micros", use.cost.micros()}};
 }
 
 json::object PodListViewWithoutTime(const core::Pod& pod) {

@@ -74,4 +74,16 @@ void AddPodViewContext(const core::Pod& pod, const PodViewContext& context,
 
 int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now);  // 0 unless running
 
+// What a volume's view shows beside the volume: the pods that use it (not terminated), whether one
+// of them has it read-write, its home node's name, and its cost with what has accrued since its
+// last charge.
+struct VolumeUse {
+  std::vector<std::string> pod_ids;
+  bool read_write = false;
+  std::string home_node_name;
+  core::Money cost;
+};
+std::string_view VolumeStateName(core::VolumeState state);  // "available", "moving"
+boost::json::object VolumeView(const core::Volume& volume, const VolumeUse& use);
+
 }  // namespace suanli::wire

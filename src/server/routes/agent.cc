@@ -12,6 +12,7 @@
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "server/routes/volumes.h"
 #include "wire/agent_protocol.h"
 #include "wire/views.h"
 
@@ -84,8 +85,12 @@ void AgentPods(Call& call) {
 void ReportPod(Call& call) {
   Result<PodReport> report = wire::DecodePodReport(call.request.body);
   if (!report.ok()) return call.Respond(report.status());
-  call.Respond(call.plane().ReportPod(call.principal, call.param(0), *report),
-               [&call](const core::Pod& pod) { return PodView(call, pod); });
+  Result<Written<core::Pod>> reported =
+      call.plane().ReportPod(call.principal, call.param(0), *report);
+  if (!reported.ok()) return call.Respond(reported.status());
+  // A pod that runs after a move: the copy on the move's source node may go.
+  if (report->state == core::PodState::kRunning) SendVolumeRemovals(call.plane(), call.relay());
+  call.Respond(boost::json::value(PodView(call, reported->value)), reported->sequence);
 }
 
 // clang-format off

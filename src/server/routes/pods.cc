@@ -9,6 +9,7 @@
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/agent_protocol.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -74,6 +75,13 @@ void CreatePod(Call& call) {
   fields.String("pre_stop_command", &spec.pre_stop_command, {.max_length = 4096});
   fields.Bool("queue", &spec.queue);
   fields.StringMap("node_selector", &spec.node_selector, 32);
+  fields.Objects("volumes", wire::kMaxPodVolumes, [&spec](JsonFields& read) {
+    VolumeRequest volume;
+    read.String("name", &volume.volume, {.required = true, .max_length = 64});
+    read.String("mount_path", &volume.mount_path, {.required = true, .max_length = 256});
+    read.Bool("read_only", &volume.read_only);
+    spec.volumes.push_back(std::move(volume));
+  });
   spec.workload = ReadWorkload(fields, call.zoo());
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(

@@ -42,6 +42,6 @@ std::span<const Route> EndpointRoutes();       // endpoints.cc: serverless endpo
 std::span<const Route> ServerlessJobRoutes();  // serverless_jobs.cc: /v2, RunPod's job API
 std::span<const Route> EventRoutes();          // events.cc: the event stream, the audit log
 std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
-std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
+std::span<const Route> VolumeRoutes();         // volumes.cc: volumes, and their moves' data
 
 }  // namespace suanli::server

@@ -18,6 +18,7 @@
 #include "server/webhooks.h"
 #include "serverless/job.h"
 #include "wire/json_fields.h"
+#include "wire/relay_protocol.h"
 
 namespace suanli::server {
 namespace {
@@ -319,6 +320,11 @@ std::span<const Route> ServerlessJobRoutes() { return kServerlessJobRoutes; }
 
 size_t BodyLimitFor(std::string_view method, std::string_view target, size_t default_limit) {
   if (method != "POST") return default_limit;
+  // An agent's relayed answer: a chunk of a moving volume's archive is up to
+  // wire::kMaxVolumeChunkBytes, as base64 in JSON.
+  if (target.starts_with("/v1/agent/requests/")) {
+    return std::max(default_limit, wire::kMaxRelayBodyBase64 + (size_t{64} << 10));
+  }
   const std::string_view verb = JobApiVerb(target);
   if (verb == "run") return std::max(default_limit, kRunBodyLimit);
   if (verb == "runsync") return std::max(default_limit, kRunSyncBodyLimit);

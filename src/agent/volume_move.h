@@ -1,0 +1,62 @@
+// Volume moves, the agents' two sides (docs/architecture.md, "Moving a volume"):
+//
+//  - the node that holds a volume answers relayed requests (wire::RelayRequest kVolumeArchive) for
+//    ranges of its archive: made once per move from the volume's host directory
+//    (volume_archive.h) and kept in the agent's move directory, with its size and SHA-256, so that
+//    every request of a move, across restarts of either side, reads the same bytes;
+//  - the node a pod moves to fetches those ranges through the server
+//    (GET /v1/agent/moves/{id}/archive) into a part file in its move directory, which survives a
+//    restart (a kill -9 included: the fetch goes on from the part file's size), checks the
+//    SHA-256, then unpacks it into its own engine volume of the same name.
+//
+// Files: <move dir>/<move id>.tar and .info on the source; .part and .meta on the receiver.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "agent/engine.h"
+#include "core/clock.h"
+#include "core/domain.h"
+#include "core/status.h"
+#include "wire/agent_protocol.h"
+#include "wire/relay_protocol.h"
+
+namespace suanli::agent {
+
+// The source's answer to a kVolumeArchive request: 200 with the bytes [offset, offset + length)
+// of the move's archive (fewer at its end; none at its size) and its size and SHA-256 in
+// wire::kArchiveSizeHeader and kArchiveSha256Header; 404 for a volume not on this node; 416 for
+// an offset past the end; 400 for a malformed move id. Makes the archive on the first request of
+// a move (one at a time on this node). Thread-safe.
+wire::RelayAnswer ServeVolumeArchive(Engine& engine, const std::filesystem::path& move_dir,
+                                     const wire::RelayRequest& work);
+
+// A kRemoveVolume request: deletes the engine volume (only suanli's: "suanli-pod_..." or
+// "suanli-vol_...") and the archives made of it. 204, or the engine's refusal.
+wire::RelayAnswer RemoveVolumeHere(Engine& engine, const std::filesystem::path& move_dir,
+                                   const wire::RelayRequest& work);
+
+struct FetchOptions {
+  std::string server_url;
+  std::function<std::string()> node_token;
+  std::filesystem::path move_dir;
+  std::function<bool()> stopping;
+  // Called after each range, with the move's figures so far (done false).
+  std::function<void(const wire::MoveProgress&)> progress;
+  int64_t chunk_bytes = wire::kMaxVolumeChunkBytes;
+  std::chrono::milliseconds retry_after{1000};  // after the source or the server did not answer
+};
+
+// Fetches `move` into the engine volume move.volume on this node and returns its final figures
+// (done true). Retries a source or server that does not answer until `stopping()`; begins again
+// from byte 0 when the archive's checksum does not match (at most 3 times, then INTERNAL).
+// NOT_FOUND when the server no longer knows the move (the pod left this node); UNAVAILABLE when
+// stopped. The part file is removed once the volume holds the data.
+core::Result<wire::MoveProgress> FetchVolume(Engine& engine, core::Clock& clock,
+                                             const FetchOptions& options,
+                                             const core::VolumeMove& move);
+
+}  // namespace suanli::agent

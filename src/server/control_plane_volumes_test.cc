@@ -1,0 +1,334 @@
+// Volumes of their own and moves of a pod's data (control_plane_volumes.cc), on both stores.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "server/control_plane.h"
+#include "server/control_plane_testing.h"
+
+namespace suanli::server {
+namespace {
+
+using core::Money;
+using core::PodState;
+using core::StatusCode;
+
+class VolumesTest : public ControlPlaneOnStoreTest {
+ protected:
+  Principal NewUser(std::string name, std::string_view credits) {
+    auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser,
+                                   *Money::ParseDollars(credits));
+    EXPECT_TRUE(user.ok()) << user.status().ToString();
+    Durable(user->sequence);
+    return Principal{user->value.id, core::Role::kUser, "", ""};
+  }
+  Principal NewNode(std::string name, int gpus) {
+    auto join = plane_->CreateJoinToken(admin_, "test");
+    EXPECT_TRUE(join.ok());
+    NodeReport report;
+    report.name = std::move(name);
+    for (int i = 0; i < gpus; ++i) {
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+    }
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto node = plane_->RegisterNode(join->value.second, report);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    Durable(node->sequence);
+    return *plane_->Authenticate(node->value.second);
+  }
+  VolumeInfo NewVolume(const Principal& user, std::string name, int size_gb = 10) {
+    auto volume = plane_->CreateVolume(user, {std::move(name), size_gb});
+    EXPECT_TRUE(volume.ok()) << volume.status().ToString();
+    Durable(volume->sequence);
+    return volume->value;
+  }
+  core::Result<Written<core::Pod>> TryPod(const Principal& user, int volume_gb,
+                                          std::vector<VolumeRequest> volumes = {}) {
+    PodSpec spec;
+    spec.image = "busybox";
+    spec.gpu_type = "4090";
+    spec.volume_gb = volume_gb;
+    spec.volumes = std::move(volumes);
+    spec.queue = true;
+    return plane_->CreatePod(user, spec);
+  }
+  core::Pod NewPod(const Principal& user, int volume_gb, std::vector<VolumeRequest> volumes = {}) {
+    auto pod = TryPod(user, volume_gb, std::move(volumes));
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    Durable(pod->sequence);
+    return pod->value;
+  }
+  core::Pod Get(const Principal& user, const std::string& id) {
+    return plane_->GetPod(user, id)->value;
+  }
+  void Report(const Principal& node, const std::string& pod_id, PodState state,
+              std::optional<wire::MoveProgress> move = std::nullopt) {
+    PodReport report;
+    report.seq = ++report_seq_;
+    report.state = state;
+    report.at = plane_->Now();
+    report.move = std::move(move);
+    auto result = plane_->ReportPod(node, pod_id, report);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    Durable(result->sequence);
+  }
+  // Runs `pod` on whatever node it is bound to, then stops it: it has data on that node.
+  void RunAndStop(const Principal& user, const core::Pod& pod, const Principal& node) {
+    ASSERT_EQ(Get(user, pod.id).node_id, node.node_id);
+    Report(node, pod.id, PodState::kRunning);
+    ASSERT_TRUE(plane_->Act(user, pod.id, core::PodAction::kStop).ok());
+    Report(node, pod.id, PodState::kStopped);
+    ASSERT_EQ(Get(user, pod.id).node_id, "");
+  }
+  std::vector<core::Event> EventsOf(const std::string& pod_id, std::string kind) {
+    store::EventQuery query;
+    query.object_id = pod_id;
+    query.kind = std::move(kind);
+    return plane_->Events(admin_, query).value();
+  }
+
+  // A pod of one GPU on node `full`'s last GPU (the others cordoned meanwhile).
+  core::Pod Fill(const Principal& user, const Principal& full, const Principal& other) {
+    EXPECT_TRUE(plane_->ActOnNode(admin_, other.node_id, ControlPlane::NodeAction::kCordon).ok());
+    const core::Pod filler = NewPod(user, 0);
+    EXPECT_EQ(Get(user, filler.id).node_id, full.node_id);
+    EXPECT_TRUE(plane_->ActOnNode(admin_, other.node_id, ControlPlane::NodeAction::kUncordon).ok());
+    return filler;
+  }
+
+  int64_t report_seq_ = 0;
+};
+
+SUANLI_INSTANTIATE_ON_BOTH_STORES(VolumesTest);
+
+TEST_P(VolumesTest, AVolumeIsCreatedFoundByNameGrownOnlyAndSurvivesARestart) {
+  const Principal alice = NewUser("alice", "50");
+  const VolumeInfo data = NewVolume(alice, "data", 10);
+  EXPECT_EQ(data.volume.size_gb, 10);
+  EXPECT_EQ(data.volume.home_node_id, "");  // no data anywhere until a pod uses it
+  EXPECT_EQ(plane_->CreateVolume(alice, {"data", 5}).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(plane_->CreateVolume(alice, {"bad name", 5}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(plane_->CreateVolume(alice, {"big", 0}).status().code(), StatusCode::kInvalidArgument);
+  auto smaller = plane_->ResizeVolume(alice, "data", 5);
+  EXPECT_EQ(smaller.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(smaller.status().message().find("only grows"), std::string::npos);
+  auto grown = plane_->ResizeVolume(alice, "data", 30);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  Durable(grown->sequence);
+  const Principal bob = NewUser("bob", "50");
+  EXPECT_EQ(plane_->GetVolume(bob, data.volume.id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(plane_->GetVolume(bob, "data").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(plane_->ListVolumes(bob)->value.empty());
+  Reopen();
+  auto again = plane_->GetVolume(alice, "data");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->value.volume.id, data.volume.id);
+  EXPECT_EQ(again->value.volume.size_gb, 30);
+  EXPECT_EQ(plane_->ListVolumes(admin_)->value.size(), 1u);
+  auto deleted = plane_->DeleteVolume(alice, data.volume.id);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  Durable(deleted->sequence);
+  Reopen();
+  EXPECT_EQ(plane_->GetVolume(alice, "data").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(VolumesTest, AVolumeIsOnePodsReadWriteOrManyPodsReadOnlyAndCannotBeDeletedInUse) {
+  const Principal alice = NewUser("alice", "100");
+  NewVolume(alice, "shared");
+  const core::Pod reader = NewPod(alice, 0, {{"shared", "/data", true}});
+  NewPod(alice, 0, {{"shared", "/data", true}});
+  auto writer = TryPod(alice, 0, {{"shared", "/data", false}});
+  ASSERT_EQ(writer.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(writer.status().message().find("read-only to pod"), std::string::npos)
+      << writer.status().message();
+
+  NewVolume(alice, "mine");
+  const core::Pod owner = NewPod(alice, 0, {{"mine", "/data", false}});
+  EXPECT_EQ(Get(alice, owner.id).volumes.size(), 1u);
+  auto second = TryPod(alice, 0, {{"mine", "/data", true}});
+  ASSERT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find(owner.id), std::string::npos)
+      << second.status().message();
+
+  auto in_use = plane_->DeleteVolume(alice, "mine");
+  ASSERT_EQ(in_use.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(in_use.status().message().find(owner.id), std::string::npos);
+  EXPECT_EQ(plane_->GetVolume(alice, "shared")->value.use.pod_ids.size(), 2u);
+
+  // Bad requests: another's volume, one path twice, the pod's own volume's path, a relative path.
+  const Principal bob = NewUser("bob", "100");
+  EXPECT_EQ(TryPod(bob, 0, {{"shared", "/data", true}}).status().code(), StatusCode::kNotFound);
+  NewVolume(alice, "other");
+  EXPECT_EQ(TryPod(alice, 0, {{"other", "/a", false}, {"shared", "/a", true}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TryPod(alice, 20, {{"other", "/workspace", false}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(TryPod(alice, 0, {{"other", "data", false}}).status().code(),
+            StatusCode::kInvalidArgument);
+
+  // Once its pod is terminated, a volume is free again; the terminate says it is kept.
+  auto terminated = plane_->Act(alice, owner.id, core::PodAction::kTerminate);
+  ASSERT_TRUE(terminated.ok()) << terminated.status().ToString();
+  EXPECT_NE(terminated->value.state_reason.find("its volumes mine are kept"), std::string::npos)
+      << terminated->value.state_reason;
+  auto deleted = plane_->DeleteVolume(alice, "mine");
+  EXPECT_TRUE(deleted.ok()) << deleted.status().ToString();
+  (void)reader;
+}
+
+TEST_P(VolumesTest, AVolumeIsBilledEachSecondOnceAtTheSizeItHadThen) {
+  const Principal alice = NewUser("alice", "100");
+  // 720 GB at $0.10 per GB-month (720 hours): $0.10 an hour.
+  const VolumeInfo data = NewVolume(alice, "data", 720);
+  const Money start = plane_->GetUser(alice, alice.user_id)->value.balance;
+  clock_.Advance(std::chrono::minutes(30));
+  Durable(plane_->Tick());
+  auto grown = plane_->ResizeVolume(alice, "data", 1440);  // $0.20 an hour from here
+  ASSERT_TRUE(grown.ok());
+  Durable(grown->sequence);
+  Reopen();
+  clock_.Advance(std::chrono::minutes(30));
+  Durable(plane_->Tick());
+  Durable(plane_->Tick());  // nothing more: the same second is never charged twice
+  Money charged;
+  const std::vector<core::LedgerEntry> ledger = plane_->Ledger(alice, "").value();
+  for (const core::LedgerEntry& entry : ledger) {
+    if (entry.pod_id == data.volume.id) {
+      EXPECT_EQ(entry.kind, core::LedgerKind::kStorage);
+      charged = charged - entry.amount;
+    }
+  }
+  EXPECT_EQ(charged.micros(), 50'000 + 100'000);
+  EXPECT_EQ(plane_->GetVolume(alice, "data")->value.use.cost.micros(), 150'000);
+  EXPECT_EQ((start - plane_->GetUser(alice, alice.user_id)->value.balance).micros(), 150'000);
+  // A user who cannot afford a volume's runway is refused it.
+  const Principal poor = NewUser("poor", "0");
+  EXPECT_EQ(plane_->CreateVolume(poor, {"x", 1000}).status().code(),
+            StatusCode::kResourceExhausted);
+}
+
+TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseMovesItsVolume) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);
+  const core::Pod pod = NewPod(alice, 20);
+  ASSERT_EQ(Get(alice, pod.id).node_id, a.node_id);
+  RunAndStop(alice, pod, a);
+  const Principal b = NewNode("b", 1);
+  // A has room: the pod goes back to its data, nothing moves.
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  EXPECT_EQ(Get(alice, pod.id).node_id, a.node_id);
+  EXPECT_TRUE(Get(alice, pod.id).moves.empty());
+  RunAndStop(alice, pod, a);
+
+  // A is full: the pod starts on B, and its volume moves there first.
+  Fill(alice, a, b);
+  auto started = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  Durable(started->sequence);
+  const core::Pod moving = Get(alice, pod.id);
+  ASSERT_EQ(moving.node_id, b.node_id);
+  ASSERT_EQ(moving.moves.size(), 1u);
+  const core::VolumeMove move = moving.moves[0];
+  EXPECT_EQ(move.volume, "suanli-" + pod.id);
+  EXPECT_EQ(move.from_node_id, a.node_id);
+  EXPECT_EQ(EventsOf(pod.id, "volume.move_started").size(), 1u);
+  // Only the new node may fetch it, from A.
+  auto source = plane_->MoveSourceFor(b, move.id);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_EQ(source->node_id, a.node_id);
+  EXPECT_EQ(source->volume, move.volume);
+  EXPECT_EQ(plane_->MoveSourceFor(a, move.id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(plane_->MoveSourceFor(alice, move.id).status().code(), StatusCode::kPermissionDenied);
+
+  Reopen();  // the move is durable
+  wire::MoveProgress progress;
+  progress.move_id = move.id;
+  progress.bytes = 50 << 20;
+  progress.total_bytes = 100 << 20;
+  progress.elapsed_ms = 500;
+  Report(b, pod.id, PodState::kStarting, progress);
+  EXPECT_EQ(Get(alice, pod.id).pull->current_bytes, 50 << 20);  // shown like a pull
+  EXPECT_EQ(EventsOf(pod.id, "volume.move_progress").size(), 1u);
+  progress.bytes = 100 << 20;
+  progress.elapsed_ms = 1000;
+  progress.done = true;
+  progress.sha256 = std::string(64, 'a');
+  Report(b, pod.id, PodState::kStarting, progress);
+  EXPECT_TRUE(Get(alice, pod.id).moves.empty());
+  const std::vector<core::Event> moved = EventsOf(pod.id, "volume.moved");
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_NE(moved[0].detail.find("\"bytes\":104857600"), std::string::npos) << moved[0].detail;
+  EXPECT_NE(moved[0].detail.find("\"seconds\":1"), std::string::npos) << moved[0].detail;
+  // A's copy goes once the pod runs on B.
+  EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());
+  Report(b, pod.id, PodState::kRunning);
+  const auto removals = plane_->TakeVolumeRemovals();
+  ASSERT_EQ(removals.size(), 1u);
+  EXPECT_EQ(removals[0], std::make_pair(a.node_id, "suanli-" + pod.id));
+  EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());  // handed out once
+  EXPECT_EQ(Get(alice, pod.id).last_node_id, b.node_id);
+}
+
+TEST_P(VolumesTest, APodWhoseDataIsOnANodeThatIsAwayWaitsForItRatherThanStartEmpty) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);
+  const core::Pod pod = NewPod(alice, 20);
+  RunAndStop(alice, pod, a);
+  clock_.Advance(std::chrono::seconds(31));  // A's heartbeat is late: unreachable
+  Durable(plane_->Tick());
+  NewNode("b", 1);  // B has room; without the rule the pod would start there with an empty volume
+  auto started = plane_->Act(alice, pod.id, core::PodAction::kStart);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  const core::Pod waiting = Get(alice, pod.id);
+  EXPECT_EQ(waiting.state, PodState::kPending);
+  EXPECT_TRUE(waiting.moves.empty());
+  EXPECT_NE(waiting.state_reason.find("holds its data"), std::string::npos) << waiting.state_reason;
+}
+
+TEST_P(VolumesTest, APodStoppedMidMoveKeepsItsDataWhereItWas) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);
+  const core::Pod pod = NewPod(alice, 20);
+  RunAndStop(alice, pod, a);
+  const Principal b = NewNode("b", 1);
+  Fill(alice, a, b);
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  ASSERT_EQ(Get(alice, pod.id).moves.size(), 1u);
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  Report(b, pod.id, PodState::kStopped);
+  const core::Pod stopped = Get(alice, pod.id);
+  EXPECT_TRUE(stopped.moves.empty());
+  EXPECT_EQ(stopped.last_node_id, a.node_id);  // where its data still is
+  EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());
+}
+
+TEST_P(VolumesTest, ANamedVolumeLivesWhereItWasFirstUsedAndReadersShareItsNode) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 2);
+  NewVolume(alice, "data");
+  const core::Pod first = NewPod(alice, 0, {{"data", "/data", true}});
+  ASSERT_EQ(Get(alice, first.id).node_id, a.node_id);
+  EXPECT_EQ(plane_->GetVolume(alice, "data")->value.volume.home_node_id, a.node_id);
+  const Principal b = NewNode("b", 2);
+  // A second reader must share A while the first runs there, even when B is emptier.
+  NewPod(alice, 0);  // A has one GPU left
+  const core::Pod second = NewPod(alice, 0, {{"data", "/data", true}});
+  EXPECT_EQ(Get(alice, second.id).node_id, a.node_id);
+  EXPECT_TRUE(Get(alice, second.id).moves.empty());
+  // A third waits for room on A rather than moving the volume away from its readers.
+  const core::Pod third = NewPod(alice, 0, {{"data", "/data", true}});
+  const core::Pod waiting = Get(alice, third.id);
+  EXPECT_EQ(waiting.state, PodState::kPending);
+  EXPECT_NE(waiting.state_reason.find("node " + a.node_id), std::string::npos)
+      << waiting.state_reason;
+  (void)b;
+}
+
+}  // namespace
+}  // namespace suanli::server
