@@ -128,7 +128,7 @@ TEST_F(ApiReadPathTest, TheListsTagFollowsWhatMovesWithTimeAndEachPage) {
   std::string placed;
   const ApiReply pending = api().Get("/v1/pods", alice_.token);
   for (const json::value& pod : Array(pending.json, "pods")) {
-    if (Str(pod, "node_id") != "") placed = Str(pod, "id");
+    if (!Str(pod, "node_id").empty()) placed = Str(pod, "id");
   }
   ASSERT_NE(placed, "");
   ASSERT_EQ(Report(node_.token, placed, 1, "running").status, 200);

@@ -203,7 +203,7 @@ TEST_F(ApiRelayTest, APodsCookiesStayOnItsOwnPaths) {
   auto get = UserSends("GET", "/v1/pods/" + running_ + "/proxy/8080/login", a_.token);
   const json::object request = TakeRequest(node_.token);
   const std::string others = "/v1/pods/pod_someone_else/proxy/8888/";
-  auto cookie = [](std::string value) { return json::array{"Set-Cookie", std::move(value)}; };
+  auto cookie = [](const std::string& value) { return json::array{"Set-Cookie", value}; };
   const ApiReply posted = AnswerAs(
       node_.token, Str(request, "id"),
       json::object{
