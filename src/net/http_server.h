@@ -8,7 +8,9 @@
 //
 // Limits: a body larger than its request's limit (body_limit, else max_body_bytes) is answered 413
 // naming the limit, without calling the handler; headers larger than 16 KiB get 431; a connection
-// idle for idle_timeout is closed.
+// idle for idle_timeout (between requests, mid-request, or not reading its answer) is closed, at
+// most a quarter of idle_timeout (and a second) later. A request whose handler takes longer is not
+// idle: the client waits.
 #pragma once
 
 #include <chrono>

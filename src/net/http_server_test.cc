@@ -1,6 +1,7 @@
 #include "net/http_server.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <atomic>
 #include <boost/asio.hpp>
@@ -101,7 +102,11 @@ class RawConnection {
     return response;
   }
 
+  // Whether the server closes the connection (within 10 s: a server that never does fails the
+  // test instead of hanging it).
   bool ClosedByPeer() {
+    pollfd ready{.fd = socket_.native_handle(), .events = POLLIN, .revents = 0};
+    if (poll(&ready, 1, 10'000) != 1) return false;
     char byte = 0;
     boost::system::error_code ec;
     socket_.read_some(boost::asio::buffer(&byte, 1), ec);
@@ -460,6 +465,42 @@ TEST(HttpServerTest, StopClosesIdleKeepAliveConnections) {
   EXPECT_NE(connection.ReadResponse(), "");
   server->Stop();
   EXPECT_TRUE(connection.ClosedByPeer());
+}
+
+TEST(HttpServerTest, ConnectionsIdleForTheTimeoutAreClosedMidRequestOrBetweenRequests) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::seconds(1);
+  auto server =
+      StartOrDie(options, [](HttpRequest&&, Responder respond) { respond(Text(200, "ok")); });
+  RawConnection kept(server->port());  // one request answered, then nothing
+  kept.Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(kept.ReadResponse().rfind("HTTP/1.1 200 ", 0), 0u);
+  const auto start = std::chrono::steady_clock::now();
+  RawConnection stalled(server->port());  // half a request's headers, then nothing
+  stalled.Write("GET / HTTP/1.1\r\nHost: x\r\n");
+  RawConnection silent(server->port());  // not a byte
+  EXPECT_TRUE(kept.ClosedByPeer());
+  EXPECT_TRUE(stalled.ClosedByPeer());
+  EXPECT_TRUE(silent.ClosedByPeer());
+  // Not before its time: the timeout is the least a client is given.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+}
+
+TEST(HttpServerTest, AHandlerSlowerThanTheIdleTimeoutStillAnswers) {
+  HttpServerOptions options;
+  options.idle_timeout = std::chrono::seconds(1);
+  ResponderQueue queue;
+  auto server = StartOrDie(
+      options, [&](HttpRequest&&, Responder respond) { queue.Push(std::move(respond)); });
+  std::thread late([&] {
+    Responder respond = queue.Pop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // the client waits, not idle
+    respond(Text(200, "late"));
+  });
+  auto response = ClientOf(*server)->Send("GET", "/slow");
+  late.join();
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->body, "late");
 }
 
 TEST(HttpClientTest, ClosedPortIsUnavailableAndNamesTheUrl) {

@@ -14,8 +14,9 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
     return core::UnauthenticatedError(
         "no API token; send 'Authorization: Bearer <token>' (suanli login saves one)");
   }
+  const std::string hash = Credentials::SecretHash(bearer);  // not under the lock every call takes
   core::MutexLock lock(mutex_);
-  if (const std::optional<Credentials::Holder> holder = credentials_.Find(bearer)) {
+  if (const std::optional<Credentials::Holder> holder = credentials_.FindByHash(hash)) {
     if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id, ""};
     const core::User& user = users_.at(holder->user_id);
     return Principal{user.id, user.role, "", holder->token_id};

@@ -10,8 +10,9 @@ std::string Credentials::NewSecret(std::string_view prefix) {
   return std::string(prefix) + HexEncode(entropy_.Bytes(24));
 }
 
-std::optional<Credentials::Holder> Credentials::Find(std::string_view bearer) const {
-  const std::string hash = Sha256Hex(bearer);
+std::string Credentials::SecretHash(std::string_view secret) { return Sha256Hex(secret); }
+
+std::optional<Credentials::Holder> Credentials::FindByHash(const std::string& hash) const {
   if (const auto token = token_by_hash_.find(hash); token != token_by_hash_.end()) {
     return Holder{api_tokens_.at(token->second).user_id, "", token->second};
   }
@@ -30,7 +31,7 @@ std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(std::string id
   token.id = std::move(id);
   token.user_id = std::move(user_id);
   token.name = std::move(name);
-  token.secret_hash = Sha256Hex(secret);
+  token.secret_hash = SecretHash(secret);
   token.secret_prefix = secret.substr(0, 10);
   token.created_at = now;
   AddApiToken(token);
@@ -70,7 +71,7 @@ void Credentials::RevokeApiToken(std::string_view id) {
 
 std::pair<std::string, std::string> Credentials::IssueNodeSecret(const std::string& node_id) {
   std::string secret = NewSecret("sln_");
-  std::string hash = Sha256Hex(secret);
+  std::string hash = SecretHash(secret);
   AddNode(node_id, hash);
   return {std::move(secret), std::move(hash)};
 }
@@ -88,7 +89,7 @@ std::pair<core::JoinToken, std::string> Credentials::IssueJoinToken(std::string 
   std::string secret = NewSecret("slj_");
   core::JoinToken token;
   token.id = std::move(id);
-  token.secret_hash = Sha256Hex(secret);
+  token.secret_hash = SecretHash(secret);
   token.secret_prefix = secret.substr(0, 11);
   token.note = std::move(note);
   token.created_at = now;
@@ -108,7 +109,7 @@ std::optional<core::JoinToken> Credentials::RemoveJoinToken(std::string_view id)
 }
 
 core::Status Credentials::CheckJoinToken(std::string_view secret, core::TimePoint now) const {
-  const std::string hash = Sha256Hex(secret);
+  const std::string hash = SecretHash(secret);
   const bool valid = std::any_of(join_tokens_.begin(), join_tokens_.end(), [&](const auto& entry) {
     return entry.second.secret_hash == hash && entry.second.expires_at > now;
   });

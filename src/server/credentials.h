@@ -26,14 +26,16 @@ class Credentials {
  public:
   explicit Credentials(core::Entropy& entropy) : entropy_(entropy) {}
 
-  // Whose secret `bearer` is: a user's (by an API token) or a node's; nullopt when it is unknown
-  // or revoked.
+  // Whose secret is the one with this hash (SecretHash): a user's (by an API token) or a node's;
+  // nullopt when it is unknown or revoked. The hash is taken apart so that a caller holding a lock
+  // need not hash under it.
   struct Holder {
     std::string user_id;   // empty for a node
     std::string node_id;   // empty for a person
     std::string token_id;  // the API token's id; empty for a node
   };
-  std::optional<Holder> Find(std::string_view bearer) const;
+  static std::string SecretHash(std::string_view secret);
+  std::optional<Holder> FindByHash(const std::string& secret_hash) const;
 
   // --- API tokens. Issue returns the token and its secret ("sl_...").
   std::pair<core::ApiToken, std::string> IssueApiToken(std::string id, std::string user_id,

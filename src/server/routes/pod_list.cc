@@ -3,6 +3,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <cstring>
@@ -22,8 +23,7 @@ namespace {
 // What one pod adds to a page beyond its cached view, copied out while the control plane's lock
 // is held so that the page is written after it is released.
 struct Row {
-  const std::string* id;  // the cache's key: stable while PodList's lock is held
-  uint64_t revision;
+  std::shared_ptr<const PodList::CachedView> view;
   bool jupyter_token;
   bool link_token;
   std::string node_address;
@@ -46,9 +46,9 @@ std::string PageTag(uint64_t nonce, PodList::View view, const std::vector<Row>& 
   key.reserve(64 + rows.size() * 64);
   key += view == PodList::View::kFull ? 'f' : 'c';
   for (const Row& row : rows) {
-    key += *row.id;
+    key += row.view->id;
     key += '\0';
-    AppendBytes(key, row.revision);
+    AppendBytes(key, row.view->revision);
     AppendBytes(key, row.cost_micros);
     AppendBytes(key, row.uptime_s);
     key += row.jupyter_token ? (row.link_token ? '3' : '1') : (row.link_token ? '2' : '0');
@@ -64,6 +64,24 @@ std::string Member(std::string_view name, std::string_view value) {
   return fmt::format(",\"{}\":{}", name, json::serialize(json::value(value)));
 }
 
+// Appends `,"NAME":"VALUE"` to `out`; VALUE is copied as it is when it needs no escaping (a node's
+// address always), as Member would write it, without Member's two allocations per pod.
+void AppendMember(std::string& out, std::string_view name, std::string_view value) {
+  const bool plain = std::none_of(value.begin(), value.end(), [](char c) {
+    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+           static_cast<unsigned char>(c) >= 0x7f;
+  });
+  if (!plain) {
+    out += Member(name, value);
+    return;
+  }
+  out += ",\"";
+  out += name;
+  out += "\":\"";
+  out += value;
+  out += '"';
+}
+
 }  // namespace
 
 PodList::PodList(uint64_t process_nonce) : process_nonce_(process_nonce) {}
@@ -71,40 +89,40 @@ PodList::PodList(uint64_t process_nonce) : process_nonce_(process_nonce) {}
 core::Result<Written<TaggedJson>> PodList::Json(const ControlPlane& plane, const Principal& caller,
                                                 core::TimePoint now, const PodPage& page, View view,
                                                 const std::optional<std::string>& if_none_match) {
-  // Held across VisitPods, which takes the control plane's lock inside it; the control plane never
-  // calls back here, so the order is always this lock, then the control plane's.
-  core::MutexLock lock(mutex_);
-  Cache& cache = view == View::kFull ? full_ : compact_;
   std::vector<Row> rows;
-  std::vector<const CachedView*> views;
   rows.reserve(std::min<size_t>(page.limit, 64));
-  views.reserve(rows.capacity());
-  core::Result<PodPageEnd> end = plane.VisitPods(caller, page, [&](const PodListEntry& entry) {
-    mutex_.AssertHeld();
-    const core::Pod& pod = entry.pod;
-    const auto [it, added] = cache.try_emplace(pod.id);
-    CachedView& cached = it->second;
-    if (added || cached.revision != entry.revision) {
-      cached.text = json::serialize(view == View::kFull ? wire::PodViewWithoutTime(pod)
-                                                        : wire::PodListViewWithoutTime(pod));
-      cached.text.pop_back();  // the closing brace: the time-dependent fields follow
-      if (view == View::kFull) {
-        cached.jupyter_token = Member("jupyter_token", pod.jupyter_token);
-        cached.link_token = Member("link_token", pod.link_token);
+  core::Result<PodPageEnd> end = [&]() -> core::Result<PodPageEnd> {
+    // Held across VisitPods, which takes the control plane's lock inside it; the control plane
+    // never calls back here, so the order is always this lock, then the control plane's.
+    core::MutexLock lock(mutex_);
+    Cache& cache = view == View::kFull ? full_ : compact_;
+    return plane.VisitPods(caller, page, [&](const PodListEntry& entry) {
+      mutex_.AssertHeld();
+      const core::Pod& pod = entry.pod;
+      std::shared_ptr<const CachedView>& cached = cache[pod.id];
+      if (cached == nullptr || cached->revision != entry.revision) {
+        auto made = std::make_shared<CachedView>();
+        made->id = pod.id;
+        made->revision = entry.revision;
+        made->text = json::serialize(view == View::kFull ? wire::PodViewWithoutTime(pod)
+                                                         : wire::PodListViewWithoutTime(pod));
+        made->text.pop_back();  // the closing brace: the time-dependent fields follow
+        if (view == View::kFull) {
+          made->jupyter_token = Member("jupyter_token", pod.jupyter_token);
+          made->link_token = Member("link_token", pod.link_token);
+        }
+        cached = std::move(made);
       }
-      cached.revision = entry.revision;
-    }
-    // Which secrets this caller sees: the rule GET /v1/pods/ID follows.
-    const wire::PodViewContext context = PodViewContextFor(caller, pod, now, {});
-    rows.push_back({.id = &it->first,
-                    .revision = entry.revision,
-                    .jupyter_token = view == View::kFull && context.with_jupyter_token,
-                    .link_token = view == View::kFull && context.with_link_token,
-                    .node_address = view == View::kFull ? entry.node_address : std::string(),
-                    .cost_micros = entry.cost.micros(),
-                    .uptime_s = wire::UptimeSeconds(pod, now)});
-    views.push_back(&cached);
-  });
+      // Which secrets this caller sees: the rule GET /v1/pods/ID follows.
+      const wire::PodViewContext context = PodViewContextFor(caller, pod, now, {});
+      rows.push_back({.view = cached,
+                      .jupyter_token = view == View::kFull && context.with_jupyter_token,
+                      .link_token = view == View::kFull && context.with_link_token,
+                      .node_address = view == View::kFull ? entry.node_address : std::string(),
+                      .cost_micros = entry.cost.micros(),
+                      .uptime_s = wire::UptimeSeconds(pod, now)});
+    });
+  }();
   if (!end.ok()) return end.status();
   TaggedJson answer{.json = {}, .etag = PageTag(process_nonce_, view, rows, end->next_after)};
   if (NamesEntityTag(if_none_match, answer.etag)) {
@@ -115,21 +133,21 @@ core::Result<Written<TaggedJson>> PodList::Json(const ControlPlane& plane, const
   // Enough for the whole page, so that it is written without growing (a regrowth copies all that
   // came before: a tenth of a 20-pod page's time).
   size_t size = 64 + end->next_after.size() * 2;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    size += views[i]->text.size() + views[i]->jupyter_token.size() + views[i]->link_token.size() +
-            rows[i].node_address.size() * 6 + 96;
+  for (const Row& row : rows) {
+    size += row.view->text.size() + row.view->jupyter_token.size() + row.view->link_token.size() +
+            row.node_address.size() * 6 + 96;
   }
   out.reserve(size);
   out = R"({"pods":[)";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
     if (i > 0) out += ',';
-    out += views[i]->text;
+    out += row.view->text;
     // The per-call fields, in the order GET /v1/pods/ID writes them.
     if (view == View::kFull) {
-      if (row.jupyter_token) out += views[i]->jupyter_token;
-      if (row.link_token) out += views[i]->link_token;
-      out += Member("node_address", row.node_address);
+      if (row.jupyter_token) out += row.view->jupyter_token;
+      if (row.link_token) out += row.view->link_token;
+      AppendMember(out, "node_address", row.node_address);
       fmt::format_to(std::back_inserter(out), FMT_COMPILE(R"(,"cost_micros":{},"uptime_s":{}}})"),
                      row.cost_micros, row.uptime_s);
     } else {

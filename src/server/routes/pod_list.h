@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -36,19 +37,25 @@ class PodList {
                                          View view = View::kFull,
                                          const std::optional<std::string>& if_none_match = {});
 
- private:
-  // A pod's view at one revision, without what depends on the time or the caller.
+  // A pod's view at one revision, without what depends on the time or the caller (public for
+  // pod_list.cc's page writer only). Immutable once cached: a new revision replaces it, and a page
+  // being written keeps the one it read.
   struct CachedView {
+    std::string id;
     uint64_t revision = 0;
     std::string text;           // without its closing brace: the per-call fields follow
     std::string jupyter_token;  // `,"jupyter_token":"…"` (the full view, for whom may see it)
     std::string link_token;     // `,"link_token":"…"`
   };
-  using Cache = std::unordered_map<std::string, CachedView>;
+
+ private:
+  using Cache = std::unordered_map<std::string, std::shared_ptr<const CachedView>>;
 
   // Tags differ across restarts (revisions start again from 0) and so across upgrades, whose
   // views may differ at the same revision.
   const uint64_t process_nonce_;
+  // Held only to find (or make) each pod's view, not while the page is written: pollers on other
+  // threads wait for the walk alone.
   core::Mutex mutex_;
   Cache full_ GUARDED_BY(mutex_);  // pod id -> its view; one cache per view
   Cache compact_ GUARDED_BY(mutex_);
