@@ -114,6 +114,40 @@ check "pod stop" 0 "^$pod_id " "" -- pods stop "$pod_id"
 check "pod stop again" 5 "" "it is already stopped, nothing to stop" -- pods stop "$pod_id"
 check "pod rm" 0 "^$pod_id terminated" "" -- pods rm "$pod_id" --force
 
+# apply -f and delete -f: a pod that mounts a volume, written before the volume; apply makes the
+# volume first, delete -f removes the pod first.
+cat >spec.yaml <<'SPEC'
+kind: pod
+name: trainer
+image: ubuntu:22.04
+gpu_type: RTX 4090
+queue: true
+volumes:
+  - name: data
+    mount_path: /data
+---
+kind: volume
+name: data
+size_gb: 10
+SPEC
+says() {  # says NAME PATTERN: the last command's stdout has a line matching PATTERN
+  if grep -qE -- "$2" out.txt; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $1: no /$2/ in:"; sed 's/^/  /' out.txt; fi
+}
+check "apply" 0 "^volume data: created \\(vol_" "" -- apply -f spec.yaml
+says "apply made the pod after" "^pod trainer: created \\(pod_"
+check "apply again" 0 "^volume data: unchanged" "" -- apply -f spec.yaml
+says "the pod unchanged" "^pod trainer: unchanged"
+check "volume get" 0 "size: +10 GB" "" -- volumes get data
+sed -i 's/size_gb: 10/size_gb: 25/' spec.yaml
+check "apply grows" 0 "^volume data: updated \\(vol_[^)]*\\): size_gb" "" -- apply -f spec.yaml
+check "volume grown" 0 "size: +25 GB" "" -- volumes get data
+sed -i 's|mount_path: /data|mount_path: /mnt/data|' spec.yaml
+check "apply a changed pod" 5 "^pod trainer: exists \\(pod_[^)]*\\) and differs in volumes" "" -- apply -f spec.yaml
+check "delete -f" 0 "^volume data: deleted \\(vol_" "" -- delete -f spec.yaml
+says "the pod went first" "^pod trainer: deleted"
+check "volume gone" 3 "" "." -- volumes get data
+check "delete -f again" 0 "^volume data: not found" "" -- delete -f spec.yaml
+
 check "token create" 0 "^sl_" "" -- tokens create laptop
 check "tokens" 0 "laptop" "" -- tokens list
 check "usage" 0 "total: " "" -- billing usage --by day

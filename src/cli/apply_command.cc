@@ -1,15 +1,17 @@
 // suanli apply -f SPEC.yaml and suanli delete -f SPEC.yaml: declarative specs (dstack's and
 // SkyPilot's flat YAML), one object per YAML document:
 //
-//   kind: pod            # pod, endpoint or template
+//   kind: pod            # pod, endpoint, template or volume
 //   name: train-1        # how apply finds it again: unique among your objects of that kind
 //   gpu_type: RTX 4090   # every other key is the API's create body (docs/api.md), as is
 //   image: ...
 //
 // apply creates what does not exist yet, by name, and leaves what does: a pod cannot change in
-// place (delete -f, then apply), an endpoint's settings are PATCHed to the spec's. Running it
-// again changes nothing (idempotent). --dry-run says what it would do and what the pods would cost
-// per hour at this cloud's prices, and changes nothing.
+// place (delete -f, then apply), an endpoint's settings are PATCHed to the spec's, a volume is
+// grown to the spec's size. Volumes and templates are created before the pods and endpoints that
+// name them, whatever the file's order; delete -f goes the other way. Running apply again changes
+// nothing (idempotent). --dry-run says what it would do and what the pods would cost per hour at
+// this cloud's prices, and changes nothing.
 #include <fmt/format.h>
 
 #include <boost/json/array.hpp>
@@ -140,22 +142,18 @@ core::Status RunApply(const ApplyFlags& flags, CommandContext& context) {
     }
     const json::object& current = existing->front();
     const std::string id = IdOf(current);
-    if (spec.kind != ObjectKind::kEndpoint) {
-      // Pods and templates do not change in place: say where the spec and the object differ.
-      const std::vector<std::string> differences = Differences(spec.body, current);
-      if (differences.empty()) {
-        context.out << label << ": unchanged (" << id << ")\n";
-      } else {
-        context.out << label << ": exists (" << id << ") and differs in " << JoinWords(differences)
-                    << "; a " << kind.singular << " cannot change in place: suanli delete -f "
-                    << flags.file << ", then apply\n";
-        ++left_differing;
-      }
-      continue;
-    }
     const std::vector<std::string> differences = Differences(spec.body, current);
     if (differences.empty()) {
       context.out << label << ": unchanged (" << id << ")\n";
+      continue;
+    }
+    // An endpoint's settings and a volume's size change in place (PATCH); pods and templates do
+    // not: say where the spec and the object differ.
+    if (spec.kind != ObjectKind::kEndpoint && spec.kind != ObjectKind::kVolume) {
+      context.out << label << ": exists (" << id << ") and differs in " << JoinWords(differences)
+                  << "; a " << kind.singular << " cannot change in place: suanli delete -f "
+                  << flags.file << ", then apply\n";
+      ++left_differing;
       continue;
     }
     if (flags.dry_run) {
@@ -163,7 +161,12 @@ core::Status RunApply(const ApplyFlags& flags, CommandContext& context) {
                   << "\n";
       continue;
     }
-    core::Result<json::value> updated = (*api)->Patch(IdTarget(kind.plural, id), spec.body);
+    json::object patch = spec.body;
+    if (spec.kind == ObjectKind::kVolume) {  // PATCH /v1/volumes/ID takes the size alone
+      patch = {};
+      for (const std::string& key : differences) patch[key] = spec.body.at(key);
+    }
+    core::Result<json::value> updated = (*api)->Patch(IdTarget(kind.plural, id), patch);
     if (!updated.ok()) return updated.status().WithContext(spec.where + ": updating " + label);
     context.out << label << ": updated (" << id << "): " << JoinWords(differences) << "\n";
   }
@@ -181,7 +184,9 @@ core::Status RunDelete(const ApplyFlags& flags, CommandContext& context) {
   if (!specs.ok()) return specs.status();
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  for (const ObjectSpec& spec : *specs) {
+  // Backwards: the pods before the volumes they mount.
+  for (auto it = specs->rbegin(); it != specs->rend(); ++it) {
+    const ObjectSpec& spec = *it;
     const KindInfo& kind = InfoOf(spec.kind);
     core::Result<std::vector<json::object>> existing = Existing(**api, kind, spec.name);
     if (!existing.ok()) return existing.status();

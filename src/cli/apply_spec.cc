@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -22,6 +23,7 @@ namespace json = boost::json;
 constexpr KindInfo kPod{"pod", "pods", "/v1/pods", "pods"};
 constexpr KindInfo kEndpoint{"endpoint", "endpoints", "/v1/endpoints", "endpoints"};
 constexpr KindInfo kTemplate{"template", "templates", "/v1/templates", "templates"};
+constexpr KindInfo kVolume{"volume", "volumes", "/v1/volumes", "volumes"};
 
 std::string Where(const std::string& file, const YAML::Node& node) {
   return file + ":" + std::to_string(node.Mark().line + 1);
@@ -106,7 +108,36 @@ std::string Squeezed(std::string_view text) {
   return out;
 }
 
+// A pod's volumes as the spec gives them ([{name, mount_path, read_only}]) against its view's
+// ([{volume_id, mount_path, read_only}]): the same mount paths and flags in the same order.
+bool SameMounts(const json::value& desired, const json::value& current) {
+  if (!desired.is_array() || !current.is_array()) return desired == current;
+  const json::array& wanted = desired.as_array();
+  const json::array& shown = current.as_array();
+  if (wanted.size() != shown.size()) return false;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (!wanted[i].is_object() || !shown[i].is_object()) return false;
+    const json::object& want = wanted[i].as_object();
+    const json::object& have = shown[i].as_object();
+    const json::value* path = want.if_contains("mount_path");
+    const json::value* read_only = want.if_contains("read_only");
+    if (path == nullptr || have.if_contains("mount_path") == nullptr ||
+        *path != have.at("mount_path")) {
+      return false;
+    }
+    const bool want_read_only =
+        read_only != nullptr && read_only->is_bool() && read_only->as_bool();
+    const json::value* has_read_only = have.if_contains("read_only");
+    if (want_read_only !=
+        (has_read_only != nullptr && has_read_only->is_bool() && has_read_only->as_bool())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool SameValue(std::string_view key, const json::value& desired, const json::value& current) {
+  if (key == "volumes") return SameMounts(desired, current);
   if (key == "gpu_type" && desired.is_string() && current.is_string()) {
     // The catalog resolves a short name ("4090", "a100") to a type whose name holds it.
     return Squeezed(current.as_string()).find(Squeezed(desired.as_string())) != std::string::npos;
@@ -127,6 +158,8 @@ const KindInfo& InfoOf(ObjectKind kind) {
       return kEndpoint;
     case ObjectKind::kTemplate:
       return kTemplate;
+    case ObjectKind::kVolume:
+      return kVolume;
   }
   return kPod;
 }
@@ -162,9 +195,11 @@ core::Result<std::vector<ObjectSpec>> ParseObjectSpecs(std::string_view text,
       spec.kind = ObjectKind::kEndpoint;
     } else if (kind_name == "template") {
       spec.kind = ObjectKind::kTemplate;
+    } else if (kind_name == "volume") {
+      spec.kind = ObjectKind::kVolume;
     } else {
       return core::InvalidArgumentError(
-          spec.where + ": kind must be pod, endpoint or template" +
+          spec.where + ": kind must be pod, endpoint, template or volume" +
           (kind == nullptr ? std::string(" (it is missing)") : ", not " + json::serialize(*kind)));
     }
     spec.body.erase("kind");
@@ -186,6 +221,8 @@ core::Result<std::vector<ObjectSpec>> ParseObjectSpecs(std::string_view text,
                                       ": no objects (each YAML document is one: kind, name, "
                                       "fields)");
   }
+  std::stable_sort(specs.begin(), specs.end(),
+                   [](const ObjectSpec& a, const ObjectSpec& b) { return a.kind < b.kind; });
   return specs;
 }
 

@@ -36,15 +36,16 @@ share: 0.5
                                                                        "spec.yaml");
   ASSERT_TRUE(specs.ok()) << specs.status().ToString();
   ASSERT_EQ(specs->size(), 2u);
-  EXPECT_EQ((*specs)[0].kind, ObjectKind::kPod);
-  EXPECT_EQ((*specs)[0].name, "train-1");
-  EXPECT_EQ((*specs)[0].where, "spec.yaml:1");
-  EXPECT_EQ(json::value((*specs)[0].body), json::parse(R"({"name":"train-1","gpu_type":"RTX 4090",
+  // The endpoint first: apply makes pods last (see the ordering test below).
+  EXPECT_EQ((*specs)[1].kind, ObjectKind::kPod);
+  EXPECT_EQ((*specs)[1].name, "train-1");
+  EXPECT_EQ((*specs)[1].where, "spec.yaml:1");
+  EXPECT_EQ(json::value((*specs)[1].body), json::parse(R"({"name":"train-1","gpu_type":"RTX 4090",
     "gpu_count":2,"interruptible":true,"image":"12","env":{"A":"1","B":"x"},
     "ports":["8888/http"]})"));
-  EXPECT_EQ((*specs)[1].kind, ObjectKind::kEndpoint);
-  EXPECT_EQ((*specs)[1].where, "spec.yaml:10");
-  EXPECT_EQ(json::value((*specs)[1].body),
+  EXPECT_EQ((*specs)[0].kind, ObjectKind::kEndpoint);
+  EXPECT_EQ((*specs)[0].where, "spec.yaml:10");
+  EXPECT_EQ(json::value((*specs)[0].body),
             json::parse(R"({"name":"echo","workers_max":3,"share":0.5})"));
 }
 
@@ -53,9 +54,10 @@ TEST(ParseObjectSpecsTest, BadSpecsSayWhereAndWhat) {
     const core::Result<std::vector<ObjectSpec>> specs = ParseObjectSpecs(text, "s.yaml");
     return specs.ok() ? std::string("ok") : specs.status().message();
   };
-  EXPECT_EQ(error("name: a\n"), "s.yaml:1: kind must be pod, endpoint or template (it is missing)");
-  EXPECT_EQ(error("kind: volume\nname: a\n"),
-            "s.yaml:1: kind must be pod, endpoint or template, not \"volume\"");
+  EXPECT_EQ(error("name: a\n"),
+            "s.yaml:1: kind must be pod, endpoint, template or volume (it is missing)");
+  EXPECT_EQ(error("kind: bucket\nname: a\n"),
+            "s.yaml:1: kind must be pod, endpoint, template or volume, not \"bucket\"");
   EXPECT_EQ(error("kind: pod\n"), "s.yaml:1: name is required: apply finds the object by it");
   EXPECT_EQ(error("kind: pod\nname: a\nimage: x\nimage: y\n"), "s.yaml:4: 'image' is given twice");
   EXPECT_EQ(error("kind: pod\nname: a\n---\nkind: pod\nname: a\n"),
@@ -64,6 +66,41 @@ TEST(ParseObjectSpecsTest, BadSpecsSayWhereAndWhat) {
   EXPECT_EQ(error("kind: [pod\n").find("s.yaml:"), 0u);
   EXPECT_NE(error("kind: [pod\n").find("not valid YAML"), std::string::npos);
   EXPECT_EQ(error(""), "s.yaml: no objects (each YAML document is one: kind, name, fields)");
+}
+
+TEST(ParseObjectSpecsTest, VolumesAndTemplatesComeBeforeThePodsAndEndpointsThatNameThem) {
+  const core::Result<std::vector<ObjectSpec>> specs = ParseObjectSpecs(
+      "kind: pod\nname: p1\n---\nkind: endpoint\nname: e\n---\nkind: volume\nname: v1\n"
+      "---\nkind: pod\nname: p2\n---\nkind: template\nname: t\n---\nkind: volume\nname: v2\n",
+      "s.yaml");
+  ASSERT_TRUE(specs.ok()) << specs.status().ToString();
+  std::vector<std::string> order;
+  for (const ObjectSpec& spec : *specs) {
+    order.push_back(std::string(InfoOf(spec.kind).singular) + " " + spec.name);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"volume v1", "volume v2", "template t", "endpoint e",
+                                             "pod p1", "pod p2"}));
+}
+
+TEST(DifferencesTest, APodsVolumesCompareByMountPathAndFlagInOrder) {
+  const json::object current = json::parse(R"({"name":"a","volumes":[
+    {"volume_id":"vol_1","mount_path":"/data","read_only":false},
+    {"volume_id":"vol_2","mount_path":"/ref","read_only":true}]})")
+                                   .as_object();
+  auto differs = [&](std::string_view volumes) {
+    return !Differences(
+                json::parse(R"({"name":"a","volumes":)" + std::string(volumes) + "}").as_object(),
+                current)
+                .empty();
+  };
+  EXPECT_FALSE(differs(R"([{"name":"data","mount_path":"/data"},
+    {"name":"ref","mount_path":"/ref","read_only":true}])"));
+  EXPECT_TRUE(differs(R"([{"name":"data","mount_path":"/data"}])"));  // one fewer
+  EXPECT_TRUE(differs(R"([{"name":"data","mount_path":"/data"},
+    {"name":"ref","mount_path":"/ref"}])"));                          // no longer read-only
+  EXPECT_TRUE(differs(R"([{"name":"ref","mount_path":"/ref","read_only":true},
+    {"name":"data","mount_path":"/data"}])"));                        // swapped
+  EXPECT_TRUE(differs(R"("data:/data")"));
 }
 
 TEST(DifferencesTest, ComparesWhatTheViewShowsAsTheServerWouldReadIt) {
