@@ -150,6 +150,12 @@ check "delete -f again" 0 "^volume data: not found" "" -- delete -f spec.yaml
 
 check "token create" 0 "^sl_" "" -- tokens create laptop
 check "tokens" 0 "laptop" "" -- tokens list
+check "token read-only" 0 "^read-only token tok_[0-9a-f]+ created" "" -- tokens create dash --read-only
+reader=$(head -1 out.txt)
+check "tokens access" 0 "dash +sl_[A-Za-z0-9_-]+ +read-only" "" -- tokens list
+check "read-only reads" 0 "" "" -- --token "$reader" pods list
+check "read-only changes nothing" 8 "" "this API token is read-only: it cannot call POST /v1/pods" -- \
+  --token "$reader" pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue
 check "usage" 0 "total: " "" -- billing usage --by day
 check "usage csv" 0 "" "" -- billing usage --csv
 check "ledger" 0 "credit" "" -- billing ledger

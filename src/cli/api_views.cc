@@ -287,9 +287,11 @@ std::string TokensTable(const boost::json::array& tokens) {
   table.AddColumn("ID", Align::kLeft);
   table.AddColumn("NAME", Align::kLeft);
   table.AddColumn("PREFIX", Align::kLeft);
+  table.AddColumn("ACCESS", Align::kLeft);
   table.AddColumn("CREATED (UTC)", Align::kLeft);
   for (const boost::json::value& token : tokens) {
     table.AddRow({JsonText(token, "id"), JsonText(token, "name"), JsonText(token, "prefix"),
+                  JsonBool(token, "read_only") ? "read-only" : "full",
                   TimeText(JsonText(token, "created_at"))});
   }
   return table.Render();

@@ -14,6 +14,7 @@ struct TokensFlags {
   std::string id;
   std::string name;
   std::string key;  // ssh-keys add: a file or the key itself
+  bool read_only = false;
 };
 
 core::Status RunListTokens(const TokensFlags& flags, CommandContext& context) {
@@ -27,13 +28,15 @@ core::Status RunListTokens(const TokensFlags& flags, CommandContext& context) {
 core::Status RunCreateToken(const TokensFlags& flags, CommandContext& context) {
   boost::json::object body;
   body["name"] = flags.name;
+  if (flags.read_only) body["read_only"] = true;
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
   return PrintResult(context, flags.json, (*api)->Post("/v1/tokens", body),
-                     [](const boost::json::value& answer) {
+                     [&flags](const boost::json::value& answer) {
                        // The secret alone on the first line, for scripts.
                        const boost::json::value* token = JsonField(answer, "token");
-                       return JsonText(answer, "secret") + "\n" + "token " +
+                       return JsonText(answer, "secret") + "\n" +
+                              (flags.read_only ? "read-only token " : "token ") +
                               (token ? JsonText(*token, "id") : std::string()) +
                               " created; the secret is shown only now\n";
                      });
@@ -101,6 +104,8 @@ CommandRun DefineTokensCommand(CLI::App& command) {
       group.Add("create", "Create a token and print its secret once",
                 [flags](CommandContext& context) { return RunCreateToken(*flags, context); });
   create.add_option("name", flags->name, "What it is for, e.g. laptop or ci")->required();
+  create.add_flag("--read-only", flags->read_only,
+                  "It may only read (GET): for a dashboard or a monitor; it cannot make tokens");
   AddJsonFlag(create, flags->json);
   CLI::App& revoke = group.Add("revoke", "Revoke a token", [flags](CommandContext& context) {
     return RunRemove(*flags, context, "tokens", "revoked token");

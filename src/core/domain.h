@@ -57,6 +57,7 @@ struct ApiToken {
   std::string secret_hash;    // hex SHA-256
   std::string secret_prefix;  // the first characters, so a person can tell tokens apart
   TimePoint created_at;
+  bool read_only = false;  // GET and HEAD only: a dashboard's or a monitor's
 
   friend bool operator==(const ApiToken&, const ApiToken&) = default;
 };

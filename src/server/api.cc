@@ -180,6 +180,13 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
                                                  std::string(route.info.pattern)));
         return;
       }
+      if (call.principal.read_only && route.info.method != "GET" && route.info.method != "HEAD") {
+        call.Respond(core::PermissionDeniedError(
+            "this API token is read-only: it cannot call " + std::string(route.info.method) + " " +
+            std::string(route.info.pattern) +
+            "; use a full token (suanli tokens create NAME makes one)"));
+        return;
+      }
     }
   }
   route.handler(call);

@@ -43,9 +43,10 @@ using testing::Str;
 
 // --- Authorization ------------------------------------------------------------------------------
 
-enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kUserA, kAdmin };
-constexpr Caller kCallers[] = {Caller::kNone,  Caller::kBogus, Caller::kJoin, Caller::kNode,
-                               Caller::kUserB, Caller::kUserA, Caller::kAdmin};
+// kReadOnlyA: a read-only token of A's (GET and HEAD only).
+enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kReadOnlyA, kUserA, kAdmin };
+constexpr Caller kCallers[] = {Caller::kNone,  Caller::kBogus,     Caller::kJoin,  Caller::kNode,
+                               Caller::kUserB, Caller::kReadOnlyA, Caller::kUserA, Caller::kAdmin};
 
 std::string_view CallerName(Caller caller) {
   switch (caller) {
@@ -61,6 +62,8 @@ std::string_view CallerName(Caller caller) {
       return "user B";
     case Caller::kUserA:
       return "user A";
+    case Caller::kReadOnlyA:
+      return "user A's read-only token";
     case Caller::kAdmin:
       return "admin";
   }
@@ -104,6 +107,10 @@ class ApiAuthTest : public ApiServerTest {
         "/v1/templates", a_.token, json::object{{"name", "mine"}, {"image", "busybox:latest"}});
     ASSERT_EQ(tpl.status, 201) << tpl.Describe();
     a_template_ = Str(tpl.json, "id");
+    const ApiReply reader = api().PostJson(
+        "/v1/tokens", a_.token, json::object{{"name", "dashboard"}, {"read_only", true}});
+    ASSERT_EQ(reader.status, 201) << reader.Describe();
+    a_read_only_ = Str(reader.json, "secret");
   }
 
   std::string TokenOf(Caller caller) const {
@@ -120,15 +127,24 @@ class ApiAuthTest : public ApiServerTest {
         return b_.token;
       case Caller::kUserA:
         return a_.token;
+      case Caller::kReadOnlyA:
+        return a_read_only_;
       case Caller::kAdmin:
         return admin_;
     }
     return "";
   }
 
-  static Expect Expected(Access access, Caller caller, const RouteCase& route) {
+  static Expect Expected(Access access, Caller caller, const RouteCase& route,
+                         std::string_view method) {
     const bool anonymous =
         caller == Caller::kNone || caller == Caller::kBogus || caller == Caller::kJoin;
+    // A's read-only token is A for reading, and may do nothing else that needs a token.
+    if (caller == Caller::kReadOnlyA && access != Access::kPublic && access != Access::kJoin &&
+        access != Access::kWorker) {
+      if (method != "GET" && method != "HEAD") return Expect::kForbidden;
+      caller = Caller::kUserA;
+    }
     switch (access) {
       case Access::kPublic:
         return Expect::kPass;
@@ -427,7 +443,7 @@ class ApiAuthTest : public ApiServerTest {
   }
 
   Account a_, b_, node_;
-  std::string join_, a_pod_, a_template_;
+  std::string join_, a_pod_, a_template_, a_read_only_;
   int counter_ = 0;
   int64_t report_seq_ = 0;
 };
@@ -446,7 +462,7 @@ TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFro
     for (Caller caller : kCallers) {
       SCOPED_TRACE(key + " as " + std::string(CallerName(caller)));
       const Request request = found->second.make();
-      const Expect expect = Expected(route.access, caller, found->second);
+      const Expect expect = Expected(route.access, caller, found->second, route.method);
       const std::string probe_before =
           request.probe.empty() ? "" : api().Get(request.probe, a_.token).text;
       const bool has_body =
@@ -486,6 +502,35 @@ TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFro
   for (const auto& entry : cases) {
     EXPECT_TRUE(covered.contains(entry.first)) << entry.first << " is no longer a route";
   }
+}
+
+TEST_F(ApiAuthTest, AReadOnlyTokenReadsItsOwnersThingsAndChangesNothingNotEvenTokens) {
+  const ApiReply pods = api().Get("/v1/pods", a_read_only_);
+  ASSERT_EQ(pods.status, 200) << pods.Describe();
+  EXPECT_EQ(Array(pods.json, "pods").size(), 1u);  // A's pod
+  const ApiReply create =
+      api().PostJson("/v1/pods", a_read_only_, json::object{{"image", "busybox"}, {"queue", true}});
+  EXPECT_TRUE(IsApiError(create, 403, "PERMISSION_DENIED"));
+  EXPECT_NE(create.text.find("this API token is read-only: it cannot call POST /v1/pods; use a "
+                             "full token (suanli tokens create NAME makes one)"),
+            std::string::npos)
+      << create.Describe();
+  EXPECT_EQ(Array(api().Get("/v1/pods", a_.token).json, "pods").size(), 1u);
+  EXPECT_TRUE(
+      IsApiError(api().PostJson("/v1/tokens", a_read_only_, json::object{{"name", "escape"}}), 403,
+                 "PERMISSION_DENIED"));
+  // The list says which is which; A's full token is not read-only.
+  int read_only = 0;
+  for (const json::value& token : Array(api().Get("/v1/tokens", a_.token).json, "tokens")) {
+    if (token.as_object().at("read_only").as_bool()) {
+      ++read_only;
+      EXPECT_EQ(Str(token, "name"), "dashboard");
+    }
+  }
+  EXPECT_EQ(read_only, 1);
+  EXPECT_TRUE(IsApiError(
+      api().PostJson("/v1/tokens", a_.token, json::object{{"name", "x"}, {"read_only", "yes"}}),
+      400, "INVALID_ARGUMENT"));
 }
 
 TEST_F(ApiAuthTest, EachCallerSeesOnlyTheirOwnPodsTokensKeysAndLedger) {

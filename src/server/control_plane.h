@@ -54,8 +54,9 @@ using core::Entropy;
 struct Principal {
   std::string user_id;  // empty for an agent
   core::Role role = core::Role::kUser;
-  std::string node_id;   // empty for a person
-  std::string token_id;  // the API token a person called with (for the audit log)
+  std::string node_id;     // empty for a person
+  std::string token_id;    // the API token a person called with (for the audit log)
+  bool read_only = false;  // that token may only read (GET and HEAD; Api refuses the rest)
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
@@ -353,8 +354,10 @@ class ControlPlane {
   core::Money SpendRate(std::string_view user_id) const;
 
   // --- API tokens and SSH keys of the caller. The token's secret is returned once.
+  // `read_only`: the token may only read (GET and HEAD). A read-only caller cannot make tokens.
   core::Result<Written<std::pair<core::ApiToken, std::string>>> CreateToken(
-      const Principal& caller, std::string name, std::string_view for_user = {});
+      const Principal& caller, std::string name, std::string_view for_user = {},
+      bool read_only = false);
   core::Result<Written<std::vector<core::ApiToken>>> ListTokens(const Principal& caller) const;
   core::Result<Written<core::ApiToken>> RevokeToken(const Principal& caller, std::string_view id);
   core::Result<Written<core::SshKey>> AddSshKey(const Principal& caller, std::string name,

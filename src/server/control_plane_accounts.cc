@@ -19,7 +19,7 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
   if (const std::optional<Credentials::Holder> holder = credentials_.FindByHash(hash)) {
     if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id, ""};
     const core::User& user = users_.at(holder->user_id);
-    return Principal{user.id, user.role, "", holder->token_id};
+    return Principal{user.id, user.role, "", holder->token_id, holder->read_only};
   }
   // Not "suanli tokens create": that needs a token that works, which is what the caller lacks.
   return core::UnauthenticatedError(
@@ -188,8 +188,11 @@ Result<Written<core::User>> ControlPlane::SetQuota(const Principal& caller,
 // --- Tokens and SSH keys -------------------------------------------------------------------------
 
 Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToken(
-    const Principal& caller, std::string name, std::string_view for_user) {
+    const Principal& caller, std::string name, std::string_view for_user, bool read_only) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (caller.read_only) {
+    return core::PermissionDeniedError("a read-only token cannot make tokens; use a full one");
+  }
   SUANLI_RETURN_IF_ERROR(CheckName("token name", name));
   Locked locked(*this);
   std::string owner = caller.user_id;
@@ -204,7 +207,8 @@ Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToke
     return core::ResourceExhaustedError("at most 100 tokens per user; revoke unused ones first");
   }
   Change change(*this);
-  auto [token, secret] = credentials_.IssueApiToken(NewId("tok"), owner, std::move(name), Now());
+  auto [token, secret] =
+      credentials_.IssueApiToken(NewId("tok"), owner, std::move(name), Now(), read_only);
   change.Dirty(Collection::kApiTokens, token.id);
   return Written<std::pair<core::ApiToken, std::string>>{{std::move(token), std::move(secret)},
                                                          change.Commit()};

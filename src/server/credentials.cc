@@ -14,7 +14,8 @@ std::string Credentials::SecretHash(std::string_view secret) { return Sha256Hex(
 
 std::optional<Credentials::Holder> Credentials::FindByHash(const std::string& hash) const {
   if (const auto token = token_by_hash_.find(hash); token != token_by_hash_.end()) {
-    return Holder{api_tokens_.at(token->second).user_id, "", token->second};
+    const core::ApiToken& found = api_tokens_.at(token->second);
+    return Holder{found.user_id, "", token->second, found.read_only};
   }
   if (const auto node = node_by_hash_.find(hash); node != node_by_hash_.end()) {
     return Holder{"", node->second, ""};
@@ -22,10 +23,8 @@ std::optional<Credentials::Holder> Credentials::FindByHash(const std::string& ha
   return std::nullopt;
 }
 
-std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(std::string id,
-                                                                  std::string user_id,
-                                                                  std::string name,
-                                                                  core::TimePoint now) {
+std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(
+    std::string id, std::string user_id, std::string name, core::TimePoint now, bool read_only) {
   std::string secret = NewSecret("sl_");
   core::ApiToken token;
   token.id = std::move(id);
@@ -34,6 +33,7 @@ std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(std::string id
   token.secret_hash = SecretHash(secret);
   token.secret_prefix = secret.substr(0, 10);
   token.created_at = now;
+  token.read_only = read_only;
   AddApiToken(token);
   return {std::move(token), std::move(secret)};
 }

@@ -108,7 +108,8 @@ json::object ToDocument(const core::ApiToken& token) {
           {"name", token.name},
           {"secret_hash", token.secret_hash},
           {"prefix", token.secret_prefix},
-          {"created_at", FormatTime(token.created_at)}};
+          {"created_at", FormatTime(token.created_at)},
+          {"read_only", token.read_only}};
 }
 
 Result<core::ApiToken> ApiTokenFromDocument(const json::object& document) {
@@ -120,6 +121,7 @@ Result<core::ApiToken> ApiTokenFromDocument(const json::object& document) {
   fields.String("secret_hash", &token.secret_hash, kText);
   fields.String("prefix", &token.secret_prefix, kText);
   fields.Time("created_at", &token.created_at);
+  fields.Bool("read_only", &token.read_only);  // absent before read-only tokens: a full token
   return Finished(fields, "API token", std::move(token));
 }
 

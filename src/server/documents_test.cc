@@ -78,6 +78,12 @@ TEST(DocumentsTest, EveryEntityRoundTrips) {
   EXPECT_EQ(UserFromDocument(ToDocument(user)).value(), user);
   core::ApiToken token{"tok_1", "usr_1", "laptop", "ab12", "sl_ab", At(8)};
   EXPECT_EQ(ApiTokenFromDocument(ToDocument(token)).value(), token);
+  token.read_only = true;
+  EXPECT_EQ(ApiTokenFromDocument(ToDocument(token)).value(), token);
+  boost::json::object before_read_only =
+      ToDocument(token);  // stored before read-only tokens existed
+  before_read_only.erase("read_only");
+  EXPECT_FALSE(ApiTokenFromDocument(before_read_only).value().read_only);
   core::SshKey key{"key_1", "usr_1", "laptop", "ssh-ed25519 AAAA x", "SHA256:x", At(9)};
   EXPECT_EQ(SshKeyFromDocument(ToDocument(key)).value(), key);
   core::Template spec;

@@ -128,7 +128,8 @@ json::object ApiTokenView(const core::ApiToken& token) {
           {"user_id", token.user_id},
           {"name", token.name},
           {"prefix", token.secret_prefix},
-          {"created_at", FormatTime(token.created_at)}};
+          {"created_at", FormatTime(token.created_at)},
+          {"read_only", token.read_only}};
 }
 
 json::object SshKeyView(const core::SshKey& key) {

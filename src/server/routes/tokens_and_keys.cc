@@ -29,10 +29,12 @@ void CreateToken(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   std::string name;
+  bool read_only = false;
   fields.String("name", &name, {.required = true, .max_length = 64});
+  fields.Bool("read_only", &read_only);
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(
-      call.plane().CreateToken(call.principal, name),
+      call.plane().CreateToken(call.principal, name, {}, read_only),
       [](const std::pair<core::ApiToken, std::string>& created) {
         return json::object{{"token", wire::ApiTokenView(created.first)},
                             {"secret", created.second}};
