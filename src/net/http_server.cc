@@ -120,7 +120,8 @@ void ParseTarget(std::string_view target, HttpRequest& request) {
   }
 }
 
-// One TCP connection. Everything but Answer() and CloseNow() runs on the connection's strand.
+// One TCP connection. Everything but Answer(), CloseNow() and the sweeper's two calls runs on the
+// connection's strand.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::shared_ptr<ServerState> state, tcp::socket socket)
@@ -383,7 +384,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // The idle deadline, kept by the sweeper (BeastHttpServer::Sweep) rather than by a timer per
   // read and write: a timer is set and cancelled through the reactor's lock, which every I/O
-  // thread shares (twice per request with Beast's timed stream: a sixth of a small GET's CPU).
+  // thread shares (twice per request with Beast's timed stream: a tenth of a small GET's CPU).
   void SetDeadline(std::chrono::steady_clock::duration after) {
     deadline_.store((core::MonotonicNow() + after).time_since_epoch().count(),
                     std::memory_order_relaxed);
