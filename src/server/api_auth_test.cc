@@ -515,13 +515,15 @@ TEST_F(ApiAuthTest, AReadOnlyTokenReadsItsOwnersThingsAndChangesNothingNotEvenTo
                              "full token (suanli tokens create NAME makes one)"),
             std::string::npos)
       << create.Describe();
-  EXPECT_EQ(Array(api().Get("/v1/pods", a_.token).json, "pods").size(), 1u);
+  const ApiReply after = api().Get("/v1/pods", a_.token);
+  EXPECT_EQ(Array(after.json, "pods").size(), 1u);
   EXPECT_TRUE(
       IsApiError(api().PostJson("/v1/tokens", a_read_only_, json::object{{"name", "escape"}}), 403,
                  "PERMISSION_DENIED"));
   // The list says which is which; A's full token is not read-only.
   int read_only = 0;
-  for (const json::value& token : Array(api().Get("/v1/tokens", a_.token).json, "tokens")) {
+  const ApiReply tokens = api().Get("/v1/tokens", a_.token);
+  for (const json::value& token : Array(tokens.json, "tokens")) {
     if (token.as_object().at("read_only").as_bool()) {
       ++read_only;
       EXPECT_EQ(Str(token, "name"), "dashboard");
