@@ -94,6 +94,7 @@ class AgentFaultTest : public ::testing::Test {
           socket_}) {
       args.push_back(std::move(arg));
     }
+    args.insert(args.end(), agent_flags_.begin(), agent_flags_.end());
     if (node_id_.empty()) {
       const ApiReply join = api_->Post("/v1/join-tokens", admin_, "{}");
       ASSERT_EQ(join.status, 201) << join.Describe();
@@ -194,6 +195,7 @@ class AgentFaultTest : public ::testing::Test {
   std::string admin_;
   std::string renter_;
   std::string node_id_;
+  std::vector<std::string> agent_flags_;  // more flags for every StartAgent
 };
 
 json::object LongRunning() {
@@ -377,6 +379,126 @@ TEST_F(AgentFaultTest, APodsContainerIsUnprivilegedLimitedAndSeesOnlyItsOwnVolum
   EXPECT_EQ(mask("CapBnd:"), expected) << status;
   EXPECT_EQ(mask("CapEff:"), expected) << status;
   EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+}
+
+// Issue 18's finding: from one renter's pod, another's container address and published ports
+// answered. Now each owner's pods are on a network of their own, and ports are published on
+// loopback unless the operator says otherwise.
+TEST_F(AgentFaultTest, APodOfOneOwnerReachesNeitherAnotherOwnersPodNorItsPorts) {
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string owner_a = Str(api_->Get("/v1/users/me", renter_).json, "id");
+  const std::string server =
+      CreatePod({{"image", kImage},
+                 {"command", json::array{"sh", "-c",
+                                         "mkdir -p /www && echo hello-a > /www/index.html && "
+                                         "exec httpd -f -p 8080 -h /www"}},
+                 {"ports", json::array{"8080/http"}}});
+  const ApiReply other = api_->PostJson(
+      "/v1/users", admin_, json::object{{"name", "other"}, {"credits_micros", 100'000'000}});
+  ASSERT_EQ(other.status, 201) << other.Describe();
+  std::string token_a = Str(other.json, "token");
+  const std::string owner_b = Str(api_->Get("/v1/users/me", token_a).json, "id");
+  std::swap(renter_, token_a);  // CreatePod and WaitPod act as renter_: B, for one pod
+  const std::string stranger = CreatePod(LongRunning());
+  WaitPod(stranger, InState("running"));
+  std::swap(renter_, token_a);
+  WaitPod(server, [](const json::value& pod) {
+    return Str(pod, "state") == "running" && pod.at("ready").as_bool();
+  });
+
+  ApiClient engine(socket_);
+  const ApiReply inspect = engine.Get("/containers/" + agent::ContainerName(server) + "/json");
+  ASSERT_EQ(inspect.status, 200) << inspect.Describe();
+  const std::string network = agent::OwnerNetworkName(owner_a);
+  const json::object& networks = inspect.json.at("NetworkSettings").at("Networks").as_object();
+  ASSERT_TRUE(networks.contains(network)) << json::serialize(networks);
+  EXPECT_EQ(networks.size(), 1u) << "on its owner's network only";
+  const std::string address(networks.at(network).at("IPAddress").as_string());
+  const json::value& binding =
+      inspect.json.at("HostConfig").at("PortBindings").at("8080/tcp").at(0);
+  EXPECT_EQ(Str(binding, "HostIp"), "127.0.0.1") << "loopback unless the operator says otherwise";
+  const int host_port = std::stoi(Str(binding, "HostPort"));
+
+  // The server's authenticated proxy still reaches it, through the agent's relay on loopback.
+  const ApiReply proxied = api_->Get("/v1/pods/" + server + "/proxy/8080/", renter_);
+  EXPECT_EQ(proxied.status, 200) << proxied.Describe();
+  EXPECT_EQ(proxied.text, "hello-a\n");
+
+  // A neighbour on A's network (a bare container: two pods fill a 2-vCPU host) proves the server
+  // answers there, so that B's failures are the isolation's and not a dead server's.
+  agent::ContainerSpec neighbour;
+  neighbour.name = "suanli-test-neighbour-" + std::to_string(::getpid());
+  neighbour.image = std::string(kImage);
+  neighbour.command = {"sleep", "600"};
+  neighbour.network = network;
+  core::Result<std::string> neighbour_id = engine_->Create(neighbour);
+  ASSERT_TRUE(neighbour_id.ok()) << neighbour_id.status().ToString();
+  struct RemoveAtExit {  // also when an assertion ends the test early
+    agent::Engine& engine;
+    std::string id;
+    void Now() {
+      if (!id.empty()) (void)engine.Remove(id);
+      id.clear();
+    }
+    ~RemoveAtExit() { Now(); }
+  } remove_neighbour{*engine_, *neighbour_id};
+  ASSERT_TRUE(engine_->Start(*neighbour_id).ok());
+  auto connects = [&](const std::string& from, const std::string& to, int port) {
+    core::Result<agent::ExecResult> done = engine_->Exec(
+        from, {"sh", "-c", "echo x | nc -w 2 " + to + " " + std::to_string(port)}, 20s);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    return done.ok() && done->exit_code == 0;
+  };
+  EXPECT_TRUE(connects(*neighbour_id, address, 8080));
+  const std::string b_container = agent::ContainerName(stranger);
+  EXPECT_FALSE(connects(b_container, address, 8080)) << "B's pod reached A's container";
+  const ApiReply b_inspect = engine.Get("/containers/" + b_container + "/json");
+  const std::string gateway(b_inspect.json.at("NetworkSettings")
+                                .at("Networks")
+                                .at(agent::OwnerNetworkName(owner_b))
+                                .at("Gateway")
+                                .as_string());
+  EXPECT_FALSE(connects(b_container, gateway, host_port)) << "B's pod reached A's host port";
+
+  // Once A has nothing on this host, the agent removes A's network.
+  remove_neighbour.Now();
+  ASSERT_EQ(api_->Send("DELETE", "/v1/pods/" + server, renter_).status, 200);
+  WaitPod(server, InState("terminated"));
+  bool pruned = false;
+  for (int i = 0; i < 200 && !pruned; ++i) {
+    core::Result<std::vector<std::string>> left =
+        engine_->ListLabelledNetworks(agent::kNetworkLabel);
+    pruned = left.ok() && std::find(left->begin(), left->end(), network) == left->end();
+    if (!pruned) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(pruned) << network << " is still there\n" << agent_->log_text();
+}
+
+// Issue 18's finding: a pod with a 1 GB volume wrote 1.2 GB to it. Sizes are held by measuring
+// (disk_quota.h): past one, the pod is stopped and its state says why and what to do.
+TEST_F(AgentFaultTest, APodThatWritesPastItsVolumeIsStoppedAndToldWhy) {
+  agent_flags_ = {"--disk-check-interval", "1"};
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  json::object body = LongRunning();
+  body["volume_gb"] = 1;
+  body["command"] = json::array{
+      "sh", "-c", "dd if=/dev/zero of=/workspace/big bs=1M count=1100 2>&1; exec sleep 100000"};
+  const std::string pod = CreatePod(body);
+  const json::value exited = WaitPod(pod, InState("exited"), 120s);
+  EXPECT_NE(Str(exited, "state_reason")
+                .find("wrote 1.1 GB to its 1 GB volume (/workspace), so it "
+                      "was stopped"),
+            std::string::npos)
+      << json::serialize(exited);
+  EXPECT_NE(agent_->log_text().find(pod + " wrote 1.1 GB to its 1 GB volume"), std::string::npos)
+      << agent_->log_text();
+  // The events say why as well (suanli events).
+  const ApiReply events = api_->Get("/v1/events?pod=" + pod, renter_);
+  EXPECT_NE(events.text.find("1 GB volume"), std::string::npos) << events.Describe();
 }
 
 TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {

@@ -138,6 +138,8 @@ says "apply made the pod after" "^pod trainer: created \\(pod_"
 check "apply again" 0 "^volume data: unchanged" "" -- apply -f spec.yaml
 says "the pod unchanged" "^pod trainer: unchanged"
 check "volume get" 0 "size: +10 GB" "" -- volumes get data
+check "get -f" 0 "^volume +data +vol_[0-9a-f]+ +available +as specified" "" -- get -f spec.yaml
+says "get -f shows the pod" "^pod +trainer +pod_[0-9a-f]+ +pending +as specified"
 sed -i 's/size_gb: 10/size_gb: 25/' spec.yaml
 check "apply grows" 0 "^volume data: updated \\(vol_[^)]*\\): size_gb" "" -- apply -f spec.yaml
 check "volume grown" 0 "size: +25 GB" "" -- volumes get data
@@ -147,6 +149,9 @@ check "delete -f" 0 "^volume data: deleted \\(vol_" "" -- delete -f spec.yaml
 says "the pod went first" "^pod trainer: deleted"
 check "volume gone" 3 "" "." -- volumes get data
 check "delete -f again" 0 "^volume data: not found" "" -- delete -f spec.yaml
+check "get -f of nothing" 3 "^pod +trainer +- +- +not created" "" -- get -f spec.yaml
+cp err.txt out.txt
+says "get -f names what is missing" "^suanli get: 2 object\\(s\\) of spec.yaml do not exist yet"
 
 check "token create" 0 "^sl_" "" -- tokens create laptop
 check "tokens" 0 "laptop" "" -- tokens list

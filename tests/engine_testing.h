@@ -22,7 +22,9 @@ inline std::string EngineSocket() {
   return agent::FindEngineSocket();
 }
 
-// Removes node `node_id`'s containers and their volumes (nothing when the id is empty).
+// Removes node `node_id`'s containers and their volumes (nothing when the id is empty), and every
+// owner network left without a container (the engine refuses to remove the others): the agent
+// prunes them itself, but not when a test kills it first, and the engine's subnets are few.
 inline void RemoveContainersOfNode(agent::Engine& engine, const std::string& node_id) {
   if (node_id.empty()) return;
   auto containers = engine.ListLabelled("suanli.node");
@@ -33,6 +35,9 @@ inline void RemoveContainersOfNode(agent::Engine& engine, const std::string& nod
     (void)engine.Remove(container.id);
     (void)engine.RemoveVolume(agent::VolumeName(container.labels.at("suanli.pod")));
   }
+  auto networks = engine.ListLabelledNetworks(agent::kNetworkLabel);
+  if (!networks.ok()) return;
+  for (const std::string& network : *networks) (void)engine.RemoveNetwork(network);
 }
 
 }  // namespace suanli::testing

@@ -25,6 +25,12 @@ cleanup() {
     curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/containers/suanli-$pod?force=true" >/dev/null
     curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/volumes/suanli-$pod" >/dev/null
   done
+  # The owners' networks (docs/agent.md): the engine refuses to remove those still in use.
+  for network in $(curl -s --unix-socket "${engine#unix://}" \
+      'http://engine/networks?filters=%7B%22label%22%3A%5B%22suanli.owner%22%5D%7D' |
+      grep -oE '"Name": *"suanli-net-[A-Za-z0-9_.-]+"' | grep -oE 'suanli-net-[A-Za-z0-9_.-]+'); do
+    curl -s -X DELETE --unix-socket "${engine#unix://}" "http://engine/networks/$network" >/dev/null
+  done
   rm -rf "$workdir"
 }
 trap cleanup EXIT

@@ -14,6 +14,7 @@
 #include "agent/activity.h"
 #include "agent/agent_internal.h"
 #include "agent/container_spec.h"
+#include "agent/disk_quota.h"
 #include "agent/engine.h"
 #include "agent/gpus.h"
 #include "agent/host_inventory.h"
@@ -77,6 +78,7 @@ class AgentImpl final : public Agent {
     threads_.emplace_back([this] { HeartbeatLoop(); });
     threads_.emplace_back([this] { ReconcileLoop(); });
     threads_.emplace_back([this] { ReportLoop(); });
+    if (options_.disk_check_interval.count() > 0) threads_.emplace_back([this] { DiskLoop(); });
     threads_.emplace_back([this] {
       RelayOptions relay;
       relay.server_url = options_.server_url;
@@ -397,6 +399,58 @@ class AgentImpl final : public Agent {
     have_desired_ = true;
   }
 
+  // --- Disk sizes (disk_quota.h)
+  // ------------------------------------------------------------------
+
+  // On a thread of its own: a walk of a large volume takes seconds, which must not hold up
+  // reconciling or heartbeats.
+  void DiskLoop() EXCLUDES(mutex_) {
+    while (!Stopping()) {
+      Sleep(options_.disk_check_interval);
+      if (!Stopping()) CheckDiskSizes();
+    }
+  }
+
+  void CheckDiskSizes() EXCLUDES(mutex_) {
+    std::vector<core::Pod> pods;
+    {
+      core::MutexLock lock(mutex_);
+      for (const DesiredPod& entry : desired_) {
+        if (entry.pod.desired == core::DesiredState::kRunning) pods.push_back(entry.pod);
+      }
+    }
+    const std::string node = node_id();
+    for (const core::Pod& pod : pods) {
+      Result<ContainerInfo> container = engine_->Inspect(ContainerName(pod.id));
+      if (!container.ok() || !container->running) continue;
+      const auto on = container->labels.find(std::string(kNodeLabel));
+      if (on == container->labels.end() || on->second != node) continue;
+      DiskUse use;
+      if (Result<int64_t> layer = engine_->WritableLayerBytes(container->id); layer.ok()) {
+        use.container_bytes = *layer;
+      }
+      if (pod.volume_gb > 0 && !pod.volume_mount_path.empty()) {
+        if (Result<std::string> directory = engine_->VolumeDirectory(VolumeName(pod.id));
+            directory.ok()) {
+          use.volume_bytes = DirectoryBytes(*directory);
+        }
+      }
+      std::string why = OverDiskSize(pod, use);
+      if (why.empty()) continue;
+      Log(pod.id + " " + why);
+      {
+        core::MutexLock lock(mutex_);
+        disk_stops_[container->id] = std::move(why);
+      }
+      if (Status stopped = engine_->Stop(container->id, options_.stop_grace); !stopped.ok()) {
+        NoteEngine(stopped);
+      }
+      core::MutexLock lock(mutex_);  // the reconcile loop reports the exit now, not in 2 s
+      poked_ = true;
+      wake_.NotifyAll();
+    }
+  }
+
   // --- Reconciling -------------------------------------------------------------------------------
 
   void ReconcileLoop() EXCLUDES(mutex_) {
@@ -492,7 +546,9 @@ class AgentImpl final : public Agent {
         if (Status removed = engine_->Remove(action.container_id);
             !removed.ok() && removed.code() != core::StatusCode::kNotFound) {
           NoteEngine(removed);
+          return;
         }
+        PruneNetworks();
         return;
       case Kind::kRemoveVolume:
         if (Status removed = engine_->RemoveVolume(VolumeName(action.pod_id));
@@ -504,8 +560,16 @@ class AgentImpl final : public Agent {
         // A pod without ports is ready as soon as it runs; the others once their ports answer.
         const bool ready =
             action.state == PodState::kRunning && pod != nullptr && pod->pod.ports.empty();
+        std::string message = action.message;
+        if (action.state == PodState::kExited) {
+          core::MutexLock lock(mutex_);  // its exit was our stop: say why
+          if (auto stop = disk_stops_.find(action.container_id); stop != disk_stops_.end()) {
+            message = std::move(stop->second);
+            disk_stops_.erase(stop);
+          }
+        }
         Queue(action.pod_id, action.state, action.at, action.container_id, action.port_mappings,
-              action.message, action.exit_code, ready, std::nullopt, LastLogs(action));
+              message, action.exit_code, ready, std::nullopt, LastLogs(action));
         if (action.state == PodState::kRunning) {
           Log(action.pod_id + " is running (container " + action.container_id.substr(0, 12) + ")");
         } else {
@@ -586,13 +650,32 @@ class AgentImpl final : public Agent {
         host_ports.push_back(*host_port);
       }
     }
-    const ContainerSpec spec = BuildContainerSpec(
-        desired, host_ports,
-        {node_id(), options_.publish_address, gpus_.gpus, gpu_access_, options_.pids_limit});
+    const ContainerSpec spec =
+        BuildContainerSpec(desired, host_ports,
+                           {node_id(), options_.publish_address, gpus_.gpus, gpu_access_,
+                            options_.pids_limit, options_.pod_network == "owner"});
+    if (!spec.network.empty()) {
+      if (Status made = engine_->CreateIsolatedNetwork(
+              spec.network, {{std::string(kNetworkLabel), pod.owner_id}});
+          !made.ok()) {
+        if (made.code() == core::StatusCode::kUnavailable) return NoteEngine(made);
+        Queue(pod.id, PodState::kFailed, clock_.Now(), "", {},
+              "the pod's network could not be created: " + made.message());
+        return;
+      }
+      core::MutexLock lock(mutex_);
+      networks_made_.insert(spec.network);
+    }
     const std::string keys = AuthorizedKeys(desired);
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {
       if (created.status().code() == core::StatusCode::kAlreadyExists) return;  // next pass sees it
+      // Its network was pruned (PruneNetworks, by an agent sharing this engine) between the two
+      // calls: the next pass makes it again.
+      if (created.status().code() == core::StatusCode::kFailedPrecondition &&
+          !spec.network.empty() && created.status().message().starts_with("network ")) {
+        return;
+      }
       // Create first, pull only when the engine lacks the image: the common case (the image is
       // there) then costs one round trip less on every start.
       if (created.status().code() == core::StatusCode::kNotFound) return PullFor(pod);
@@ -617,11 +700,42 @@ class AgentImpl final : public Agent {
         Log("a host port of " + pod.id + " was taken before the start; trying other ports");
         return;
       }
+      // Its network went between the create and the start (removed by another program sharing
+      // the engine, a test's cleanup): the next pass makes both again.
+      if (!spec.network.empty() && started.message().find("network") != std::string::npos &&
+          started.message().find("not found") != std::string::npos) {
+        Log("the network of " + pod.id + " went before its start; trying again");
+        return;
+      }
       Queue(pod.id, PodState::kFailed, clock_.Now(), *created, {},
             "the container would not start: " + started.message());
       return;
     }
     Log("started " + pod.id + " (" + pod.image + ") as container " + created->substr(0, 12));
+  }
+
+  // Removes the owners' networks this agent made that no container is on any more (the engine
+  // refuses the others), so that a host which served many owners does not run out of the
+  // engine's subnets. Only its own: another agent sharing the engine may be about to use one. On
+  // the reconcile thread, as CreatePod, so never between a network's creation and its first use.
+  // Networks made before a restart are left (at most one per owner; `suanli agent` on the same
+  // engine again reuses them).
+  void PruneNetworks() EXCLUDES(mutex_) {
+    std::set<std::string> made;
+    {
+      core::MutexLock lock(mutex_);
+      made = networks_made_;
+    }
+    for (const std::string& network : made) {
+      Status removed = engine_->RemoveNetwork(network);
+      if (removed.code() == core::StatusCode::kFailedPrecondition) continue;  // in use
+      if (!removed.ok() && removed.code() != core::StatusCode::kNotFound) {
+        return Log("cannot remove network " + network + ": " + removed.message());
+      }
+      if (removed.ok()) Log("removed network " + network + ": no pod of its owner is here");
+      core::MutexLock lock(mutex_);
+      networks_made_.erase(network);
+    }
   }
 
   Status PutAuthorizedKeys(const std::string& container_id, const std::string& volume_path,
@@ -866,7 +980,10 @@ class AgentImpl final : public Agent {
   const std::unique_ptr<Nvml> nvml_;  // null unless the GPUs came from NVML
   const GpuAccess gpu_access_;
   const HostResources resources_;
-  ActivitySampler sampler_;  // the heartbeat thread's
+  ActivitySampler sampler_;                                 // the heartbeat thread's
+  std::set<std::string> networks_made_ GUARDED_BY(mutex_);  // PruneNetworks
+  // Containers stopped for writing past a size, by container id: the reason their exit is told.
+  std::map<std::string, std::string> disk_stops_ GUARDED_BY(mutex_);
 
   mutable core::Mutex mutex_;
   core::CondVar wake_;         // reconcile, sleeps, and Stop waiting for pulls

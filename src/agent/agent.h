@@ -36,7 +36,14 @@ struct AgentOptions {
   std::string simulate_gpus;  // "4xRTX 4090": report GPUs that do not exist (marked simulated)
   std::string engine_socket;  // "unix:///run/podman/podman.sock"; default: FindEngineSocket()
   std::string gpu_access = "auto";  // auto (CDI on Podman, DeviceRequests on Docker), cdi, nvidia
-  std::string publish_address;      // host address pod ports are published on; empty: all
+  // The host address pod ports are published on; empty: all. Loopback by default: the agent's
+  // relay (the server's authenticated proxy) and probes reach them there, and nothing else does
+  // unless the operator says so (renters who SSH in from elsewhere need 0.0.0.0 or a public one).
+  std::string publish_address = "127.0.0.1";
+  // "owner": each owner's pods on a network of their own, unreachable from other owners' pods;
+  // "engine": every pod on the engine's default network (one tenant, or an engine without
+  // network support).
+  std::string pod_network = "owner";
   // Processes (threads count) a pod's container may hold, so that a fork bomb in one pod cannot
   // exhaust the host's PIDs for every other pod and the agent. 0: the engine's default (Podman
   // 2048, Docker none).
@@ -48,6 +55,9 @@ struct AgentOptions {
   std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
   std::chrono::seconds long_poll{10};
   std::chrono::seconds stop_grace{10};  // SIGTERM to SIGKILL when a pod stops
+  // How often each running pod's disk use is measured against the sizes it asked for (a pod past
+  // one is stopped, disk_quota.h); 0: never.
+  std::chrono::seconds disk_check_interval{60};
   // The longest a pod's pre-stop command may run before its container is stopped anyway.
   std::chrono::seconds pre_stop_timeout{120};
 };

@@ -58,6 +58,12 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
     return core::InvalidArgumentError("--gpu-access must be auto, cdi or nvidia (got '" +
                                       options.gpu_access + "')");
   }
+  if (options.pod_network != "owner" && options.pod_network != "engine") {
+    return core::InvalidArgumentError(
+        "--pod-network must be owner (each owner's pods on a network of their own) or engine "
+        "(all on the engine's default network) (got '" +
+        options.pod_network + "')");
+  }
   std::unique_ptr<Nvml> nvml;
   Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);
   if (!gpus.ok()) return gpus.status();
@@ -74,6 +80,12 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
   if (gpus->gpus.empty()) {
     log << "agent: no GPUs on this host (" << (gpus->note.empty() ? gpus->source : gpus->note)
         << "); pass --simulate-gpus \"4xRTX 4090\" to try suanli without one" << std::endl;
+  }
+  if (options.publish_address.starts_with("127.") || options.publish_address == "::1") {
+    log << "agent: pod ports are published on " << options.publish_address
+        << " only: renters reach HTTP ports through the server's proxy; to let them SSH in from "
+           "other machines, give --publish-address 0.0.0.0 (or this host's public address)"
+        << std::endl;
   }
   return BeginAgent(std::move(options), clock, log, std::move(state).value(),
                     std::move(engine).value(), std::move(gpus).value(), std::move(nvml), access);

@@ -117,6 +117,7 @@ ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int>
     argument = ExpandVariables(argument, command_variables);
   }
   spec.publish_address = host.publish_address;
+  if (host.owner_networks) spec.network = OwnerNetworkName(pod.owner_id);
   spec.nano_cpus = static_cast<int64_t>(pod.vcpu) * 1'000'000'000;
   spec.memory_bytes = static_cast<int64_t>(pod.memory_gb) << 30;
   spec.pids_limit = host.pids_limit;

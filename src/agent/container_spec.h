@@ -12,6 +12,7 @@
 //  exec'd,
 //    not run by a shell, so its ${NAME} are ours to expand: suanli's variables and the pod's env
 //    (a template's `--model ${MODEL}`). In the env only suanli's variables expand;
+//  - its owner's network (OwnerNetworkName), unless the host puts every pod on the engine's own;
 //  - limits: the pod's vCPUs and memory, the host's pids limit, its volume (none when volume_gb
 //    is 0);
 //  - only the pod's GPUs: SUANLI_GPUS lists their indices; simulated GPUs have no devices, so the
@@ -37,6 +38,8 @@ struct ContainerHost {
   std::span<const Gpu> gpus;    // this host's inventory, borrowed for the call
   GpuAccess gpu_access = GpuAccess::kNone;  // how real GPUs reach a container
   int64_t pids_limit = 0;                   // ContainerSpec::pids_limit
+  // Each pod on its owner's network (OwnerNetworkName), or all on the engine's default one.
+  bool owner_networks = true;
 };
 
 // The container for `desired`. `host_ports[i]` is the host port for `desired.pod.ports[i]`

@@ -65,6 +65,19 @@ TEST(ContainerSpecTest, NamesLabelsAndLimitsComeFromThePodAndTheHost) {
   EXPECT_TRUE(spec.command.empty()) << "no command: the image's own";
 }
 
+TEST(ContainerSpecTest, EachOwnersPodsShareANetworkOfTheirOwnUnlessTheHostSaysNot) {
+  DesiredPod desired = Jupyter();
+  desired.pod.owner_id = "usr_a";
+  const std::vector<int> host_ports = {20001, 20002};
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host()).network, "suanli-net-usr_a");
+  desired.pod.owner_id = "usr_b";
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, Host()).network, "suanli-net-usr_b");
+  ContainerHost shared = Host();
+  shared.owner_networks = false;
+  EXPECT_EQ(BuildContainerSpec(desired, host_ports, shared).network, "")
+      << "the engine's default network";
+}
+
 TEST(ContainerSpecTest, EachPortIsPublishedAsTcpAndNamedInAVariable) {
   const std::vector<int> host_ports = {20001, 20002};
   const ContainerSpec spec = BuildContainerSpec(Jupyter(), host_ports, Host());

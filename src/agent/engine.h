@@ -48,10 +48,12 @@ struct ContainerSpec {
   std::map<std::string, std::string> labels;
   std::vector<PublishedPort> ports;
   std::string publish_address;  // host address ports are bound to; empty: all
-  int64_t nano_cpus = 0;        // 0: no limit
-  int64_t memory_bytes = 0;     // 0: no limit
-  int64_t pids_limit = 0;       // processes and threads in the container; 0: the engine's default
-  std::string volume_name;      // a named volume, created on first use; empty: none
+  // The network it joins (CreateIsolatedNetwork); empty: the engine's default one.
+  std::string network;
+  int64_t nano_cpus = 0;     // 0: no limit
+  int64_t memory_bytes = 0;  // 0: no limit
+  int64_t pids_limit = 0;    // processes and threads in the container; 0: the engine's default
+  std::string volume_name;   // a named volume, created on first use; empty: none
   std::string volume_mount_path;
   // More named volumes (a pod's volumes of their own), each created on first use.
   struct Volume {
@@ -137,6 +139,17 @@ class Engine {
   virtual core::Status RemoveVolume(std::string_view name) = 0;
   // Creates the named volume; OK when it exists already.
   virtual core::Status CreateVolume(std::string_view name) = 0;
+  // Creates the bridge network `name` with `labels`, cut off from the engine's other networks: its
+  // containers reach each other and the outside world, but no container of another network (nor
+  // the host ports that one publishes). Podman isolates through its own API's "isolate" option;
+  // Docker isolates user-defined bridges from each other by default. OK when it exists already.
+  virtual core::Status CreateIsolatedNetwork(std::string_view name,
+                                             const std::map<std::string, std::string>& labels) = 0;
+  // The names of the networks that carry `label_key`.
+  virtual core::Result<std::vector<std::string>> ListLabelledNetworks(
+      std::string_view label_key) = 0;
+  // NOT_FOUND when absent; FAILED_PRECONDITION while a container (running or not) is on it.
+  virtual core::Status RemoveNetwork(std::string_view name) = 0;
   // The host directory that holds the named volume's files (the engine's "Mountpoint"), which a
   // volume move reads and writes directly: the agent runs beside the engine with its privileges.
   // NOT_FOUND for no such volume; FAILED_PRECONDITION when the engine keeps it elsewhere than in
@@ -167,6 +180,9 @@ class Engine {
   virtual core::Result<ExecResult> Exec(std::string_view id_or_name,
                                         const std::vector<std::string>& argv,
                                         std::chrono::seconds timeout) = 0;
+  // The bytes the container wrote to its own filesystem, outside its volumes (the writable layer:
+  // the engine's SizeRw, which it computes by walking the layer, so not for every second).
+  virtual core::Result<int64_t> WritableLayerBytes(std::string_view id_or_name) = 0;
   // The CPU time the container has used since it started, in nanoseconds (the stats API's
   // cpu_stats.cpu_usage.total_usage): two readings apart give its CPU use in between.
   virtual core::Result<uint64_t> CpuUsage(std::string_view id_or_name) = 0;

@@ -129,6 +129,9 @@ core::Status CheckSpec(const ContainerSpec& spec) {
                                         " is not a valid port mapping (1-65535, tcp or udp)");
     }
   }
+  if (!spec.network.empty()) {
+    SUANLI_RETURN_IF_ERROR(CheckReference(spec.network, "network name", /*image=*/false));
+  }
   if (!spec.volume_name.empty()) {
     SUANLI_RETURN_IF_ERROR(CheckReference(spec.volume_name, "volume name", /*image=*/false));
     // Checked again here: the path becomes part of a bind ("name:path"), and a server of an older
@@ -180,6 +183,7 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
 
   json::object host;
   host["PortBindings"] = std::move(bindings);
+  if (!spec.network.empty()) host["NetworkMode"] = spec.network;
   if (spec.nano_cpus > 0) host["NanoCpus"] = spec.nano_cpus;
   if (spec.memory_bytes > 0) host["Memory"] = spec.memory_bytes;
   if (spec.pids_limit > 0) host["PidsLimit"] = spec.pids_limit;
@@ -237,6 +241,10 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
                                        {"protocol", port.protocol}});
   }
   body["portmappings"] = std::move(mappings);
+  if (!spec.network.empty()) {
+    body["netns"] = json::object{{"nsmode", "bridge"}};
+    body["Networks"] = json::object{{spec.network, json::object()}};
+  }
   json::object limits;
   if (spec.nano_cpus > 0) {
     // NanoCpus as the CFS quota per 100 ms period, which is how the engines apply it.

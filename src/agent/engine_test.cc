@@ -84,6 +84,29 @@ class EngineTest : public ::testing::Test {
       EXPECT_TRUE(removed.ok() || removed.code() == core::StatusCode::kNotFound)
           << removed.ToString();
     }
+    for (const std::string& name : networks_) {
+      core::Status removed = engine_->RemoveNetwork(name);
+      EXPECT_TRUE(removed.ok() || removed.code() == core::StatusCode::kNotFound)
+          << removed.ToString();
+    }
+  }
+
+  // An isolated network, removed at the end of the test.
+  std::string Network(std::string_view what) {
+    networks_.push_back(Unique(what));
+    core::Status made =
+        engine_->CreateIsolatedNetwork(networks_.back(), {{"suanli.test.network", "yes"}});
+    EXPECT_TRUE(made.ok()) << made.ToString();
+    return networks_.back();
+  }
+
+  // Whether `from` (a running container) opens a TCP connection to address:port within 2 s.
+  bool Connects(const std::string& from, const std::string& address, int port) {
+    core::Result<ExecResult> done = engine_->Exec(
+        from, {"sh", "-c", "echo x | nc -w 2 " + address + " " + std::to_string(port)},
+        seconds(20));
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    return done.ok() && done->exit_code == 0;
   }
 
   // A spec for the test image, removed at the end of the test.
@@ -136,6 +159,7 @@ class EngineTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   std::vector<std::string> containers_;
   std::vector<std::string> volumes_;
+  std::vector<std::string> networks_;
 };
 
 bool HasString(const json::value& array, std::string_view text) {
@@ -500,6 +524,7 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
   spec.labels = {{"suanli.test", "cdi"}};
   spec.ports = {{8080, port, "tcp"}};
   spec.publish_address = "127.0.0.1";
+  spec.network = Network("cdi-net");
   spec.memory_bytes = 64 << 20;
   spec.pids_limit = 321;
   spec.env = {{"A", "b"}};
@@ -523,10 +548,81 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
   EXPECT_TRUE(HasString(host.at("CapDrop"), "NET_RAW") || HasString(host.at("CapDrop"), "ALL"));
   EXPECT_EQ(host.at("Memory").to_number<int64_t>(), int64_t{64} << 20);
   EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 321) << "the libpod body's pids limit";
+  EXPECT_TRUE(raw["NetworkSettings"].as_object()["Networks"].as_object().contains(spec.network))
+      << "the libpod body's network: " << json::serialize(raw["NetworkSettings"]);
   const auto begin = std::chrono::steady_clock::now();
   EXPECT_TRUE(engine_->Remove(id).ok());
   EXPECT_LT(std::chrono::steady_clock::now() - begin, seconds(5))
       << "a forced remove kills at once";
+}
+
+TEST_F(EngineTest, IsolatedNetworksKeepTheirContainersApartAndGoOnlyOnceEmpty) {
+  const std::string network_a = Network("net-a");
+  const std::string network_b = Network("net-b");
+  EXPECT_TRUE(engine_->CreateIsolatedNetwork(network_a, {}).ok()) << "a second create is OK";
+
+  const int port = FreePort();
+  ContainerSpec server = Spec("a-server", {"httpd", "-f", "-p", "8080"});
+  server.network = network_a;
+  server.ports = {{8080, port, "tcp"}};
+  server.publish_address = "127.0.0.1";
+  const std::string server_id = CreateAndStart(server);
+  ContainerSpec neighbour = Spec("a-client", {"sleep", "60"});
+  neighbour.network = network_a;
+  const std::string neighbour_id = CreateAndStart(neighbour);
+  ContainerSpec stranger = Spec("b-client", {"sleep", "60"});
+  stranger.network = network_b;
+  const std::string stranger_id = CreateAndStart(stranger);
+  ASSERT_FALSE(server_id.empty() || neighbour_id.empty() || stranger_id.empty());
+
+  json::object raw = RawInspect(server_id);
+  const json::value* on_a =
+      raw["NetworkSettings"].as_object()["Networks"].as_object().if_contains(network_a);
+  ASSERT_NE(on_a, nullptr) << json::serialize(raw["NetworkSettings"]);
+  const std::string address(on_a->at("IPAddress").as_string());
+  const std::string gateway_b(RawInspect(stranger_id)["NetworkSettings"]
+                                  .as_object()["Networks"]
+                                  .as_object()[network_b]
+                                  .as_object()["Gateway"]
+                                  .as_string());
+  // The same container, the same port: only the network differs. The neighbour proves the
+  // server answers, so the stranger's failure is the isolation's.
+  EXPECT_TRUE(Connects(neighbour_id, address, 8080));
+  EXPECT_FALSE(Connects(stranger_id, address, 8080)) << "another network's container reached it";
+  EXPECT_FALSE(Connects(stranger_id, gateway_b, port))
+      << "its loopback-published port, via the host";
+
+  core::Result<std::vector<std::string>> listed =
+      engine_->ListLabelledNetworks("suanli.test.network");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  for (const std::string& network : {network_a, network_b}) {
+    EXPECT_NE(std::find(listed->begin(), listed->end(), network), listed->end()) << network;
+  }
+  EXPECT_EQ(engine_->RemoveNetwork(network_a).code(), core::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(engine_->Remove(server_id).ok());
+  ASSERT_TRUE(engine_->Remove(neighbour_id).ok());
+  EXPECT_TRUE(engine_->RemoveNetwork(network_a).ok());
+  EXPECT_EQ(engine_->RemoveNetwork(network_a).code(), core::StatusCode::kNotFound);
+
+  ContainerSpec orphan = Spec("orphan", {"sleep", "60"});
+  orphan.network = network_a;
+  EXPECT_EQ(engine_->Create(orphan).status().code(), core::StatusCode::kFailedPrecondition)
+      << "a missing network is not a missing image";
+}
+
+TEST_F(EngineTest, WritableLayerBytesCountsWhatTheContainerWroteOutsideItsVolumes) {
+  const std::string id = CreateAndStart(
+      Spec("layer", {"sh", "-c", "dd if=/dev/zero of=/big bs=1M count=5; exec sleep 60"}));
+  ASSERT_FALSE(id.empty());
+  int64_t bytes = 0;
+  EXPECT_TRUE(WaitFor([&] {
+    core::Result<int64_t> measured = engine_->WritableLayerBytes(id);
+    bytes = measured.ok() ? *measured : -1;
+    return bytes >= int64_t{5} << 20;
+  })) << bytes;
+  EXPECT_LT(bytes, int64_t{50} << 20) << "the image's own files are not the container's";
+  EXPECT_EQ(engine_->WritableLayerBytes("suanli-no-such-container").status().code(),
+            core::StatusCode::kNotFound);
 }
 
 TEST(EngineSpecTest, AVolumeMountPathThatIsNotCleanNeverReachesTheEngine) {
@@ -544,7 +640,7 @@ TEST(EngineSpecTest, AVolumeMountPathThatIsNotCleanNeverReachesTheEngine) {
   }
 }
 
-TEST(EngineSpecTest, BothCreateBodiesCarryThePidsLimitAndNoNewPrivileges) {
+TEST(EngineSpecTest, BothCreateBodiesCarryThePidsLimitNoNewPrivilegesAndTheNetwork) {
   ContainerSpec spec;
   spec.name = "suanli-pod_x";
   spec.image = "busybox";
@@ -556,6 +652,17 @@ TEST(EngineSpecTest, BothCreateBodiesCarryThePidsLimitAndNoNewPrivileges) {
   const json::object libpod = json::parse(engine_json::LibpodCreateBody(spec)).as_object();
   EXPECT_EQ(libpod.at("resource_limits").at("pids").at("limit").to_number<int64_t>(), 4096);
   EXPECT_TRUE(libpod.at("no_new_privileges").as_bool());
+  EXPECT_FALSE(host.contains("NetworkMode")) << "no network: the engine's default";
+  EXPECT_FALSE(libpod.contains("Networks"));
+  spec.network = "suanli-net-usr_a";
+  EXPECT_EQ(json::parse(engine_json::CompatCreateBody(spec)).at("HostConfig").at("NetworkMode"),
+            "suanli-net-usr_a");
+  const json::object on_network = json::parse(engine_json::LibpodCreateBody(spec)).as_object();
+  EXPECT_TRUE(on_network.at("Networks").as_object().contains("suanli-net-usr_a"));
+  EXPECT_EQ(on_network.at("netns").at("nsmode"), "bridge");
+  spec.network = "net;rm -rf";
+  EXPECT_EQ(engine_json::CheckSpec(spec).code(), core::StatusCode::kInvalidArgument);
+  spec.network.clear();
   spec.pids_limit = 0;  // the engine's default: nothing sent
   EXPECT_FALSE(json::parse(engine_json::CompatCreateBody(spec))
                    .at("HostConfig")

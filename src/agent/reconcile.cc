@@ -177,6 +177,10 @@ class Planner {
 std::string ContainerName(std::string_view pod_id) { return "suanli-" + std::string(pod_id); }
 std::string VolumeName(std::string_view pod_id) { return "suanli-" + std::string(pod_id); }
 
+std::string OwnerNetworkName(std::string_view owner_id) {
+  return "suanli-net-" + std::string(owner_id);
+}
+
 std::string ExpandVariables(std::string_view text,
                             const std::map<std::string, std::string>& variables) {
   std::string expanded;

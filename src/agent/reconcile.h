@@ -32,6 +32,12 @@ inline constexpr std::string_view kNodeLabel = "suanli.node";  // the agent mana
 std::string ContainerName(std::string_view pod_id);  // "suanli-pod_abc"
 std::string VolumeName(std::string_view pod_id);     // "suanli-pod_abc"
 
+// Each owner's pods share a network of their own on a host, which no other owner's pod can reach
+// (Engine::CreateIsolatedNetwork): "suanli-net-usr_abc", labelled kNetworkLabel = the owner. Not
+// labelled with the node: agents that share an engine share these networks.
+inline constexpr std::string_view kNetworkLabel = "suanli.owner";
+std::string OwnerNetworkName(std::string_view owner_id);
+
 // A pod as the server wants it: its view (desired state, generation, its state) and its owner's
 // SSH keys, as the agent protocol carries it.
 using wire::DesiredPod;

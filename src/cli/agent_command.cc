@@ -21,14 +21,32 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
                   "How GPUs reach containers: auto, cdi (Podman, Docker 25+) or nvidia "
                   "(DeviceRequests, NVIDIA Container Toolkit)")
       ->capture_default_str();
-  command.add_option("--publish-address", options.publish_address,
-                     "Host address pod ports are published on; default: all");
+  command
+      .add_option("--publish-address", options.publish_address,
+                  "Host address pod ports are published on: loopback lets only the server's "
+                  "authenticated proxy reach them; 0.0.0.0 (all) lets renters SSH in from "
+                  "elsewhere")
+      ->capture_default_str();
+  command
+      .add_option("--pod-network", options.pod_network,
+                  "owner: each owner's pods on a network of their own, cut off from other "
+                  "owners' pods; engine: all on the engine's default network")
+      ->capture_default_str();
   command
       .add_option("--pids-limit", options.pids_limit,
                   "Most processes and threads one pod's container may hold (0: the engine's "
                   "default, none on Docker)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  command
+      .add_option_function<int64_t>(
+          "--disk-check-interval",
+          [&options](const int64_t& seconds) {
+            options.disk_check_interval = std::chrono::seconds(seconds);
+          },
+          "Seconds between measurements of each pod's disk use against the sizes it asked for "
+          "(a pod past one is stopped, with the reason); 0: never (default 60)")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--public-address", options.public_address,
                      "Address renters reach this host at (suanli pods ssh); default: the one the "
                      "server sees the agent's requests come from");

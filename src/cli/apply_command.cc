@@ -1,5 +1,5 @@
-// suanli apply -f SPEC.yaml and suanli delete -f SPEC.yaml: declarative specs (dstack's and
-// SkyPilot's flat YAML), one object per YAML document:
+// suanli apply -f SPEC.yaml, suanli get -f SPEC.yaml and suanli delete -f SPEC.yaml: declarative
+// specs (dstack's and SkyPilot's flat YAML), one object per YAML document:
 //
 //   kind: pod            # pod, endpoint, template or volume
 //   name: train-1        # how apply finds it again: unique among your objects of that kind
@@ -11,7 +11,8 @@
 // grown to the spec's size. Volumes and templates are created before the pods and endpoints that
 // name them, whatever the file's order; delete -f goes the other way. Running apply again changes
 // nothing (idempotent). --dry-run says what it would do and what the pods would cost per hour at
-// this cloud's prices, and changes nothing.
+// this cloud's prices, and changes nothing. get -f shows each object of the file as it is now
+// (kubectl's get -f): its id, its state, and whether it is as the spec says.
 #include <fmt/format.h>
 
 #include <boost/json/array.hpp>
@@ -19,6 +20,7 @@
 #include <boost/json/serialize.hpp>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -26,6 +28,7 @@
 
 #include "cli/api_command.h"
 #include "cli/apply_spec.h"
+#include "cli/text_table.h"
 #include "core/money.h"
 
 namespace suanli::cli {
@@ -37,6 +40,7 @@ struct ApplyFlags {
   std::string file;
   bool dry_run = false;
   bool force = false;  // delete: a pod's volume with data goes too
+  bool json = false;   // get: the objects as the API shows them
 };
 
 core::Result<std::vector<ObjectSpec>> ReadSpecFile(const std::string& path) {
@@ -47,26 +51,45 @@ core::Result<std::vector<ObjectSpec>> ReadSpecFile(const std::string& path) {
   return ParseObjectSpecs(text.str(), path);
 }
 
-// The objects of `kind` that are yours, by name (terminated pods are gone for apply).
-core::Result<std::vector<json::object>> Existing(ApiClient& api, const KindInfo& kind,
-                                                 std::string_view name) {
-  core::Result<json::value> list = api.GetEveryPage(kind.collection, kind.list_key);
-  if (!list.ok()) return list.status();
-  std::vector<json::object> found;
-  const json::value* items =
-      list->is_object() ? list->as_object().if_contains(kind.list_key) : nullptr;
-  if (items == nullptr || !items->is_array()) return found;
-  for (const json::value& item : items->as_array()) {
-    if (!item.is_object()) continue;
-    const json::object& object = item.as_object();
-    const json::value* item_name = object.if_contains("name");
-    const json::value* state = object.if_contains("desired_state");
-    if (item_name == nullptr || !item_name->is_string() || item_name->as_string() != name) continue;
-    if (state != nullptr && state->is_string() && state->as_string() == "terminated") continue;
-    found.push_back(object);
+// The objects that are yours, by kind and name (terminated pods are gone for apply). Each kind's
+// list is fetched once per command: names are unique within a file, so what this command creates
+// or deletes never needs a second look.
+class ExistingObjects {
+ public:
+  explicit ExistingObjects(ApiClient& api) : api_(api) {}
+
+  core::Result<std::vector<json::object>> Named(ObjectKind kind, std::string_view name) {
+    auto list = lists_.find(kind);
+    if (list == lists_.end()) {
+      const KindInfo& info = InfoOf(kind);
+      core::Result<json::value> fetched = api_.GetEveryPage(info.collection, info.list_key);
+      if (!fetched.ok()) return fetched.status();
+      const json::value* items =
+          fetched->is_object() ? fetched->as_object().if_contains(info.list_key) : nullptr;
+      list = lists_
+                 .emplace(kind,
+                          items != nullptr && items->is_array() ? items->as_array() : json::array())
+                 .first;
+    }
+    std::vector<json::object> found;
+    for (const json::value& item : list->second) {
+      if (!item.is_object()) continue;
+      const json::object& object = item.as_object();
+      const json::value* item_name = object.if_contains("name");
+      const json::value* state = object.if_contains("desired_state");
+      if (item_name == nullptr || !item_name->is_string() || item_name->as_string() != name) {
+        continue;
+      }
+      if (state != nullptr && state->is_string() && state->as_string() == "terminated") continue;
+      found.push_back(object);
+    }
+    return found;
   }
-  return found;
-}
+
+ private:
+  ApiClient& api_;
+  std::map<ObjectKind, json::array> lists_;
+};
 
 std::string IdOf(const json::object& object) {
   const json::value* id = object.if_contains("id");
@@ -105,10 +128,11 @@ core::Status RunApply(const ApplyFlags& flags, CommandContext& context) {
   if (!api.ok()) return api.status();
   std::optional<json::value> availability;
   std::optional<catalog::Catalog> catalog;
+  ExistingObjects objects(**api);
   int left_differing = 0;
   for (const ObjectSpec& spec : *specs) {
     const KindInfo& kind = InfoOf(spec.kind);
-    core::Result<std::vector<json::object>> existing = Existing(**api, kind, spec.name);
+    core::Result<std::vector<json::object>> existing = objects.Named(spec.kind, spec.name);
     if (!existing.ok()) return existing.status();
     if (existing->size() > 1) {
       return core::FailedPreconditionError(
@@ -184,11 +208,12 @@ core::Status RunDelete(const ApplyFlags& flags, CommandContext& context) {
   if (!specs.ok()) return specs.status();
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
+  ExistingObjects objects(**api);
   // Backwards: the pods before the volumes they mount.
   for (auto it = specs->rbegin(); it != specs->rend(); ++it) {
     const ObjectSpec& spec = *it;
     const KindInfo& kind = InfoOf(spec.kind);
-    core::Result<std::vector<json::object>> existing = Existing(**api, kind, spec.name);
+    core::Result<std::vector<json::object>> existing = objects.Named(spec.kind, spec.name);
     if (!existing.ok()) return existing.status();
     const std::string label = std::string(kind.singular) + " " + spec.name;
     if (existing->empty()) {
@@ -207,6 +232,65 @@ core::Status RunDelete(const ApplyFlags& flags, CommandContext& context) {
   return core::Status::Ok();
 }
 
+std::string TextOf(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  if (value == nullptr || value->is_null()) return "-";
+  return value->is_string() ? std::string(value->as_string()) : json::serialize(*value);
+}
+
+// One row per object of the file, in the order apply makes them. NOT_FOUND (exit 3) after the
+// table when some do not exist, as kubectl's get -f: a script can tell "all there" apart.
+core::Status RunGet(const ApplyFlags& flags, CommandContext& context) {
+  core::Result<std::vector<ObjectSpec>> specs = ReadSpecFile(flags.file);
+  if (!specs.ok()) return specs.status();
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  ExistingObjects objects(**api);
+  TextTable table;
+  for (const char* header : {"KIND", "NAME", "ID", "STATE", "SPEC"}) {
+    table.AddColumn(header, TextTable::Align::kLeft);
+  }
+  json::array found_json;
+  int missing = 0;
+  for (const ObjectSpec& spec : *specs) {
+    const KindInfo& kind = InfoOf(spec.kind);
+    core::Result<std::vector<json::object>> existing = objects.Named(spec.kind, spec.name);
+    if (!existing.ok()) return existing.status();
+    if (existing->empty()) {
+      ++missing;
+      table.AddRow({std::string(kind.singular), spec.name, "-", "-", "not created"});
+      found_json.emplace_back(json::object{{"kind", kind.singular},
+                                           {"name", spec.name},
+                                           {"where", spec.where},
+                                           {"object", nullptr},
+                                           {"differences", json::array()}});
+      continue;
+    }
+    for (const json::object& object : *existing) {
+      const std::vector<std::string> differences = Differences(spec.body, object);
+      json::array differing;
+      for (const std::string& key : differences) differing.emplace_back(key);
+      table.AddRow({std::string(kind.singular), spec.name, IdOf(object), TextOf(object, "state"),
+                    differences.empty() ? "as specified" : "differs in " + JoinWords(differences)});
+      found_json.emplace_back(json::object{{"kind", kind.singular},
+                                           {"name", spec.name},
+                                           {"where", spec.where},
+                                           {"object", object},
+                                           {"differences", std::move(differing)}});
+    }
+  }
+  if (flags.json) {
+    context.out << json::serialize(json::object{{"objects", std::move(found_json)}}) << "\n";
+  } else {
+    context.out << table.Render();
+  }
+  if (missing > 0) {
+    return core::NotFoundError(std::to_string(missing) + " object(s) of " + flags.file +
+                               " do not exist yet; create them: suanli apply -f " + flags.file);
+  }
+  return core::Status::Ok();
+}
+
 void AddFileFlag(CLI::App& command, ApplyFlags& flags) {
   command.add_option("-f,--file", flags.file, "The YAML spec: one object per document (---)")
       ->required();
@@ -220,6 +304,13 @@ CommandRun DefineApplyCommand(CLI::App& command) {
   command.add_flag("--dry-run", flags->dry_run,
                    "Say what would be created or updated, and the pods' prices; change nothing");
   return [flags](CommandContext& context) { return RunApply(*flags, context); };
+}
+
+CommandRun DefineGetCommand(CLI::App& command) {
+  auto flags = std::make_shared<ApplyFlags>();
+  AddFileFlag(command, *flags);
+  command.add_flag("--json", flags->json, "Print the objects as the server shows them");
+  return [flags](CommandContext& context) { return RunGet(*flags, context); };
 }
 
 CommandRun DefineDeleteCommand(CLI::App& command) {

@@ -204,6 +204,46 @@ TEST_F(ApplyCommandTest, APodThatDiffersIsNotChangedAndAnErrorSaysWhere) {
   EXPECT_NE(missing.err.find("cannot read"), std::string::npos) << missing.err;
 }
 
+TEST_F(ApplyCommandTest, GetShowsEachObjectOfTheFileAndWhetherItIsAsSpecified) {
+  const std::string spec = WriteSpec(
+      "kind: pod\nname: a\nimage: img:1\n---\nkind: pod\nname: b\nimage: img:2\n---\n"
+      "kind: template\nname: t\nimage: img:1\n");
+  FakeApiServer server([](const FakeRequest& request) {
+    if (request.method == "GET" && request.target.starts_with("/v1/pods")) {
+      return FakeApiServer::Json(200, R"({"pods":[
+        {"id":"pod_a","name":"a","image":"img:1","state":"running","desired_state":"running"},
+        {"id":"pod_b","name":"b","image":"img:1","state":"stopped","desired_state":"stopped"}]})");
+    }
+    if (request.method == "GET") return FakeApiServer::Json(200, R"({"templates":[]})");
+    return FakeApiServer::Json(500, R"({"error":{"code":"INTERNAL","message":"unexpected"}})");
+  });
+  const Outcome table = Suanli(server, {"get", "-f", spec});
+  EXPECT_EQ(table.exit_code, 3) << "one object does not exist: " << table.err;
+  EXPECT_EQ(table.out,
+            "KIND      NAME  ID     STATE    SPEC\n"
+            "template  t     -      -        not created\n"
+            "pod       a     pod_a  running  as specified\n"
+            "pod       b     pod_b  stopped  differs in image\n");
+  EXPECT_NE(table.err.find("1 object(s) of " + spec +
+                           " do not exist yet; create them: suanli "
+                           "apply -f"),
+            std::string::npos)
+      << table.err;
+  int pod_lists = 0;
+  for (const FakeRequest& request : server.requests()) {
+    EXPECT_EQ(request.method, "GET");
+    pod_lists += request.target.starts_with("/v1/pods");
+  }
+  EXPECT_EQ(pod_lists, 1) << "one list per kind, not one per object";
+
+  const Outcome as_json = Suanli(server, {"get", "-f", spec, "--json"});
+  const json::array& objects = json::parse(as_json.out).at("objects").as_array();
+  ASSERT_EQ(objects.size(), 3u) << as_json.out;
+  EXPECT_TRUE(objects[0].at("object").is_null());
+  EXPECT_EQ(objects[1].at("object").at("id"), "pod_a");
+  EXPECT_EQ(objects[2].at("differences"), json::array{"image"});
+}
+
 TEST_F(ApplyCommandTest, DeleteRemovesTheNamedObjectsOnly) {
   const std::string spec = WriteSpec("kind: pod\nname: a\n---\nkind: template\nname: t\n");
   FakeApiServer server([](const FakeRequest& request) {

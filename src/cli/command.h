@@ -70,6 +70,7 @@ CommandRun DefinePricesCommand(CLI::App& command);
 CommandRun DefineCompletionCommand(CLI::App& command);
 CommandRun DefineApplyCommand(CLI::App& command);  // apply_command.cc, with delete
 CommandRun DefineDeleteCommand(CLI::App& command);
+CommandRun DefineGetCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
 

@@ -120,6 +120,20 @@ void ParseTarget(std::string_view target, HttpRequest& request) {
   }
 }
 
+// What the handler gets of a parsed message.
+HttpRequest ToHttpRequest(http::request<http::string_body>&& message) {
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  ParseTarget(request.target, request);
+  request.headers.reserve(static_cast<size_t>(std::distance(message.begin(), message.end())));
+  for (const auto& field : message) {
+    request.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
+  }
+  request.body = std::move(message.body());
+  return request;
+}
+
 // One TCP connection. Everything but Answer(), CloseNow() and the sweeper's two calls runs on the
 // connection's strand.
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -249,15 +263,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     keep_alive_ = message.keep_alive();
     head_ = message.method() == http::verb::head;
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    ParseTarget(request.target, request);
-    request.headers.reserve(static_cast<size_t>(std::distance(message.begin(), message.end())));
-    for (const auto& field : message) {
-      request.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
+    HttpRequest request = ToHttpRequest(std::move(message));
     request.remote_address = remote_address_;
 
     state_->RequestStarted();
@@ -597,6 +603,35 @@ core::Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOpti
   } catch (const std::exception& e) {
     return core::InternalError(std::string("cannot start the HTTP server: ") + e.what());
   }
+}
+
+core::Result<std::optional<HttpRequest>> ReadHttpRequest(std::string_view bytes,
+                                                         size_t max_body_bytes, size_t split) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(kHeaderLimitBytes);
+  parser.body_limit(max_body_bytes);
+  split = std::min(split, bytes.size());
+  std::string unread;  // what the parser left of the pieces so far, as a connection's buffer
+  ErrorCode ec;
+  for (std::string_view piece : {bytes.substr(0, split), bytes.substr(split)}) {
+    unread.append(piece);
+    std::string_view left = unread;
+    while (!left.empty() && !parser.is_done()) {
+      const size_t used = parser.put(asio::buffer(left.data(), left.size()), ec);
+      left.remove_prefix(used);  // need_more may still have taken some (a chunk's bytes)
+      if (ec == http::error::need_more) {
+        ec = {};
+        break;
+      }
+      if (ec == http::error::body_limit || ec == http::error::header_limit) {
+        return core::ResourceExhaustedError("request over a limit: " + ec.message());
+      }
+      if (ec) return core::InvalidArgumentError("malformed HTTP request: " + ec.message());
+    }
+    if (parser.is_done()) return std::optional<HttpRequest>(ToHttpRequest(parser.release()));
+    unread = std::string(left);
+  }
+  return std::optional<HttpRequest>();
 }
 
 }  // namespace suanli::net

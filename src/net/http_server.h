@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,15 @@ struct HttpServerOptions {
   int threads = 2;
   std::chrono::seconds idle_timeout{75};
 };
+
+// One request read from `bytes` (all a client sent) as a connection of HttpServer reads it, the
+// same code: Beast's parser with the server's header limit and `max_body_bytes`, then the request
+// the handler would get. `split` cuts the bytes in two pieces fed one after the other, as the
+// network may deliver them. nullopt when the bytes end before the request does; INVALID_ARGUMENT
+// naming what was wrong (malformed, or RESOURCE_EXHAUSTED for a limit) otherwise. For the fuzz
+// target (fuzz/http_request_fuzz.cc).
+core::Result<std::optional<HttpRequest>> ReadHttpRequest(std::string_view bytes,
+                                                         size_t max_body_bytes, size_t split);
 
 class HttpServer {
  public:

@@ -568,5 +568,34 @@ TEST(HttpClientTest, ReconnectsOnceWhenTheServerClosedTheKeptConnection) {
   EXPECT_EQ(calls.load(), 2);
 }
 
+TEST(ReadHttpRequestTest, GivesWhatTheHandlerWouldGetWhereverTheBytesAreCut) {
+  const std::string bytes =
+      "POST /v1/pods/a%20b?x=1&suanli_link=s HTTP/1.1\r\nHost: h\r\nX-Thing: V\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+  for (size_t split = 0; split <= bytes.size(); ++split) {
+    SCOPED_TRACE(split);
+    core::Result<std::optional<HttpRequest>> read = ReadHttpRequest(bytes, 100, split);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    ASSERT_TRUE(read->has_value());
+    const HttpRequest& request = **read;
+    EXPECT_EQ(request.method, "POST");
+    EXPECT_EQ(request.path, "/v1/pods/a b");
+    EXPECT_EQ(request.QueryValue("x"), "1");
+    EXPECT_EQ(request.Header("x-thing"), "V");
+    EXPECT_EQ(request.body, "abcde");
+  }
+  EXPECT_FALSE(ReadHttpRequest(bytes.substr(0, 40), 100, 10).value().has_value())
+      << "not whole yet";
+  EXPECT_EQ(ReadHttpRequest(bytes, 4, 0).status().code(), StatusCode::kResourceExhausted)
+      << "the body is over the limit";
+  EXPECT_EQ(ReadHttpRequest("G\x01T / HTTP/1.1\r\n\r\n", 100, 3).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadHttpRequest("GET / HTTP/1.1\r\nX: " + std::string(20'000, 'a') + "\r\n\r\n", 100, 0)
+                .status()
+                .code(),
+            StatusCode::kResourceExhausted)
+      << "headers over the server's 16 KiB";
+}
+
 }  // namespace
 }  // namespace suanli::net
