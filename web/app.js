@@ -27,9 +27,22 @@ function h(tag, attributes = {}, ...children) {
 
 function money(micros) {
   if (micros === undefined || micros === null) return '-';
-  // Every micro-dollar counts (billing is by the second): $19.999178, $0.74, $20.00.
-  return (micros < 0 ? '-$' : '$') + (Math.abs(micros) / 1e6).toFixed(6).replace(/0{1,4}$/, '');
+  // Cents, as people read money ($19.92, $1,250.00); the exact figure is in exactMoney. An amount
+  // under a cent (storage per hour, a few seconds of GPU) keeps two significant digits ($0.00038)
+  // rather than reading as nothing.
+  const dollars = Math.abs(micros) / 1e6;
+  const text = dollars >= 0.01 || dollars === 0
+    ? dollars.toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2})
+    : String(Number(dollars.toPrecision(2)));
+  return (micros < 0 ? '-$' : '$') + text;
 }
+
+// Every micro-dollar (billing is by the second): for a tooltip beside money()'s rounded figure.
+function exactMoney(micros) {
+  return (micros < 0 ? '-$' : '$') + (Math.abs(micros) / 1e6).toFixed(6);
+}
+
+const moneyCell = (micros) => h('span', {title: exactMoney(micros)}, money(micros));
 
 // A pod's GPUs: "2", or its share of one ("0.5"; servers before shares send no gpu_milli).
 function podGpus(pod) {
@@ -44,6 +57,20 @@ function duration(seconds) {
   if (hh) return `${hh}h${String(m).padStart(2, '0')}m`;
   if (m) return `${m}m${String(s).padStart(2, '0')}s`;
   return `${s}s`;
+}
+
+// A long time as people say it: "5d03h" is fine, "2996d02h" is not ("about 8.2 years").
+function roughDuration(seconds) {
+  const days = seconds / 86400;
+  if (days < 7) return duration(seconds);
+  if (days < 90) return `about ${Math.round(days)} days`;
+  if (days < 730) return `about ${Math.round(days / 30.44)} months`;
+  return `about ${(days / 365.25).toFixed(1)} years`;
+}
+
+// GPU time in a usage table: "4m10s" for a short run (not "0.00" hours), hours beyond one.
+function gpuTime(seconds) {
+  return seconds < 3600 ? duration(seconds) : `${(seconds / 3600).toFixed(1)} h`;
 }
 
 function bytes(n) {
@@ -131,7 +158,7 @@ function title(text, ...more) {
 
 // --- Charts (Chart.js, vendored by the setup command and served by suanli as window.Chart) ---------
 
-const PALETTE = {accent: '#0b5cad', seed: '#c2410c', other: '#6b7785', storage: '#1b6e3a'};
+const PALETTE = {accent: '#0b5cad', highlight: '#c2410c', other: '#6b7785', storage: '#1b6e3a'};
 let charts = [];  // the shown view's charts, destroyed when it changes (they watch their size)
 
 function destroyCharts() {
@@ -191,13 +218,43 @@ function signIn() {
 
 // --- GPUs -----------------------------------------------------------------------------------------
 
-// The five GPUs the seed article compares (V100 and A100 in each of their variants).
-const isSeedGpu = (name) => /^(RTX 4090|RTX 3090|RTX A6000|V100 .*|A100 .*)$/.test(name);
+// The five GPUs most often compared for deep learning (V100 and A100 in each of their variants):
+// a reference point among the forty, marked in the table and named on the chart.
+const COMMON_PICKS = 'RTX 4090, RTX 3090, RTX A6000, V100, A100';
+const isCommonPick = (name) => /^(RTX 4090|RTX 3090|RTX A6000|V100 .*|A100 .*)$/.test(name);
 const gpuState = {text: '', minVram: '', maxPrice: '', sort: {index: 4, descending: false}, compare: [], against: 'bf16_tflops'};
 const GPU_AXES = {bf16_tflops: 'BF16 TFLOPS (dense tensor)', bandwidth_gbs: 'Memory bandwidth GB/s'};
 
+const overlaps = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+
+// Names the common picks beside their bubbles. Their variants sit close together (four A100s), so
+// each name takes the first place around its bubble (right, left, above, below) that is inside the
+// chart and clear of the names already drawn; a name with no such place is left to the tooltip.
+// The boxes drawn are kept on the chart ($names), which the console test reads.
+const gpuNames = {id: 'gpu-names', afterDatasetsDraw: (drawn) => {
+  const context = drawn.ctx;
+  const area = drawn.chartArea;
+  const placed = [];
+  context.save();
+  context.font = '12px system-ui, sans-serif';
+  context.fillStyle = '#1b1f24';
+  drawn.getDatasetMeta(0).data.forEach((element, index) => {
+    const name = drawn.data.datasets[0].data[index].gpu.name;
+    const w = context.measureText(name).width, lineHeight = 14, r = (element.options.radius || 5) + 3;
+    const spots = [{x: element.x + r, y: element.y - lineHeight / 2}, {x: element.x - r - w, y: element.y - lineHeight / 2},
+      {x: element.x - w / 2, y: element.y - r - lineHeight}, {x: element.x - w / 2, y: element.y + r}];
+    const box = spots.map((spot) => ({...spot, w, h: lineHeight})).find((b) => b.x >= area.left && b.x + b.w <= area.right &&
+      b.y >= area.top && b.y + b.h <= area.bottom && !placed.some((other) => overlaps(b, other)));
+    if (!box) return;
+    placed.push({...box, name});
+    context.fillText(name, box.x, box.y + lineHeight - 3);
+  });
+  context.restore();
+  drawn.$names = placed;
+}};
+
 // Price per hour against speed, bubble area = VRAM: the cheap-and-fast corner is bottom right. The
-// seed article's five GPUs are their own colour and named on the chart.
+// common picks are their own colour and named on the chart.
 function gpuBubbles(rows, against) {
   const unit = against === 'bf16_tflops' ? 'TFLOPS' : 'GB/s';
   const point = (g) => ({x: g[against], y: g.price_per_hour_micros / 1e6, r: 2 + 1.6 * Math.sqrt(g.memory_gb), gpu: g, unit});
@@ -205,8 +262,8 @@ function gpuBubbles(rows, against) {
   return {
     type: 'bubble',
     data: {datasets: [
-      dataset("The seed article's five", PALETTE.seed, rows.filter((g) => isSeedGpu(g.name))),
-      dataset('Other GPUs', PALETTE.other, rows.filter((g) => !isSeedGpu(g.name)))]},
+      dataset(`Common picks (${COMMON_PICKS})`, PALETTE.highlight, rows.filter((g) => isCommonPick(g.name))),
+      dataset('Other GPUs', PALETTE.other, rows.filter((g) => !isCommonPick(g.name)))]},
     options: {
       scales: {x: {type: 'logarithmic', title: axisTitle(GPU_AXES[against] + ' (log scale)')},
                y: {type: 'logarithmic', title: axisTitle('$ per GPU-hour here (log scale)')}},
@@ -215,17 +272,7 @@ function gpuBubbles(rows, against) {
         return `${g.name}: ${item.raw.x} ${item.raw.unit}, ${money(g.price_per_hour_micros)}/h, ${g.memory_gb} GB`;
       }}}},
     },
-    plugins: [{id: 'seed-names', afterDatasetsDraw: (drawn) => {
-      const context = drawn.ctx;
-      context.save();
-      context.font = '12px system-ui, sans-serif';
-      context.fillStyle = '#1b1f24';
-      drawn.getDatasetMeta(0).data.forEach((element, index) => {
-        const g = drawn.data.datasets[0].data[index].gpu;
-        context.fillText(g.name, element.x + (element.options.radius || 5) + 3, element.y + 4);
-      });
-      context.restore();
-    }}],
+    plugins: [gpuNames],
   };
 }
 
@@ -233,7 +280,7 @@ async function gpus() {
   const {gpus: all} = await api('GET', '/v1/gpus');
   const out = h('div');
   const columns = [
-    {title: 'GPU', key: (g) => g.name, cell: (g) => h('span', {}, g.name, isSeedGpu(g.name) ? h('span', {class: 'tag', title: 'one of the five GPUs the seed article compares'}, 'seed') : '')},
+    {title: 'GPU', key: (g) => g.name, cell: (g) => h('span', {}, g.name, isCommonPick(g.name) ? h('span', {class: 'tag', title: `one of the five GPUs most often compared for deep learning: ${COMMON_PICKS}`}, 'common pick') : '')},
     {title: 'Arch', key: (g) => g.arch, cell: (g) => g.arch},
     {title: 'VRAM GB', numeric: true, key: (g) => g.memory_gb, cell: (g) => g.memory_gb},
     {title: 'BF16 TFLOPS', numeric: true, key: (g) => g.bf16_tflops, cell: (g) => g.bf16_tflops},
@@ -301,12 +348,39 @@ function compareTable(chosen) {
 // --- Advisor --------------------------------------------------------------------------------------
 
 const TASKS = ['serve', 'infer', 'lora', 'qlora', 'finetune', 'train'];
+const TRAINING = ['lora', 'qlora', 'finetune', 'train'];
 const HF_CONFIG = '';  // the model select's value for "paste a Hugging Face config.json"
-const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '', tokens: '', samples: '', epochs: ''};
+const WORK_FIELDS = ['tokens', 'samples', 'epochs', 'requests', 'images'];
+const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '',
+                      tokens: '', samples: '', epochs: '', requests: '', images: ''};
+
+// The amounts of work the advisor takes for a kind of model and task (as src/advisor/workload.cc
+// checks them), each with its label: a diffusion model makes images, an LLM serving answers
+// requests. Any other amount would be refused, so its field is not shown.
+function workFields(kind, task) {
+  const training = TRAINING.includes(task);
+  switch (kind) {
+    case 'diffusion': return {images: 'Images to generate', requests: 'or requests (one image each)'};
+    case 'vision': return training ? {samples: 'Images per epoch', epochs: 'Epochs'} : {images: 'Images to classify'};
+    case 'encoder': return training ? {tokens: 'Tokens to train on', samples: 'or samples per epoch', epochs: 'Epochs'}
+      : {samples: 'Sequences to encode', requests: 'or requests'};
+    default: return training ? {tokens: 'Tokens to train on', samples: 'or samples per epoch', epochs: 'Epochs'}
+      : {tokens: 'Tokens to generate', requests: 'or requests to answer'};
+  }
+}
+
+// What the estimate was made for, from the answer's workload: "5,000 images", or a default amount.
+function workText(workload) {
+  const w = workload.work || {};
+  const count = (n) => Math.round(n).toLocaleString('en-US');
+  const parts = [w.tokens && `${count(w.tokens)} tokens`, w.samples && `${count(w.samples)} samples` + (w.epochs > 1 ? ` × ${w.epochs} epochs` : ''),
+    w.requests && `${count(w.requests)} requests`, w.images && `${count(w.images)} images`].filter(Boolean);
+  return (parts.join(', ') || 'a default amount of work') + (w.assumed ? ' (assumed: give an amount for your job)' : '');
+}
 
 async function advisor() {
   const {models} = await api('GET', '/v1/models');
-  const field = (id, label, input) => [h('label', {for: id}, label), input];
+  const field = (id, label, input) => h('div', {class: 'field'}, h('label', {for: id}, label), input);
   const size = (b) => (b >= 1 ? b.toFixed(1) + 'B' : Math.round(b * 1000) + 'M');
   const choose = (id, values, current, text = (v) => v) =>
     h('select', {id}, values.map((v) => h('option', {value: v, selected: v === current}, text(v))));
@@ -317,25 +391,48 @@ async function advisor() {
   const hfConfig = h('textarea', {id: 'hf-config', rows: 6, spellcheck: 'false', placeholder: '{"model_type": "llama", "hidden_size": 4096, ...}'}, advisorState.hfConfig);
   const hfFile = h('input', {type: 'file', accept: '.json,application/json', 'aria-label': 'load config.json from a file',
     onchange: async (event) => { if (event.target.files[0]) hfConfig.value = await event.target.files[0].text(); }});
-  const hfBox = h('div', {class: 'hf-config'}, field('hf-config', 'config.json', hfConfig), hfFile);
-  const showHf = () => { hfBox.hidden = model.value !== HF_CONFIG; };
-  model.addEventListener('input', showHf);
-  showHf();
+  const hfBox = h('div', {class: 'hf-config wide'}, h('label', {for: 'hf-config'}, 'config.json'), hfConfig, hfFile);
   const task = choose('task', TASKS, advisorState.task);
   const precision = choose('precision', ['bf16', 'fp16', 'fp32', 'fp8'], advisorState.precision);
   const quant = choose('quant', ['', 'int8', 'int4', 'q4_0', 'q8_0'], advisorState.quant, (q) => q || 'none');
   const number = (id, placeholder) => h('input', {id, type: 'number', min: 1, placeholder, value: advisorState[id]});
   const batch = number('batch', "the task's default");
   const seq = number('seq', "the model's default");
-  const tokens = number('tokens', 'a default amount');
-  const samples = number('samples', 'for image and speech models');
-  const epochs = number('epochs', '1');
-  const answer = h('div', {'aria-live': 'polite'});
-  const form = h('form', {class: 'card', onsubmit: async (event) => {
+  const work = Object.fromEntries(WORK_FIELDS.map((id) => [id, number(id, id === 'epochs' ? '1' : 'a default amount')]));
+  const workBoxes = Object.fromEntries(WORK_FIELDS.map((id) => [id, field(id, id, work[id])]));
+  const seqBox = field('seq', 'Sequence length', seq);
+  // What the model is (a config.json is taken for a language model: it names no other kind).
+  const kindOf = () => (models.find((m) => m.name === model.value) || {kind: 'decoder_lm'}).kind;
+  // Shows only the fields that apply to this model and task. A value belongs to the model it was
+  // typed for (a batch of 64 images is not a batch of 64 sequences), so a new model clears them; a
+  // new task keeps those that still apply and clears those that no longer do, so nothing hidden is
+  // sent or comes back later to change an estimate unseen.
+  const shape = (modelChanged) => {
+    hfBox.hidden = model.value !== HF_CONFIG;
+    const kind = kindOf();
+    // Training diffusion models is not modelled: those tasks are not offered for them.
+    for (const option of task.options) option.disabled = kind === 'diffusion' && TRAINING.includes(option.value);
+    if (task.selectedOptions[0]?.disabled) task.value = 'infer';
+    const applies = workFields(kind, task.value);
+    const hasSeq = TRAINING.includes(task.value) && kind !== 'vision' && kind !== 'diffusion';
+    if (modelChanged) for (const input of [batch, seq, ...Object.values(work)]) input.value = '';
+    for (const id of WORK_FIELDS) {
+      workBoxes[id].hidden = !(id in applies);
+      if (workBoxes[id].hidden) work[id].value = '';
+      else workBoxes[id].querySelector('label').textContent = applies[id];
+    }
+    seqBox.hidden = !hasSeq;
+    if (!hasSeq) seq.value = '';
+  };
+  model.addEventListener('input', () => shape(true));
+  task.addEventListener('input', () => shape(false));
+  shape(false);
+  const answer = h('div', {'aria-live': 'polite', class: 'advice-answer', tabindex: -1});
+  const form = h('form', {class: 'card advisor-form', onsubmit: async (event) => {
     event.preventDefault();
     Object.assign(advisorState, {model: model.value, hfConfig: hfConfig.value, task: task.value, precision: precision.value,
-                                 quant: quant.value, batch: batch.value, seq: seq.value, tokens: tokens.value,
-                                 samples: samples.value, epochs: epochs.value});
+                                 quant: quant.value, batch: batch.value, seq: seq.value},
+                  Object.fromEntries(WORK_FIELDS.map((id) => [id, work[id].value])));
     const workload = {task: task.value, precision: precision.value};
     if (model.value !== HF_CONFIG) {
       workload.model = model.value;
@@ -350,9 +447,7 @@ async function advisor() {
     if (quant.value) workload.quant = quant.value;
     if (batch.value) workload.batch = Number(batch.value);
     if (seq.value) workload.seq = Number(seq.value);
-    if (tokens.value) workload.tokens = Number(tokens.value);
-    if (samples.value) workload.samples = Number(samples.value);
-    if (epochs.value) workload.epochs = Number(epochs.value);
+    for (const id of WORK_FIELDS) if (work[id].value) workload[id] = Number(work[id].value);
     answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating on every GPU type...'));
     try {
       const advised = await api('POST', '/v1/advise', {workload});
@@ -361,11 +456,15 @@ async function advisor() {
     } catch (error) {
       answer.replaceChildren(errorBox(error));
     }
+    // The answer comes below a tall form: bring it into view rather than leave it below the fold.
+    answer.scrollIntoView({block: 'start'});
+    answer.focus({preventScroll: true});
   }},
   field('model', 'Model', model), hfBox, field('task', 'Task', task), field('precision', 'Precision', precision),
-  field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), field('seq', 'Sequence length', seq),
-  field('tokens', 'Amount of work: tokens', tokens), field('samples', 'or samples (images, clips)', samples),
-  field('epochs', 'Epochs', epochs), h('button', {type: 'submit'}, 'Advise'));
+  field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), seqBox,
+  h('p', {class: 'hint wide'}, 'Amount of work: one of these (empty: a default amount). They are cleared when the model changes.'),
+  WORK_FIELDS.map((id) => workBoxes[id]),
+  h('div', {class: 'wide'}, h('button', {type: 'submit'}, 'Advise')));
   return [title('Which GPU?'), form, answer];
 }
 
@@ -400,25 +499,25 @@ function buyOrRent(estimate) {
     `Buying pays off after ${Math.round(estimate.break_even_hours).toLocaleString('en-US')} hours of use, ${verdict}.`);
 }
 
-// Time and cost of the job on each GPU type that fits, in the advisor's order (best first).
-function adviceChart(fitting) {
+// Time and cost of the job on each GPU type that fits, in the advisor's order (best first): two
+// charts side by side, each with one scale, rather than two scales on one chart that read as one.
+function adviceCharts(fitting) {
   const shown = fitting.slice(0, 15);
-  const config = {
+  const labels = shown.map((e) => gpusText(e.gpu, e.count));
+  const inHours = Math.max(...shown.map((e) => e.time_s)) >= 3600;
+  const bars = (id, what, axis, data, color, text) => chart(id, `${what} of the job on the ${shown.length} best GPU types that fit`, {
     type: 'bar',
-    data: {
-      labels: shown.map((e) => gpusText(e.gpu, e.count)),
-      datasets: [
-        {label: 'Time (hours)', data: shown.map((e) => e.time_s / 3600), xAxisID: 'time', backgroundColor: PALETTE.accent},
-        {label: 'Cost ($)', data: shown.map((e) => e.cost_usd), xAxisID: 'cost', backgroundColor: PALETTE.seed}],
-    },
+    data: {labels, datasets: [{label: what, data, backgroundColor: color}]},
     options: {
       indexAxis: 'y',
-      scales: {time: {position: 'top', beginAtZero: true, title: axisTitle('hours')},
-               cost: {position: 'bottom', beginAtZero: true, title: axisTitle('dollars'), grid: {drawOnChartArea: false}}},
+      scales: {x: {beginAtZero: true, title: axisTitle(axis)}},
+      plugins: {legend: {display: false}, tooltip: {callbacks: {label: (item) => text(item.raw)}}},
     },
-  };
-  const caption = `Time and cost of the job on the ${shown.length} best GPU types that fit`;
-  return chart('advice-chart', caption, config, 90 + 34 * shown.length);
+  }, 90 + 30 * shown.length);
+  return h('div', {class: 'chart-pair'},
+    bars('advice-cost-chart', 'Cost', 'dollars', shown.map((e) => e.cost_usd), PALETTE.highlight, (v) => '$' + v.toFixed(2)),
+    bars('advice-time-chart', 'Time', inHours ? 'hours' : 'minutes', shown.map((e) => e.time_s / (inHours ? 3600 : 60)), PALETTE.accent,
+      (v) => hours(v * (inHours ? 3600 : 60))));
 }
 
 function advice(answer) {
@@ -429,9 +528,10 @@ function advice(answer) {
     h('section', {class: 'card recommendation', 'aria-label': 'recommendation'},
       h('h2', {}, pick.gpu ? `Pick ${gpusText(pick.gpu, pick.count)}` : 'Nothing fits'),
       h('p', {}, pick.reason),
+      h('p', {class: 'hint', id: 'advice-work'}, `${answer.workload.model}, ${answer.workload.task}: ${workText(answer.workload)}.`),
       buyOrRent(chosen),
       pick.gpu ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this') : ''),
-    fitting.length ? adviceChart(fitting) : '',
+    fitting.length ? adviceCharts(fitting) : '',
     h('h2', {}, `Every GPU type (${fitting.length} of ${answer.estimates.length} fit)`),
     table([
       {title: 'GPU', cell: (e) => gpusText(e.gpu, e.count)},
@@ -474,6 +574,9 @@ async function deploy(query = '') {
     title: 'Whole GPUs (1, 2, 4, 8) or a share of one GPU (0.5, 0.25)'});
   const unavailable = wanted.get('gpu') && !free.some((g) => g.gpu_type === wanted.get('gpu'))
     ? h('p', {class: 'error', role: 'alert'}, `No ${wanted.get('gpu')} is free now: pick a type that is.`) : '';
+  // A name to know the pod by in the list (the server's rule: letters, digits, . _ @ + -); empty: its id.
+  const name = h('input', {id: 'pod-name', type: 'text', maxlength: 64, pattern: '[A-Za-z0-9][A-Za-z0-9._@+\\-]*',
+    placeholder: 'e.g. finetune-run-3 (empty: the pod id)', autocomplete: 'off'});
   const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
   // Resources: empty means the server's default (2 vCPU and 8 GB of RAM per GPU; the template's disks).
   const resource = (id, label, max) => h('label', {}, label, ' ', h('input', {id, type: 'number', min: id === 'volume' ? 0 : 1, max}));
@@ -519,6 +622,7 @@ async function deploy(query = '') {
   const form = h('form', {class: 'card', onsubmit: async (event) => {
     event.preventDefault();
     const body = {template: chosenTemplate(), gpu_type: gpu.value, gpu_count: Number(count.value)};
+    if (name.value.trim()) body.name = name.value.trim();
     for (const [id, key] of [['vcpu', 'vcpu'], ['memory', 'memory_gb'], ['disk', 'container_disk_gb'], ['volume', 'volume_gb']]) {
       const value = resources.querySelector('#' + id).value;
       if (value !== '') body[key] = Number(value);
@@ -549,6 +653,7 @@ async function deploy(query = '') {
     }
   }},
   gallery,
+  h('label', {for: 'pod-name'}, 'Name'), name,
   h('label', {for: 'gpu'}, 'GPU type'), gpu, unavailable,
   h('label', {for: 'count'}, 'GPUs'), count,
   resources, autoStop,
@@ -565,27 +670,46 @@ function podState(pod) {
   return h('span', {class: 'state state-' + pod.state}, text);
 }
 
-function pods() {
+const podsState = {showTerminated: false};
+
+// The pods list. Terminated pods stay in the list the server keeps (their cost is history), but
+// they are hidden unless asked for: they would soon outnumber the live ones. An admin sees
+// everyone's pods, so whose each is.
+async function pods() {
+  const isAdmin = localStorage.getItem(ROLE_KEY) === 'admin';
+  const names = isAdmin ? Object.fromEntries((await api('GET', '/v1/users').catch(() => ({users: []}))).users
+    .map((u) => [u.id, u.name])) : {};
   const holder = h('div', {'aria-live': 'polite'});
-  poll(2000, async () => {
-    try {
-      const {pods: list} = await everyPage('/v1/pods', 'pods');
-      holder.replaceChildren(list.length === 0
-        ? h('p', {}, 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))
-        : table([
+  let latest = null;
+  const show = () => {
+    const list = latest.filter((p) => podsState.showTerminated || p.state !== 'terminated');
+    const hidden = latest.length - list.length;
+    holder.replaceChildren(...(latest.length === 0
+      ? [h('p', {}, 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))]
+      : [list.length ? table([
           {title: 'Pod', cell: (p) => h('a', {href: '#/pods/' + p.id}, p.name || p.id)},
+          isAdmin && {title: 'Owner', cell: (p) => names[p.owner_id] || p.owner_id},
           {title: 'State', cell: podState},
           {title: 'GPU', cell: (p) => `${podGpus(p)}x ${p.gpu_type}`},
           {title: 'Node', cell: (p) => p.node_id || '-'},
           {title: 'Uptime', numeric: true, cell: (p) => duration(p.uptime_s)},
-          {title: 'Cost', numeric: true, cell: (p) => money(p.cost_micros)},
+          {title: 'Cost', numeric: true, cell: (p) => moneyCell(p.cost_micros)},
           {title: 'Why', cell: (p) => p.state_reason || ''},
-        ], list, {class: 'pods'}));
+        ].filter(Boolean), list, {class: 'pods'}) : h('p', {}, 'No live pods. ', h('a', {href: '#/deploy'}, 'Deploy one.')),
+        hidden ? h('p', {class: 'hint'}, `${hidden} terminated pod${hidden > 1 ? 's' : ''} hidden.`) : '']));
+  };
+  const toggle = h('input', {id: 'show-terminated', type: 'checkbox', checked: podsState.showTerminated,
+    onchange: (event) => { podsState.showTerminated = event.target.checked; if (latest) show(); }});
+  poll(2000, async () => {
+    try {
+      latest = (await everyPage('/v1/pods?view=compact', 'pods')).pods;
+      show();
     } catch (error) {
       holder.replaceChildren(errorBox(error));
     }
   });
-  return [title('Pods', ' ', h('a', {class: 'button', href: '#/deploy'}, 'Deploy')), holder];
+  return [title('Pods', ' ', h('a', {class: 'button', href: '#/deploy'}, 'Deploy')),
+    h('label', {class: 'check'}, toggle, ' Show terminated pods'), holder];
 }
 
 // --- Serverless endpoints -------------------------------------------------------------------------
@@ -744,9 +868,13 @@ async function billing() {
   const [balance, byPod, byDay] = await Promise.all([
     api('GET', '/v1/billing/balance'), api('GET', '/v1/billing/usage?by=pod'), api('GET', '/v1/billing/usage?by=day')]);
   const usage = (rows, what) => table([
-    {title: what, cell: (r) => r.key}, {title: 'GPU hours', numeric: true, cell: (r) => (r.gpu_seconds / 3600).toFixed(2)},
-    {title: 'GPU', numeric: true, cell: (r) => money(r.gpu_micros)}, {title: 'Storage', numeric: true, cell: (r) => money(r.storage_micros)},
-    {title: 'Total', numeric: true, cell: (r) => money(r.total_micros)}], rows, {class: 'usage'});
+    {title: what, cell: (r) => r.key}, {title: 'GPU time', numeric: true, cell: (r) => gpuTime(r.gpu_seconds)},
+    {title: 'GPU', numeric: true, cell: (r) => moneyCell(r.gpu_micros)}, {title: 'Storage', numeric: true, cell: (r) => moneyCell(r.storage_micros)},
+    {title: 'Total', numeric: true, cell: (r) => moneyCell(r.total_micros)}], rows, {class: 'usage'});
+  // What runs now is counted as the balance counts it (servers before that send no unbilled_micros).
+  const running = byPod.usage.reduce((sum, r) => sum + (r.unbilled_micros || 0), 0);
+  const runningNote = running > 0 ? h('p', {class: 'hint', id: 'usage-running'},
+    `Includes ${money(running)} run up since the last charge by what runs now: the balance counts it too.`) : '';
   const download = async () => {
     const csv = await api('GET', '/v1/billing/usage?by=day&format=csv');
     const link = h('a', {href: URL.createObjectURL(new Blob([csv], {type: 'text/csv'})), download: 'suanli-usage.csv'});
@@ -773,18 +901,19 @@ async function billing() {
     data: {labels: days.map((r) => r.key), datasets: [
       {label: 'GPU', data: dollars(days, 'gpu_micros'), backgroundColor: PALETTE.accent},
       {label: 'Storage', data: dollars(days, 'storage_micros'), backgroundColor: PALETTE.storage}]},
-    options: {scales: {x: {stacked: true}, y: {stacked: true, beginAtZero: true, title: axisTitle('dollars')}},
+    options: {scales: {x: {stacked: true}, y: {stacked: true, beginAtZero: true, title: axisTitle('dollars'),
+                                                ticks: {callback: (value) => money(Math.round(value * 1e6))}}},
       plugins: {tooltip: {callbacks: {label: (item) => `${item.dataset.label}: ${money(Math.round(item.raw * 1e6))}`}}}},
   }, 240) : '';
   return [title('Billing'),
     h('dl', {class: 'detail'},
-      h('dt', {}, 'Balance'), h('dd', {id: 'balance'}, money(balance.balance_micros)),
+      h('dt', {}, 'Balance'), h('dd', {id: 'balance', title: exactMoney(balance.balance_micros)}, money(balance.balance_micros)),
       h('dt', {}, 'Spending now'), h('dd', {}, money(balance.spend_rate_per_hour_micros) + '/h'),
-      h('dt', {}, 'Runway'), h('dd', {}, balance.runway_s === null ? 'nothing is charged now' : duration(balance.runway_s)),
+      h('dt', {}, 'Runway'), h('dd', {}, balance.runway_s === null ? 'nothing is charged now' : roughDuration(balance.runway_s)),
       h('dt', {}, h('label', {for: 'spend-cap'}, 'Spend cap')), h('dd', {}, capForm,
         h('p', {class: 'hint'}, 'The most your pods may cost per hour together: a new pod over it is refused, and a lower cap stops the newest pods until the rest fit. 0 or empty: no cap.'))),
     status,
-    h('h2', {}, 'Per day'), spendChart, byDay.usage.length ? usage(byDay.usage, 'Day') : h('p', {}, 'Nothing charged yet.'),
+    h('h2', {}, 'Per day'), runningNote, spendChart, byDay.usage.length ? usage(byDay.usage, 'Day') : h('p', {}, 'Nothing charged yet.'),
     h('h2', {}, 'Per pod'), byPod.usage.length ? usage(byPod.usage, 'Pod') : h('p', {}, 'Nothing charged yet.'),
     h('button', {type: 'button', onclick: download}, 'Export CSV')];
 }

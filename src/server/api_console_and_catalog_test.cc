@@ -161,6 +161,42 @@ TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
   }
 }
 
+TEST_F(ApiServerTest, TheAdvisorTakesImagesOrRequestsAndNamesWorkloadFieldsNotFlags) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const auto advise = [&](const std::string& workload) {
+    return api().Send("POST", "/v1/advise", renter.token, R"({"workload":)" + workload + "}");
+  };
+  const ApiReply images = advise(R"({"model":"sd-1.5","task":"infer","images":5000})");
+  ASSERT_EQ(images.status, 200) << images.Describe();
+  const json::value& work = images.object().at("workload").as_object().at("work");
+  EXPECT_EQ(work.as_object().at("images").to_number<double>(), 5000);
+  EXPECT_FALSE(work.as_object().at("assumed").as_bool());
+  const ApiReply requests = advise(R"({"model":"llama-3-8b","task":"serve","requests":20000})");
+  ASSERT_EQ(requests.status, 200) << requests.Describe();
+  EXPECT_EQ(requests.object()
+                .at("workload")
+                .as_object()
+                .at("work")
+                .as_object()
+                .at("requests")
+                .to_number<double>(),
+            20000);
+
+  const std::map<std::string, std::string> refused = {
+      {R"({"model":"sd-1.5","task":"infer","tokens":1000})",
+       "tokens does not apply to infer on sd-1.5; give images or requests"},
+      {R"({"model":"llama-3-8b","task":"lora","images":10})", "give tokens or samples"},
+      {R"({"model":"sd-1.5","task":"infer","images":10,"requests":10})", "give one amount of work"},
+  };
+  for (const auto& [workload, reason] : refused) {
+    const ApiReply reply = advise(workload);
+    EXPECT_TRUE(IsApiError(reply, 400, "INVALID_ARGUMENT")) << workload;
+    EXPECT_NE(reply.text.find(reason), std::string::npos) << reply.text;
+    EXPECT_EQ(reply.text.find("--"), std::string::npos) << "no CLI flags: " << reply.text;
+  }
+}
+
 // --- Concurrency --------------------------------------------------------------------------------
 
 // The public catalog is read on every HTTP thread while an admin changes prices and a renter

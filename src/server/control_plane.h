@@ -185,10 +185,13 @@ struct PodPageEnd {
 };
 
 struct UsageRow {
-  std::string key;  // pod id or day ("2026-12-02")
+  std::string key;  // pod id (or volume id) or day ("2026-12-02")
   core::Money gpu;
   core::Money storage;
   int64_t gpu_seconds = 0;
+  // The part of gpu + storage not yet in the ledger: what runs now since the meter's last slice,
+  // which the balance already subtracts.
+  core::Money unbilled;
 };
 
 struct Availability {
@@ -432,6 +435,8 @@ class ControlPlane {
   core::Result<std::vector<core::Transition>> Transitions(const Principal& caller,
                                                           std::string_view pod_id) const;
   enum class UsageBy { kPod, kDay };
+  // The ledger's charges plus what pods and volumes have run up since their last slice, so that
+  // credits minus the rows' totals is the balance GetUser shows at that moment.
   core::Result<std::vector<UsageRow>> Usage(const Principal& caller, std::string_view user_id,
                                             UsageBy by) const;
   // The price of one GPU of `gpu_type` for an hour (catalog, or the admin's override). Takes the

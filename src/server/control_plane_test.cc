@@ -193,6 +193,44 @@ TEST_P(ControlPlaneTest, PodIsBilledPerSecondFromRunningToStoppedToTheMicroDolla
   EXPECT_EQ(pod.cost, expected);
 }
 
+TEST_P(ControlPlaneTest, UsageCountsTheRunningSegmentThatTheBalanceAlreadySubtracts) {
+  const Principal alice = NewUser("alice", "10");
+  const Principal node = NewNode("n1", 1);
+  const core::Pod pod = CreatePod(alice, 1, 20);  // GPU time and a volume's storage
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, clock_.Now()).ok());
+  clock_.Advance(std::chrono::milliseconds(61'700));
+  Durable(plane_->Tick());      // a slice in the ledger
+  clock_.Advance(seconds(40));  // and 40 s the meter has not charged yet
+  const auto usage = [&](ControlPlane::UsageBy by) {
+    auto rows = plane_->Usage(alice, "me", by);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? std::move(*rows) : std::vector<UsageRow>();
+  };
+  const auto total = [&](ControlPlane::UsageBy by) {
+    Money sum;
+    for (const UsageRow& row : usage(by)) sum = sum + row.gpu + row.storage;
+    return sum;
+  };
+  const Money balance = plane_->GetUser(alice, "me")->value.balance;
+  const Money charged = Dollars("10") + LedgerSum(alice, pod.id);  // the ledger's charges are < 0
+  EXPECT_LT(balance, charged) << "the balance counts the 40 s";
+  EXPECT_EQ(Dollars("10") - total(ControlPlane::UsageBy::kPod), balance);
+  EXPECT_EQ(Dollars("10") - total(ControlPlane::UsageBy::kDay), balance);
+  const std::vector<UsageRow> rows = usage(ControlPlane::UsageBy::kPod);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].key, pod.id);
+  EXPECT_EQ(rows[0].gpu_seconds, 61 + 40);
+  EXPECT_EQ(rows[0].unbilled, charged - balance);
+  // Once the meter charges it (a minute after the last slice), it is in the ledger, counted once.
+  clock_.Advance(seconds(20));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Dollars("10") - total(ControlPlane::UsageBy::kPod),
+            plane_->GetUser(alice, "me")->value.balance);
+  const std::vector<UsageRow> after = usage(ControlPlane::UsageBy::kPod);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].unbilled, Money());
+}
+
 TEST_P(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
   const Principal alice = NewUser("alice", "50");
   const Principal node = NewNode("n1", 8);

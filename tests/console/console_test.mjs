@@ -33,6 +33,14 @@ const chartData = (selector) => page.evaluate((s) => {
   return drawn && {labels: drawn.data.labels, datasets: drawn.data.datasets.map((d) => ({label: d.label, data: d.data}))};
 }, selector);
 const points = (data) => data.datasets.reduce((sum, d) => sum + d.data.length, 0);
+// A chart's scales by id ({x, y} for a chart with one value axis) and the name boxes it drew.
+const chartScales = (selector) => page.evaluate((s) => Object.keys(window.Chart.getChart(document.querySelector(s + ' canvas')).scales), selector);
+const overlap = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+// Whether an element's top is on the screen (not below the fold, not scrolled past).
+const inView = (selector) => page.evaluate((s) => {
+  const box = document.querySelector(s).getBoundingClientRect();
+  return box.top >= 0 && box.top < window.innerHeight - 100;
+}, selector);
 // An OpenSSH ed25519 public key: "ssh-ed25519 " + base64(string "ssh-ed25519", string key).
 function sshPublicKey(comment) {
   const raw = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({format: 'jwk'}).x, 'base64url');
@@ -76,13 +84,19 @@ try {
   check(rows >= 35, `the GPU table lists the catalog (${rows} types)`);
   check(await page.isHidden('#admin-link'), 'a renter sees no Admin page');
   check(await page.isVisible('table.gpus >> text=RTX 4090'), 'RTX 4090 is listed');
-  // The chart: one bubble per listed GPU, the seed article's five (in all their variants) apart.
+  // The chart: one bubble per listed GPU, the five common picks (in all their variants) apart.
   await page.waitForSelector('#gpu-chart canvas');
   let bubbles = await chartData('#gpu-chart');
-  const seedRows = await page.locator('table.gpus tbody tr:has(.tag)').count();
+  const commonRows = await page.locator('table.gpus tbody tr:has(.tag)').count();
   check(points(bubbles) === rows, `the chart has a bubble for each of the ${rows} GPUs (${points(bubbles)})`);
-  check(bubbles.datasets[0].data.length === seedRows && seedRows >= 5,
-        `the seed article's GPUs are their own series (${bubbles.datasets[0].data.length} of ${seedRows})`);
+  check(bubbles.datasets[0].data.length === commonRows && commonRows >= 5,
+        `the common picks are their own series (${bubbles.datasets[0].data.length} of ${commonRows})`);
+  const tags = await page.locator('table.gpus .tag').allTextContents();
+  check(!/seed/i.test(tags.join(' ') + bubbles.datasets.map((d) => d.label).join(' ')),
+        `no "seed" jargon in the badges or the legend (${bubbles.datasets[0].label}; ${tags[0]})`);
+  const names = await page.evaluate(() => window.Chart.getChart(document.querySelector('#gpu-chart canvas')).$names);
+  check(names && names.length >= 5 && names.every((a, i) => names.every((b, j) => i === j || !overlap(a, b))),
+        `the names on the chart do not overlap (${names && names.map((n) => n.name).join(', ')})`);
   await page.fill('input[type=number] >> nth=0', '80');
   const big = await page.locator('table.gpus tbody tr').count();
   check(big > 0 && big < rows, `min VRAM 80 GB leaves ${big} types`);
@@ -115,12 +129,36 @@ try {
   const estimated = await page.locator('table.advice tbody tr').count();
   check(estimated >= 35, `every GPU type is estimated (${estimated})`);
   const fitting = await page.locator('table.advice tbody tr:has(td:text-is("yes"))').count();
-  const bars = await chartData('#advice-chart');
-  check(bars.labels.length === Math.min(15, fitting) && bars.datasets.length === 2,
-        `the chart shows time and cost on the ${bars.labels.length} best of ${fitting} fitting types`);
-  check(pick.endsWith(bars.labels[0]), `the chart starts with the pick (${bars.labels[0]})`);
+  const costBars = await chartData('#advice-cost-chart');
+  const timeBars = await chartData('#advice-time-chart');
+  check(costBars.labels.length === Math.min(15, fitting) && costBars.datasets.length === 1 && timeBars.datasets.length === 1 &&
+        JSON.stringify(timeBars.labels) === JSON.stringify(costBars.labels),
+        `two charts show cost and time on the ${costBars.labels.length} best of ${fitting} fitting types`);
+  const scales = [await chartScales('#advice-cost-chart'), await chartScales('#advice-time-chart')];
+  check(scales.every((s) => s.sort().join() === 'x,y'), `each chart has one value scale (${scales.join('; ')})`);
+  check(pick.endsWith(costBars.labels[0]), `the chart starts with the pick (${costBars.labels[0]})`);
   check(/pays off after [\d,]+ hours of use/.test(await page.textContent('#buy-or-rent')), 'buy or rent is answered');
+  check(await inView('.recommendation'), 'the answer is scrolled into view, not left below the form');
   await shot('advisor');
+
+  // The form shows the fields that apply: a batch stays when the task changes, goes with the model.
+  await page.fill('#batch', '4');
+  await page.selectOption('#task', 'qlora');
+  check(await page.inputValue('#batch') === '4' && await page.isVisible('#tokens'), 'a new task keeps the batch');
+  await page.selectOption('#model', 'sd-1.5');
+  check(await page.inputValue('#batch') === '', 'a new model clears the batch typed for the old one');
+  check(await page.isVisible('#images') && await page.isVisible('#requests') && await page.isHidden('#tokens') &&
+        await page.isHidden('#seq'), 'a diffusion model asks for images or requests, not tokens or a sequence');
+  check(await page.inputValue('#task') === 'infer' && await page.isDisabled('#task option[value=lora]'),
+        'a diffusion model is not offered for training');
+  await page.fill('#images', '5000');
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('#advice-work:has-text("5,000 images")');
+  check((await page.textContent('#advice-work')).startsWith('sd-1.5, infer'), 'sd-1.5 is estimated for 5,000 images');
+  await page.selectOption('#model', 'llama-3-8b');
+  check(await page.isHidden('#images') && await page.isVisible('#tokens') && await page.inputValue('#tokens') === '',
+        'back on a language model: tokens, empty, and no images');
+  await page.screenshot({path: `${shots}/advisor-diffusion.png`});
 
   // A model the zoo lacks, by its Hugging Face config.json; a file that is not JSON is refused.
   await page.selectOption('#model', '');
@@ -156,6 +194,7 @@ try {
   const key = sshPublicKey('tester@console');
   await page.fill('#ssh-key', key);
   await page.fill('#idle-stop-after', '1d');  // never reached here; shown on the pod's page
+  await page.fill('#pod-name', 'console-demo');
   await shot('deploy');
   await page.click('form button[type=submit]');
   await page.waitForURL(/#\/pods\/pod_/);
@@ -163,6 +202,7 @@ try {
   const created = await apiGet('/v1/pods/' + podId, token);
   check(created.vcpu === 1 && created.memory_gb === 2, `the pod has the vCPU and RAM asked for (${created.vcpu}, ${created.memory_gb} GB)`);
   check(created.idle_stop_after_s === 86400, `the pod has the idle stop asked for (${created.idle_stop_after_s})`);
+  check(created.name === 'console-demo', `the pod has the name asked for (${created.name})`);
   const keys = (await apiGet('/v1/ssh-keys', token)).ssh_keys;
   check(keys.some((k) => k.public_key === key && k.name === 'tester@console'), 'the SSH key is kept for the pods');
   await page.waitForSelector('text=running, ready', {timeout: 120000});
@@ -180,6 +220,13 @@ try {
                              null, {timeout: 30000});
   check(true, 'the logs show the request the pod answered');
   await shot('pod');
+  // While it runs, usage counts what the balance already subtracts: the seconds since the last slice.
+  const usageNow = (await apiGet('/v1/billing/usage?by=pod', token)).usage;
+  const balanceNow = await apiGet('/v1/billing/balance', token);
+  const drift = 20e6 - usageNow.reduce((sum, r) => sum + r.total_micros, 0) - balanceNow.balance_micros;
+  check(usageNow.every((r) => 'unbilled_micros' in r) && drift >= 0 &&
+        drift <= balanceNow.spend_rate_per_hour_micros / 3600 * 2 + 10,
+        `usage and balance agree while the pod runs (${drift} micro-dollars apart)`);
 
   // No free GPU: two more RTX 4090 while one of the node's two runs; the pod waits and says why.
   await page.click('nav a[href="#/deploy"]');
@@ -196,6 +243,7 @@ try {
   await page.fill('#memory', '2');
   await page.click('form button[type=submit]');
   await page.waitForURL((address) => /#\/pods\/pod_/.test(address.hash) && !address.hash.endsWith(podId));
+  const pendingId = page.url().split('/').pop();
   await page.waitForSelector('.state-pending');
   await page.waitForSelector('dd:has-text("no node has 2 free RTX 4090")');
   check(true, 'with no free GPU the pod is pending and says why');
@@ -220,7 +268,13 @@ try {
   await shot('pod-stopped');
 
   await page.click('nav a[href="#/pods"]');
-  await page.waitForSelector(`table.pods >> text=${podId}`);
+  await page.waitForSelector(`table.pods a[href="#/pods/${podId}"]:text-is("console-demo")`);
+  check(await page.isHidden(`table.pods a[href="#/pods/${pendingId}"]`), 'terminated pods are hidden by default');
+  check(await page.isHidden('table.pods th:text-is("Owner")'), 'a renter sees no Owner column');
+  await page.check('#show-terminated');
+  await page.waitForSelector(`table.pods a[href="#/pods/${pendingId}"]`);
+  check(true, '"Show terminated pods" shows them');
+  await page.uncheck('#show-terminated');
   await shot('pods');
 
   // Billing: the pod's charge and the balance.
@@ -228,7 +282,15 @@ try {
   await page.waitForSelector('#balance');
   check(await page.isVisible(`table.usage >> text=${podId}`), 'the pod is in the usage per pod');
   const balance = await page.textContent('#balance');
-  check(/^\$19\.99\d*$/.test(balance), `the balance went down from $20.00 to ${balance}`);
+  const exact = Number((await page.getAttribute('#balance', 'title')).slice(1));
+  check(exact < 20 && exact > 19.9 && balance === '$' + exact.toFixed(2),
+        `the balance went down from $20.00 to $${exact}, shown in cents as ${balance} (exact on hover)`);
+  const cells = await page.locator('table.usage td.num').allTextContents();
+  check(cells.every((c) => /^\$\d+\.\d\d$|^\$0\.0\d*$|^(\d+[dhms])+$|^\d+\.\d h$/.test(c)),
+        `usage is in cents and GPU time readable, not ragged (${cells.slice(0, 5).join(', ')})`);
+  const runway = await page.evaluate(() => [...document.querySelectorAll('dl.detail dt')]
+    .find((dt) => dt.textContent === 'Runway').nextElementSibling.textContent);
+  check(!/\d{3,}d/.test(runway), `the runway reads as people say it (${runway})`);
   const spend = await chartData('#spend-chart');
   const today = new Date().toISOString().slice(0, 10);
   check(spend.labels.includes(today) && spend.datasets[0].data[spend.labels.indexOf(today)] > 0,
@@ -283,6 +345,12 @@ try {
   await page.setViewportSize({width: 1280, height: 900});
   await signIn(adminToken);
   await page.waitForSelector('table.gpus');
+  // The admin's pods list: everyone's pods, each with its owner.
+  await page.click('nav a[href="#/pods"]');
+  await page.waitForSelector(`table.pods a[href="#/pods/${podId}"]`);
+  check(await page.isVisible('table.pods th:text-is("Owner")') &&
+        (await page.textContent(`table.pods tr:has(a[href="#/pods/${podId}"])`)).includes('renter'),
+        "the admin's pods list names each pod's owner");
   await page.click('nav a[href="#/admin"]');
   await page.waitForSelector('table.nodes');
   check((await page.textContent('table.nodes')).includes('2x RTX 4090 (simulated)'), 'the node shows its simulated GPUs');

@@ -81,7 +81,8 @@ void Usage(Call& call) {
                                             {"gpu_seconds", row.gpu_seconds},
                                             {"gpu_micros", row.gpu.micros()},
                                             {"storage_micros", row.storage.micros()},
-                                            {"total_micros", (row.gpu + row.storage).micros()}};
+                                            {"total_micros", (row.gpu + row.storage).micros()},
+                                            {"unbilled_micros", row.unbilled.micros()}};
                       }),
                call.queue().submitted());
 }

@@ -53,6 +53,30 @@ void Models(Call& call) {
   call.Respond(JsonResponse(200, json::object{{"models", std::move(models)}}));
 }
 
+// The advice's reasons and notes say what to change in the workload's field names, not the CLI's.
+void FlagsToFieldNames(json::object& advice) {
+  const auto rename = [](json::value* text) {
+    if (text != nullptr && text->is_string()) {
+      *text = InWorkloadFieldNames(std::string(text->as_string()));
+    }
+  };
+  if (json::value* recommendation = advice.if_contains("recommendation");
+      recommendation != nullptr && recommendation->is_object()) {
+    rename(recommendation->as_object().if_contains("reason"));
+  }
+  if (json::value* estimates = advice.if_contains("estimates");
+      estimates != nullptr && estimates->is_array()) {
+    for (json::value& estimate : estimates->as_array()) {
+      if (!estimate.is_object()) continue;
+      rename(estimate.as_object().if_contains("reason"));
+      if (json::value* notes = estimate.as_object().if_contains("notes");
+          notes != nullptr && notes->is_array()) {
+        for (json::value& note : notes->as_array()) rename(&note);
+      }
+    }
+  }
+}
+
 void Advise(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
@@ -66,7 +90,10 @@ void Advise(Call& call) {
   // On every catalog type at this cloud's prices, free or not (see /v1/availability). The
   // estimates point into the catalog, so they become JSON while it lives.
   call.Respond(call.plane().PricedCatalog(call.principal), [&](const catalog::Catalog& priced) {
-    return advisor::AdviceToJson(advisor::Advise(*workload, priced, advisor::AdviseOptions()));
+    json::object advice =
+        advisor::AdviceToJson(advisor::Advise(*workload, priced, advisor::AdviseOptions()));
+    FlagsToFieldNames(advice);
+    return advice;
   });
 }
 

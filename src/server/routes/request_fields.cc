@@ -1,5 +1,6 @@
 #include "server/routes/request_fields.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <charconv>
 #include <cmath>
@@ -111,6 +112,15 @@ std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor:
   workload_fields.Number("tokens", &workload.work.tokens, {0, 1e18});
   workload_fields.Number("samples", &workload.work.samples, {0, 1e15});
   workload_fields.Int("epochs", &workload.work.epochs, {1, 100'000});
+  workload_fields.Number("requests", &workload.work.requests, {0, 1e15});
+  workload_fields.Number("images", &workload.work.images, {0, 1e15});
+  // As the CLI: an amount in two units would leave one of them silently unused.
+  const int given = (workload.work.tokens > 0) + (workload.work.samples > 0) +
+                    (workload.work.requests > 0) + (workload.work.images > 0);
+  if (given > 1 && (workload.work.requests > 0 || workload.work.images > 0)) {
+    workload_fields.Fail(
+        "give one amount of work: tokens, samples (with epochs), requests or images");
+  }
   Status status = workload_fields.Finish();
   auto parse = [&status](auto result, auto* out) {
     if (!status.ok()) return;
@@ -143,10 +153,24 @@ std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor:
     status = advisor::CompleteAndValidate(workload);
   }
   if (!status.ok()) {
-    fields.Fail("workload: " + status.message());
+    fields.Fail("workload: " + InWorkloadFieldNames(status.message()));
     return std::nullopt;
   }
   return workload;
+}
+
+std::string InWorkloadFieldNames(std::string text) {
+  static constexpr std::string_view kFields[] = {"tokens",    "samples", "epochs", "requests",
+                                                 "images",    "batch",   "seq",    "quant",
+                                                 "precision", "task",    "engine"};
+  for (size_t at = text.find("--"); at != std::string::npos; at = text.find("--", at + 1)) {
+    const size_t end = text.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", at + 2);
+    const std::string_view flag = std::string_view(text).substr(at + 2, end - (at + 2));
+    if (std::find(std::begin(kFields), std::end(kFields), flag) != std::end(kFields)) {
+      text.erase(at, 2);
+    }
+  }
+  return text;
 }
 
 }  // namespace suanli::server

@@ -37,7 +37,12 @@ void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli);
 void ReadDuration(JsonFields& fields, std::string_view key, int64_t* seconds);
 
 // "workload": a model from `zoo` or a Hugging Face config.json, and a task; completed and
-// validated. nullopt when absent or wrong (then `fields` says why).
+// validated. nullopt when absent or wrong (then `fields` says why, in the API's field names).
 std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo);
+
+// The advisor's text names the CLI's flags ("give --images or --requests"); an API client has
+// fields: this names the workload's fields instead ("give images or requests"). Flags the API has
+// no field for stay as they are.
+std::string InWorkloadFieldNames(std::string text);
 
 }  // namespace suanli::server
