@@ -399,8 +399,7 @@ class AgentImpl final : public Agent {
     have_desired_ = true;
   }
 
-  // --- Disk sizes (disk_quota.h)
-  // ------------------------------------------------------------------
+  // --- Disk sizes (disk_quota.h) -----------------------------------------------------------------
 
   // On a thread of its own: a walk of a large volume takes seconds, which must not hold up
   // reconciling or heartbeats.
@@ -670,8 +669,8 @@ class AgentImpl final : public Agent {
     Result<std::string> created = engine_->Create(spec);
     if (!created.ok()) {
       if (created.status().code() == core::StatusCode::kAlreadyExists) return;  // next pass sees it
-      // Its network was pruned (PruneNetworks, by an agent sharing this engine) between the two
-      // calls: the next pass makes it again.
+      // Its network was removed between the two calls (by another program sharing the engine):
+      // the next pass makes it again.
       if (created.status().code() == core::StatusCode::kFailedPrecondition &&
           !spec.network.empty() && created.status().message().starts_with("network ")) {
         return;
