@@ -44,6 +44,7 @@ namespace {
 namespace json = boost::json;
 using core::ParseTime;
 using core::TruncateToMillis;
+using testing::Acknowledged;
 using testing::ApiClient;
 using testing::ApiReply;
 using testing::Array;
@@ -82,18 +83,9 @@ json::array UntilStopped() {
   return json::array{"sh", "-c", "trap 'exit 0' TERM; sleep 100000 & wait"};
 }
 
-// What the load's clients were told had happened.
-struct Acknowledged {
-  std::mutex mutex;
-  std::vector<std::string> created;  // pods
-  std::set<std::string> stopped;     // pods
-  int64_t credited_micros = 0;       // acknowledged credits
-  int64_t attempted_micros = 0;      // credits sent, acknowledged or not
-  std::atomic<int> count{0};
-};
-
-// Creates queued pods and stops its own at random, until `stop` or the server is gone. `mine`
-// (the pods it may stop) lives across the rounds.
+// Creates queued pods and stops its own at random, until `stop` or the server is gone. Unlike the
+// kill -9 test's load (pods that never run), paced, so the agent's two GPUs can churn through them,
+// and `mine` (the pods it may stop) lives across the rounds.
 void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
                 const std::atomic<bool>& stop, Acknowledged& acked,
                 std::vector<std::string>& mine) {
@@ -124,26 +116,6 @@ void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
     }
     // Paced: a few dozen pods a round, which the agent's two GPUs then churn through.
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 40));
-  }
-}
-
-void RunCreditLoad(const std::string& url, const std::string& admin, const std::string& user_id,
-                   const std::atomic<bool>& stop, Acknowledged& acked) {
-  ApiClient api(url, std::chrono::seconds(10));
-  while (!stop) {
-    {
-      std::lock_guard lock(acked.mutex);
-      acked.attempted_micros += 7;
-    }
-    const ApiReply reply = api.Post("/v1/users/" + user_id + "/credits", admin,
-                                    R"({"amount_micros":7,"note":"load"})");
-    if (reply.status == 0) return;
-    if (reply.status == 200) {
-      std::lock_guard lock(acked.mutex);
-      acked.credited_micros += 7;
-      ++acked.count;
-    }
-    std::this_thread::sleep_for(10ms);
   }
 }
 
@@ -398,8 +370,8 @@ TEST_F(ChaosSoakTest, KillsPartitionAndEngineLossLoseNoWriteDuplicateNoContainer
       threads.emplace_back(RunPodLoad, server_->url(), renter_, random(), std::cref(stop),
                            std::ref(acked_), std::ref(mine[i]));
     }
-    threads.emplace_back(RunCreditLoad, server_->url(), admin_, renter_id_, std::cref(stop),
-                         std::ref(acked_));
+    threads.emplace_back(testing::RunCreditLoad, server_->url(), admin_, renter_id_,
+                         std::cref(stop), std::ref(acked_), 10ms);
     const auto deadline = Clock::now() + 20s;
     while (acked_.count < acked_before + 5 && Clock::now() < deadline) {
       std::this_thread::sleep_for(2ms);

@@ -9,16 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "testing/api_client.h"
 #include "testing/temp_dir.h"  // TempDir
 
 #ifndef SUANLI_BINARY
@@ -199,6 +203,39 @@ inline std::string ReadAdminToken(const std::filesystem::path& data_dir) {
   std::string token = ReadFile(data_dir / "admin-token");
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
   return token;
+}
+
+// What a load's clients were told had happened: the writes the server acknowledged, which must all
+// be there after any crash.
+struct Acknowledged {
+  std::mutex mutex;
+  std::vector<std::string> created;  // pods
+  std::set<std::string> stopped;     // pods
+  int64_t credited_micros = 0;       // acknowledged credits
+  int64_t attempted_micros = 0;      // credits sent, acknowledged or not
+  std::atomic<int> count{0};
+};
+
+// Credits the user 7 micro-dollars at a time, `pause` apart, until `stop` or the server is gone.
+inline void RunCreditLoad(const std::string& url, const std::string& admin,
+                          const std::string& user_id, const std::atomic<bool>& stop,
+                          Acknowledged& acked, std::chrono::milliseconds pause) {
+  ApiClient api(url, std::chrono::seconds(10));
+  while (!stop) {
+    {
+      std::lock_guard lock(acked.mutex);
+      acked.attempted_micros += 7;
+    }
+    const ApiReply reply = api.Post("/v1/users/" + user_id + "/credits", admin,
+                                    R"({"amount_micros":7,"note":"load"})");
+    if (reply.status == 0) return;
+    if (reply.status == 200) {
+      std::lock_guard lock(acked.mutex);
+      acked.credited_micros += 7;
+      ++acked.count;
+    }
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 }  // namespace suanli::testing
