@@ -78,20 +78,23 @@ echo "clang-tidy: ${#units[@]} files checked"
 
 # ASan + UBSan on everything but the serverless endpoints' two end-to-end scripts: their C++ runs
 # under ASan in the server's endpoint tests (in process), and the scripts' three minutes are mostly
-# containers scaling up and down; the release build runs them. That keeps CI inside its hour.
-run_tests asan -E '^(endpoints_end_to_end|endpoints_push_end_to_end)$' || overall=1
+# containers scaling up and down; the release build runs them. Nor the chaos soak (ChaosSoakTest):
+# its kills, partition and engine loss run the same server, agent and store code as the kill -9 and
+# agent fault process tests, which both sanitizers do run; what the soak adds is length and the mix,
+# two minutes a flavour that the release build covers. That keeps CI inside its hour.
+run_tests asan -E '^(endpoints_end_to_end|endpoints_push_end_to_end|ChaosSoakTest\..*)$' || overall=1
 
 # ThreadSanitizer, on what runs on several threads: the server (control plane, relay, HTTP), the
 # store's commit queue, the agent (its loops and pulls, against the real engine) and the end-to-end
 # tests, whose `suanli` processes run under TSan too (labels from cmake/suanli.cmake; net is the
-# HTTP server under both). Not the pure modules (one thread), nor three end-to-end scripts that add
-# minutes and no threads the others miss: the console's Chromium test, and the serverless
-# endpoints' two (their server side runs under TSan in the server label's endpoint tests, in
-# process, and the scripts' 3 minutes are mostly containers scaling up and down). A race fails its
-# test (halt_on_error); the report names both threads' stacks.
+# HTTP server under both). Not the pure modules (one thread), nor end-to-end tests that add minutes
+# and no threads the others miss: the chaos soak (above), the console's Chromium test, and the
+# serverless endpoints' two (their server side runs under TSan in the server label's endpoint
+# tests, in process, and the scripts' 3 minutes are mostly containers scaling up and down). A race
+# fails its test (halt_on_error); the report names both threads' stacks.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 run_tests tsan -L '^(server|store|agent|net|e2e)$' \
-  -E '^(console_end_to_end|endpoints_end_to_end|endpoints_push_end_to_end)$' || overall=1
+  -E '^(console_end_to_end|endpoints_end_to_end|endpoints_push_end_to_end|ChaosSoakTest\..*)$' || overall=1
 
 echo
 for failure in "${build_failures[@]}"; do

@@ -37,6 +37,7 @@ using testing::ApiClient;
 using testing::ApiReply;
 using testing::Array;
 using testing::ChildProcess;
+using testing::Partition;
 using testing::ReadAdminToken;
 using testing::ServerProcess;
 using testing::Str;
@@ -45,8 +46,6 @@ using namespace std::chrono_literals;
 
 using testing::EngineSocket;
 constexpr std::string_view kImage = testing::kTestImage;
-
-bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
 
 core::TimePoint TimeOf(const json::value& value, std::string_view key) {
   core::Result<core::TimePoint> time = ParseTime(Str(value, key));
@@ -518,43 +517,6 @@ TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {
   EXPECT_EQ(engine_->RemoveVolume(agent::VolumeName(pod)).code(), core::StatusCode::kNotFound)
       << "the agent of the node it last ran on deleted the volume";
 }
-
-// The agent in its own network namespace, joined to the server's by a veth pair whose host end is
-// taken down: the agent cannot reach the server, the containers (run by the engine in the host's
-// namespace) go on.
-class Partition {
- public:
-  Partition() {
-    const int id = static_cast<int>(getpid() % 200) + 20;
-    namespace_ = "suanli-t" + std::to_string(getpid());
-    host_link_ = "slh" + std::to_string(getpid() % 100000);
-    host_address_ = "10.213." + std::to_string(id) + ".1";
-    const std::string agent_address = "10.213." + std::to_string(id) + ".2";
-    const std::string agent_link = "sla" + std::to_string(getpid() % 100000);
-    const std::string in_namespace = "ip netns exec " + namespace_ + " ";
-    ok_ = Run("ip netns add " + namespace_) &&
-          Run("ip link add " + host_link_ + " type veth peer name " + agent_link) &&
-          Run("ip link set " + agent_link + " netns " + namespace_) &&
-          Run("ip addr add " + host_address_ + "/30 dev " + host_link_) &&
-          Run("ip link set " + host_link_ + " up") &&
-          Run(in_namespace + "ip addr add " + agent_address + "/30 dev " + agent_link) &&
-          Run(in_namespace + "ip link set " + agent_link + " up") &&
-          Run(in_namespace + "ip link set lo up");
-  }
-  ~Partition() {
-    (void)Run("ip link del " + host_link_ + " 2>/dev/null");
-    (void)Run("ip netns del " + namespace_ + " 2>/dev/null");
-  }
-  bool ok() const { return ok_; }
-  std::vector<std::string> prefix() const { return {"ip", "netns", "exec", namespace_}; }
-  const std::string& host_address() const { return host_address_; }
-  bool Cut() const { return Run("ip link set " + host_link_ + " down"); }
-  bool Heal() const { return Run("ip link set " + host_link_ + " up"); }
-
- private:
-  std::string namespace_, host_link_, host_address_;
-  bool ok_ = false;
-};
 
 TEST_F(AgentFaultTest, CutOffFromTheServerPodsRunOnAndTheirChangesArriveExactAfterwards) {
   Partition partition;

@@ -39,6 +39,7 @@ namespace json = boost::json;
 using core::FormatTime;
 using core::ParseTime;
 using core::TruncateToMillis;
+using testing::Acknowledged;
 using testing::ApiClient;
 using testing::ApiReply;
 using testing::Array;
@@ -301,16 +302,6 @@ TEST(ControlPlaneProcessTest, BillsTheWholeSecondsBetweenRunningAndStoppedToTheM
       << server.log_text();
 }
 
-// What the load's clients were told had happened.
-struct Acknowledged {
-  std::mutex mutex;
-  std::vector<std::string> created;  // pods
-  std::set<std::string> stopped;     // pods
-  int64_t credited_micros = 0;       // acknowledged credits
-  int64_t attempted_micros = 0;      // credits sent, acknowledged or not
-  std::atomic<int> count{0};
-};
-
 void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
                 const std::atomic<bool>& stop, Acknowledged& acked) {
   ApiClient api(url, std::chrono::seconds(10));
@@ -338,25 +329,6 @@ void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
         acked.stopped.insert(id);
         ++acked.count;
       }
-    }
-  }
-}
-
-void RunCreditLoad(const std::string& url, const std::string& admin, const std::string& user_id,
-                   const std::atomic<bool>& stop, Acknowledged& acked) {
-  ApiClient api(url, std::chrono::seconds(10));
-  while (!stop) {
-    {
-      std::lock_guard lock(acked.mutex);
-      acked.attempted_micros += 7;
-    }
-    const ApiReply reply = api.Post("/v1/users/" + user_id + "/credits", admin,
-                                    R"({"amount_micros":7,"note":"load"})");
-    if (reply.status == 0) return;
-    if (reply.status == 200) {
-      std::lock_guard lock(acked.mutex);
-      acked.credited_micros += 7;
-      ++acked.count;
     }
   }
 }
@@ -416,7 +388,8 @@ TEST_P(KillNineTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDon
     for (uint32_t i = 0; i < 4; ++i) {
       threads.emplace_back(RunPodLoad, url, token, random(), std::cref(stop), std::ref(acked));
     }
-    threads.emplace_back(RunCreditLoad, url, admin, user_id, std::cref(stop), std::ref(acked));
+    threads.emplace_back(testing::RunCreditLoad, url, admin, user_id, std::cref(stop),
+                         std::ref(acked), std::chrono::milliseconds(0));
     // Kill it once the load is well under way, at a moment that differs from round to round.
     const auto deadline = Clock::now() + std::chrono::seconds(20);
     while (acked.count < acked_before + kAcksBeforeKill && Clock::now() < deadline) {

@@ -9,15 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "testing/api_client.h"
 #include "testing/temp_dir.h"  // TempDir
 
 #ifndef SUANLI_BINARY
@@ -81,6 +86,10 @@ class ChildProcess {
     }
     return false;
   }
+
+  // From now on WaitForLog looks only at what the process writes next (a message it printed
+  // before, for an earlier fault, must not count for the next one).
+  void SkipLogSoFar() { start_offset_ = ReadFile(log_).size(); }
 
   void Signal(int signal) const {
     if (pid_ > 0) kill(pid_, signal);
@@ -150,10 +159,83 @@ class ServerProcess : public ChildProcess {
   int port_ = 0;
 };
 
+// `command` by the shell; true when it exits 0.
+inline bool RunCommand(const std::string& command) { return std::system(command.c_str()) == 0; }
+
+// The agent in its own network namespace, joined to the server's by a veth pair whose host end is
+// taken down: the agent cannot reach the server, the containers (run by the engine in the host's
+// namespace) go on.
+class Partition {
+ public:
+  Partition() {
+    const int id = static_cast<int>(getpid() % 200) + 20;
+    namespace_ = "suanli-t" + std::to_string(getpid());
+    host_link_ = "slh" + std::to_string(getpid() % 100000);
+    host_address_ = "10.213." + std::to_string(id) + ".1";
+    const std::string agent_address = "10.213." + std::to_string(id) + ".2";
+    const std::string agent_link = "sla" + std::to_string(getpid() % 100000);
+    const std::string in_namespace = "ip netns exec " + namespace_ + " ";
+    ok_ = RunCommand("ip netns add " + namespace_) &&
+          RunCommand("ip link add " + host_link_ + " type veth peer name " + agent_link) &&
+          RunCommand("ip link set " + agent_link + " netns " + namespace_) &&
+          RunCommand("ip addr add " + host_address_ + "/30 dev " + host_link_) &&
+          RunCommand("ip link set " + host_link_ + " up") &&
+          RunCommand(in_namespace + "ip addr add " + agent_address + "/30 dev " + agent_link) &&
+          RunCommand(in_namespace + "ip link set " + agent_link + " up") &&
+          RunCommand(in_namespace + "ip link set lo up");
+  }
+  ~Partition() {
+    (void)RunCommand("ip link del " + host_link_ + " 2>/dev/null");
+    (void)RunCommand("ip netns del " + namespace_ + " 2>/dev/null");
+  }
+  bool ok() const { return ok_; }
+  std::vector<std::string> prefix() const { return {"ip", "netns", "exec", namespace_}; }
+  const std::string& host_address() const { return host_address_; }
+  bool Cut() const { return RunCommand("ip link set " + host_link_ + " down"); }
+  bool Heal() const { return RunCommand("ip link set " + host_link_ + " up"); }
+
+ private:
+  std::string namespace_, host_link_, host_address_;
+  bool ok_ = false;
+};
+
 inline std::string ReadAdminToken(const std::filesystem::path& data_dir) {
   std::string token = ReadFile(data_dir / "admin-token");
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
   return token;
+}
+
+// What a load's clients were told had happened: the writes the server acknowledged, which must all
+// be there after any crash.
+struct Acknowledged {
+  std::mutex mutex;
+  std::vector<std::string> created;  // pods
+  std::set<std::string> stopped;     // pods
+  int64_t credited_micros = 0;       // acknowledged credits
+  int64_t attempted_micros = 0;      // credits sent, acknowledged or not
+  std::atomic<int> count{0};
+};
+
+// Credits the user 7 micro-dollars at a time, `pause` apart, until `stop` or the server is gone.
+inline void RunCreditLoad(const std::string& url, const std::string& admin,
+                          const std::string& user_id, const std::atomic<bool>& stop,
+                          Acknowledged& acked, std::chrono::milliseconds pause) {
+  ApiClient api(url, std::chrono::seconds(10));
+  while (!stop) {
+    {
+      std::lock_guard lock(acked.mutex);
+      acked.attempted_micros += 7;
+    }
+    const ApiReply reply = api.Post("/v1/users/" + user_id + "/credits", admin,
+                                    R"({"amount_micros":7,"note":"load"})");
+    if (reply.status == 0) return;
+    if (reply.status == 200) {
+      std::lock_guard lock(acked.mutex);
+      acked.credited_micros += 7;
+      ++acked.count;
+    }
+    std::this_thread::sleep_for(pause);
+  }
 }
 
 }  // namespace suanli::testing

@@ -39,6 +39,7 @@ namespace suanli {
 namespace {
 
 namespace json = boost::json;
+using testing::Acknowledged;
 using testing::ApiClient;
 using testing::ApiReply;
 using testing::Array;
@@ -59,16 +60,6 @@ core::TimePoint TimeOf(const json::value& value, std::string_view key) {
   EXPECT_TRUE(time.ok()) << key << " of " << json::serialize(value);
   return time.ok() ? *time : core::TimePoint{};
 }
-
-// What the load's clients were told had happened.
-struct Acknowledged {
-  std::mutex mutex;
-  std::vector<std::string> created;
-  std::set<std::string> stopped;
-  int64_t credited_micros = 0;
-  int64_t attempted_micros = 0;
-  std::atomic<int> count{0};
-};
 
 // Creates pods that wait (no node has the GPU type, so each is queued on purpose) and stops some,
 // through `urls` (several replicas: the client moves on from one that cannot be reached). A

@@ -58,11 +58,9 @@ std::string EngineMessage(const net::HttpResponse& response) {
   return text.empty() ? "HTTP status " + std::to_string(response.status) : text;
 }
 
-// NOT_FOUND for 404, INTERNAL otherwise; `what` says which call failed.
+// NOT_FOUND or INTERNAL (engine_json::EngineErrorStatus); `what` says which call failed.
 core::Status EngineError(const net::HttpResponse& response, std::string_view what) {
-  std::string message = std::string(what) + ": " + EngineMessage(response);
-  if (response.status == 404) return core::NotFoundError(std::move(message));
-  return core::InternalError(std::move(message));
+  return engine_json::EngineErrorStatus(response.status, EngineMessage(response), what);
 }
 
 std::string SinceParameter(core::TimePoint since) {

@@ -322,4 +322,14 @@ core::Result<ContainerInfo> ParseContainer(const json::object& root) {
   }
   return info;
 }
+
+core::Status EngineErrorStatus(int http_status, std::string_view message, std::string_view what) {
+  std::string text = std::string(what) + ": " + std::string(message);
+  if (http_status == 404 ||
+      (http_status == 500 && message.find("no such container") != std::string_view::npos)) {
+    return core::NotFoundError(std::move(text));
+  }
+  return core::InternalError(std::move(text));
+}
+
 }  // namespace suanli::agent::engine_json

@@ -25,6 +25,12 @@ bool BoolAt(const boost::json::object* object, std::string_view key);
 // `text` parsed, or nullopt when it is not JSON.
 std::optional<boost::json::value> ParseJson(std::string_view text);
 
+// The Status of an engine's error answer (HTTP `http_status`, its `message`); `what` names the
+// call. NOT_FOUND for a 404, and for a 500 that says "no such container": Podman answers that when
+// a container is removed between its listing and its inspection (another client's remove), and a
+// container that is gone is an answer, not a failure of the engine. INTERNAL otherwise.
+core::Status EngineErrorStatus(int http_status, std::string_view message, std::string_view what);
+
 // Names, ids and image references go into the URL path unescaped (as the docker CLI sends them),
 // so anything outside their alphabets ([A-Za-z0-9_.-], and / : @ when `image`) is refused before
 // it can change the request: INVALID_ARGUMENT, naming `what`.

@@ -765,6 +765,19 @@ TEST(LogDemuxerTest, ReportsTheEnginesErrorFrame) {
   EXPECT_EQ(demuxer.error(), "the engine reported: log driver failed");
 }
 
+// Found by the chaos soak: Podman answered a listed container's inspect with this 500 after another
+// client removed it, and the whole listing (the agent's resync) failed instead of leaving it out.
+TEST(EngineErrorTest, AContainerGoneBetweenListAndInspectIsNotFoundOnPodmanToo) {
+  const std::string podman = "container 093c3174b301 does not exist in database: no such container";
+  EXPECT_EQ(engine_json::EngineErrorStatus(500, podman, "inspecting").code(),
+            core::StatusCode::kNotFound);
+  EXPECT_EQ(engine_json::EngineErrorStatus(404, "No such container: x", "inspecting").code(),
+            core::StatusCode::kNotFound);
+  const core::Status other = engine_json::EngineErrorStatus(500, "io: disk full", "inspecting");
+  EXPECT_EQ(other.code(), core::StatusCode::kInternal);
+  EXPECT_EQ(other.message(), "inspecting: io: disk full");
+}
+
 TEST(ParseEngineTimeTest, ReadsDockerAndPodmanTimes) {
   EXPECT_EQ(ParseEngineTime("0001-01-01T00:00:00Z"), std::nullopt);
   EXPECT_EQ(ParseEngineTime(""), std::nullopt);

@@ -241,6 +241,28 @@ void ControlPlane::ChargePod(Change& change, core::Pod& pod, core::TimePoint to)
   change.Dirty(Collection::kPods, pod.id);
 }
 
+void ControlPlane::RefundGpuPast(Change& change, core::Pod& pod, core::TimePoint end) {
+  // The meter charges a running pod up to now every minute, its node silent or not (docs/api.md:
+  // an unreachable node's pods keep running and billing); when the agent reports later that the
+  // container stopped before that, the run is billed to its real end, as a refund of the
+  // difference of the same cumulative charge, so the whole run costs exactly its seconds. The
+  // refund's interval runs backwards (from > to): usage counts its seconds as taken off.
+  if (!pod.running_since || end >= pod.gpu_billed_to) return;
+  core::User& user = users_.at(pod.owner_id);
+  const Money amount =
+      billing::ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, end, pod.gpu_billed_to);
+  if (amount.micros() > 0) {
+    change.Append(core::LedgerEntry{0, user.id, pod.id, core::LedgerKind::kGpu, amount,
+                                    pod.gpu_billed_to, end, Now(),
+                                    "refund: stopped at " + FormatTime(end) + ", reported later"});
+    user.balance = user.balance + amount;
+    pod.cost = pod.cost - amount;
+  }
+  pod.gpu_billed_to = end;
+  change.Dirty(Collection::kUsers, user.id);
+  change.Dirty(Collection::kPods, pod.id);
+}
+
 void ControlPlane::Notify(Change& change, core::User& user, std::string notice) {
   user.notices.push_back(FormatTime(Now()) + " " + std::move(notice));
   if (user.notices.size() > kMaxNotices) user.notices.erase(user.notices.begin());

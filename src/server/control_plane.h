@@ -650,6 +650,8 @@ class ControlPlane {
   void SetState(Change& change, core::Pod& pod, core::PodState to, core::TimePoint at,
                 std::string reason) REQUIRES(mutex_);
   void ChargePod(Change& change, core::Pod& pod, core::TimePoint to) REQUIRES(mutex_);
+  // A run that ended at `end`, before the seconds the meter has already charged: gives those back.
+  void RefundGpuPast(Change& change, core::Pod& pod, core::TimePoint end) REQUIRES(mutex_);
   void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason)
       REQUIRES(mutex_);
   void TouchNode(Change& change, const std::string& node_id) REQUIRES(mutex_);

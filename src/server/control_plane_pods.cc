@@ -59,6 +59,7 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   pod.ready = false;  // a new state: the agent probes the ports again
   if (pod.state == PodState::kRunning && to != PodState::kRunning) {
     ChargePod(change, pod, at);
+    RefundGpuPast(change, pod, at);
     pod.running_since.reset();
   }
   if (to == PodState::kTerminated) ChargePod(change, pod, at);

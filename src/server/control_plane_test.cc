@@ -279,6 +279,46 @@ TEST_P(ControlPlaneTest, TheLedgerCanBeRecomputedFromTheTransitions) {
   }
 }
 
+// Found by the chaos soak: a pod on a node cut off for minutes was charged up to each minute's
+// tick, and its exit, reported after the link returned, did not take back the seconds after it:
+// twice the run's price for a 150 s run in a 300 s partition.
+TEST_P(ControlPlaneTest, AnExitReportedAfterTheMeterChargedPastItIsBilledToTheExitExactly) {
+  const Principal alice = NewUser("alice", "50");
+  const Principal node = NewNode("n1", 1);
+  Heartbeat(node, 1);
+  const core::Pod pod = CreatePod(alice);
+  clock_.Advance(std::chrono::milliseconds(1'300));
+  const core::TimePoint started = clock_.Now();
+  ASSERT_TRUE(Report(node, pod.id, 1, PodState::kRunning, started).ok());
+  for (int minute = 0; minute < 5; ++minute) {  // the node silent: the meter charges on
+    clock_.Advance(seconds(61));
+    Durable(plane_->Tick());
+  }
+  const Money price = Get(alice, pod.id).gpu_price_per_hour;
+  ASSERT_EQ(Money() - LedgerSum(alice, pod.id),
+            billing::ChargeBetween(price, started, started, clock_.Now()));
+  Heartbeat(node, 1);
+  const core::TimePoint exited = started + std::chrono::milliseconds(100'456);
+  ASSERT_TRUE(Report(node, pod.id, 2, PodState::kExited, exited).ok());
+
+  const Money expected = billing::ChargeBetween(price, started, started, exited);
+  EXPECT_EQ(Money() - LedgerSum(alice, pod.id), expected);
+  EXPECT_EQ(Get(alice, pod.id).cost, expected);
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.balance, Money::FromMicros(50'000'000) - expected);
+  const auto usage = plane_->Usage(alice, "", ControlPlane::UsageBy::kPod);
+  ASSERT_TRUE(usage.ok());
+  ASSERT_EQ(usage->size(), 1u);
+  EXPECT_EQ(usage->front().gpu, expected);
+  // Each entry's seconds are cut to whole ones on its own (the refund's toward zero): 100 s, give
+  // or take one.
+  EXPECT_GE(usage->front().gpu_seconds, 99);
+  EXPECT_LE(usage->front().gpu_seconds, 101);
+  // Nothing more once it is down, whatever the meter does next.
+  clock_.Advance(seconds(120));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Money() - LedgerSum(alice, pod.id), expected);
+}
+
 TEST_P(ControlPlaneTest, ARepeatedReportChangesNothing) {
   const Principal alice = NewUser("alice", "10");
   const Principal node = NewNode("n1", 1);
