@@ -237,7 +237,8 @@ TEST_F(ApplyCommandTest, GetShowsEachObjectOfTheFileAndWhetherItIsAsSpecified) {
   EXPECT_EQ(pod_lists, 1) << "one list per kind, not one per object";
 
   const Outcome as_json = Suanli(server, {"get", "-f", spec, "--json"});
-  const json::array& objects = json::parse(as_json.out).at("objects").as_array();
+  const json::value parsed = json::parse(as_json.out);  // kept: `objects` points into it
+  const json::array& objects = parsed.at("objects").as_array();
   ASSERT_EQ(objects.size(), 3u) << as_json.out;
   EXPECT_TRUE(objects[0].at("object").is_null());
   EXPECT_EQ(objects[1].at("object").at("id"), "pod_a");
