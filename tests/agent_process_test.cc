@@ -8,6 +8,7 @@
 // Needs root (network namespaces) and an engine: SUANLI_ENGINE_SOCKET, or one FindEngineSocket
 // finds (sudo bash scripts/engine.sh starts Podman's).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -378,6 +380,64 @@ TEST_F(AgentFaultTest, APodsContainerIsUnprivilegedLimitedAndSeesOnlyItsOwnVolum
   EXPECT_EQ(mask("CapBnd:"), expected) << status;
   EXPECT_EQ(mask("CapEff:"), expected) << status;
   EXPECT_NE(status.find("NoNewPrivs:\t1"), std::string::npos) << status;
+}
+
+// Issue 18: user-namespace remapping (--user-namespace remap). On Podman the pod is made through
+// its own API then (engine_json.cc); what the compatible one gave it must hold there too: the
+// hardening and limits, its owner's network, its port through the proxy, its volume.
+TEST_F(AgentFaultTest, ARemappedPodIsRootOnlyInsideAndKeepsItsHardeningPortAndVolume) {
+  if (engine_->Version().value().name.find("Podman") == std::string::npos) {
+    GTEST_SUCCEED() << "Docker remaps daemon-wide (EngineTest checks it is asked for)";
+    return;
+  }
+  agent_flags_ = {"--user-namespace", "remap"};
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const std::string pod = CreatePod(
+      {{"image", kImage},
+       {"volume_gb", 1},
+       {"command", json::array{"sh", "-c",
+                               "cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status; "
+                               "touch /workspace/mine && stat -c 'owner %u' /workspace/mine; "
+                               "mkdir -p /www && echo remapped > /www/index.html && "
+                               "exec httpd -f -p 8080 -h /www"}},
+       {"ports", json::array{"8080/http"}}});
+  WaitPod(pod, [](const json::value& shown) {
+    return Str(shown, "state") == "running" && shown.at("ready").as_bool();
+  });
+  const ApiReply proxied = api_->Get("/v1/pods/" + pod + "/proxy/8080/", renter_);
+  EXPECT_EQ(proxied.status, 200) << proxied.Describe();
+  EXPECT_EQ(proxied.text, "remapped\n");
+
+  const std::string logs = engine_->Logs(agent::ContainerName(pod), {}).value();
+  std::istringstream uid_map(logs);
+  int64_t inside = -1, outside = -1, count = -1;
+  uid_map >> inside >> outside >> count;
+  EXPECT_EQ(inside, 0) << logs;
+  EXPECT_EQ(outside, agent::kRemappedRootId) << logs;
+  EXPECT_EQ(count, agent::kRemappedIdCount) << logs;
+  EXPECT_NE(logs.find("NoNewPrivs:\t1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("owner 0"), std::string::npos) << "root in the pod owns its volume\n" << logs;
+
+  ApiClient engine(socket_);
+  const ApiReply inspect = engine.Get("/containers/" + agent::ContainerName(pod) + "/json");
+  ASSERT_EQ(inspect.status, 200) << inspect.Describe();
+  const json::object& host = inspect.json.at("HostConfig").as_object();
+  EXPECT_FALSE(host.at("Privileged").as_bool());
+  EXPECT_EQ(host.at("PidsLimit").to_number<int64_t>(), 4096);
+  EXPECT_EQ(host.at("Memory").to_number<int64_t>(), int64_t{1} << 30);
+  EXPECT_EQ(Str(host.at("PortBindings").at("8080/tcp").at(0), "HostIp"), "127.0.0.1");
+  const std::string owner = Str(api_->Get("/v1/users/me", renter_).json, "id");
+  EXPECT_TRUE(inspect.json.at("NetworkSettings")
+                  .at("Networks")
+                  .as_object()
+                  .contains(agent::OwnerNetworkName(owner)));
+  const core::Result<std::string> volume = engine_->VolumeDirectory(agent::VolumeName(pod));
+  ASSERT_TRUE(volume.ok()) << volume.status().ToString();
+  struct stat mine {};
+  ASSERT_EQ(::stat((*volume + "/mine").c_str(), &mine), 0);
+  EXPECT_EQ(mine.st_uid, agent::kRemappedRootId) << "the pod's root is nobody on the host";
 }
 
 // Issue 18's finding: from one renter's pod, another's container address and published ports

@@ -83,42 +83,6 @@ json::array UntilStopped() {
   return json::array{"sh", "-c", "trap 'exit 0' TERM; sleep 100000 & wait"};
 }
 
-// Creates queued pods and stops its own at random, until `stop` or the server is gone. Unlike the
-// kill -9 test's load (pods that never run), paced, so the agent's two GPUs can churn through them,
-// and `mine` (the pods it may stop) lives across the rounds.
-void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
-                const std::atomic<bool>& stop, Acknowledged& acked,
-                std::vector<std::string>& mine) {
-  ApiClient api(url, std::chrono::seconds(10));
-  std::mt19937 random(seed);
-  const std::string body = json::serialize(PodBody(UntilStopped(), /*queue=*/true));
-  while (!stop) {
-    if (mine.empty() || random() % 2 == 0) {
-      const ApiReply reply = api.Post("/v1/pods", token, body);
-      if (reply.status == 0) return;  // the server is gone
-      if (reply.status == 201) {
-        std::lock_guard lock(acked.mutex);
-        acked.created.push_back(Str(reply.json, "id"));
-        mine.push_back(acked.created.back());
-        ++acked.count;
-      }
-    } else {
-      const size_t index = random() % mine.size();
-      const std::string id = mine[index];
-      const ApiReply reply = api.Post("/v1/pods/" + id + "/stop", token);
-      if (reply.status == 0) return;
-      mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(index));
-      if (reply.status == 200) {
-        std::lock_guard lock(acked.mutex);
-        acked.stopped.insert(id);
-        ++acked.count;
-      }
-    }
-    // Paced: a few dozen pods a round, which the agent's two GPUs then churn through.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 40));
-  }
-}
-
 // Every container of one node, listed through the engine a few times a second for the whole test:
 // the pods that ever had two at once, and every container each pod ever had.
 class ContainerWatch {
@@ -356,6 +320,7 @@ TEST_F(ChaosSoakTest, KillsPartitionAndEngineLossLoseNoWriteDuplicateNoContainer
   // containers start and stop, and pods run, and are billed, through several kills.
   std::mt19937 random(20261206);
   std::vector<std::vector<std::string>> mine(2);
+  const std::string pod_body = json::serialize(PodBody(UntilStopped(), /*queue=*/true));
   for (int round = 0; round < kills; ++round) {
     SCOPED_TRACE("kill " + std::to_string(round + 1));
     std::atomic<bool> stop{false};
@@ -367,7 +332,10 @@ TEST_F(ChaosSoakTest, KillsPartitionAndEngineLossLoseNoWriteDuplicateNoContainer
     const int acked_before = acked_.count;
     std::vector<std::thread> threads;
     for (uint32_t i = 0; i < mine.size(); ++i) {
-      threads.emplace_back(RunPodLoad, server_->url(), renter_, random(), std::cref(stop),
+      // Unlike the kill -9 test's load (pods that never run), paced, so that the agent's two GPUs
+      // churn through a few dozen pods a round; and `mine` lives across the rounds.
+      const testing::PodLoad load{pod_body, random(), /*stop_one_in=*/2, 20ms, 40ms};
+      threads.emplace_back(testing::RunPodLoad, server_->url(), renter_, load, std::cref(stop),
                            std::ref(acked_), std::ref(mine[i]));
     }
     threads.emplace_back(testing::RunCreditLoad, server_->url(), admin_, renter_id_,

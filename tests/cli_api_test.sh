@@ -78,6 +78,8 @@ admin "debit" 0 "alice: balance \\\$12\.00" "" -- users credit alice 0.50 --debi
 admin "credit" 0 "alice: balance \\\$12\.50" "" -- users credit alice 0.50
 admin "user by name" 0 "Name: +alice" "" -- users get alice
 admin "no such user" 3 "" "no user with the ID or name 'nobody'" -- users get nobody
+admin "endpoint quota" 0 "Quota: +100 pods, 20 of them pending; 3 endpoints" "" -- users set-quota alice --endpoints 3
+admin "quota none given" 2 "" "give one or more of --pods N, --pending N and --endpoints N" -- users set-quota alice
 
 check "login" 0 "logged in to $url as alice \(user" "" -- login --url "$url" --token "$alice_token"
 mode=$(stat -c %a "$XDG_CONFIG_HOME/suanli/config.json")

@@ -302,37 +302,6 @@ TEST(ControlPlaneProcessTest, BillsTheWholeSecondsBetweenRunningAndStoppedToTheM
       << server.log_text();
 }
 
-void RunPodLoad(const std::string& url, const std::string& token, uint32_t seed,
-                const std::atomic<bool>& stop, Acknowledged& acked) {
-  ApiClient api(url, std::chrono::seconds(10));
-  std::mt19937 random(seed);
-  std::vector<std::string> mine;
-  while (!stop) {
-    if (mine.empty() || random() % 3 != 0) {
-      const ApiReply reply = api.Post(
-          "/v1/pods", token, R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"queue":true})");
-      if (reply.status == 0) return;  // the server is gone
-      if (reply.status == 201) {
-        std::lock_guard lock(acked.mutex);
-        acked.created.push_back(Str(reply.json, "id"));
-        mine.push_back(acked.created.back());
-        ++acked.count;
-      }
-    } else {
-      const size_t index = random() % mine.size();
-      const std::string id = mine[index];
-      const ApiReply reply = api.Post("/v1/pods/" + id + "/stop", token);
-      if (reply.status == 0) return;
-      mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(index));
-      if (reply.status == 200) {
-        std::lock_guard lock(acked.mutex);
-        acked.stopped.insert(id);
-        ++acked.count;
-      }
-    }
-  }
-}
-
 // On both stores: SQLite in the data folder, and a PostgreSQL database of its own.
 class KillNineTest : public ::testing::TestWithParam<std::string> {};
 
@@ -385,8 +354,12 @@ TEST_P(KillNineTest, KillNineMidLoadLosesNoAcknowledgedWriteAndLeavesNoneHalfDon
     const int acked_before = acked.count;
     std::vector<std::thread> threads;
     const std::string url = server->url();
-    for (uint32_t i = 0; i < 4; ++i) {
-      threads.emplace_back(RunPodLoad, url, token, random(), std::cref(stop), std::ref(acked));
+    std::vector<std::vector<std::string>> mine(4);  // each thread's pods, this round
+    for (std::vector<std::string>& its : mine) {
+      const testing::PodLoad load{
+          R"({"image":"busybox","gpu_type":"4090","volume_gb":0,"queue":true})", random()};
+      threads.emplace_back(testing::RunPodLoad, url, token, load, std::cref(stop), std::ref(acked),
+                           std::ref(its));
     }
     threads.emplace_back(testing::RunCreditLoad, url, admin, user_id, std::cref(stop),
                          std::ref(acked), std::chrono::milliseconds(0));

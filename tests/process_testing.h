@@ -16,6 +16,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -235,6 +236,50 @@ inline void RunCreditLoad(const std::string& url, const std::string& admin,
       ++acked.count;
     }
     std::this_thread::sleep_for(pause);
+  }
+}
+
+// Creates pods from `body` and stops its own at random (one request in `stop_one_in`), `pause` to
+// `pause + pause_spread` apart, until `stop` or the server is gone. `mine`: the pods it may stop,
+// kept across calls (a load that runs in rounds).
+struct PodLoad {
+  std::string body;  // the POST /v1/pods body
+  std::mt19937::result_type seed = 0;
+  uint32_t stop_one_in = 3;
+  std::chrono::milliseconds pause{0};
+  std::chrono::milliseconds pause_spread{0};
+};
+inline void RunPodLoad(const std::string& url, const std::string& token, const PodLoad& load,
+                       const std::atomic<bool>& stop, Acknowledged& acked,
+                       std::vector<std::string>& mine) {
+  ApiClient api(url, std::chrono::seconds(10));
+  std::mt19937 random(load.seed);
+  while (!stop) {
+    if (mine.empty() || random() % load.stop_one_in != 0) {
+      const ApiReply reply = api.Post("/v1/pods", token, load.body);
+      if (reply.status == 0) return;  // the server is gone
+      if (reply.status == 201) {
+        std::lock_guard lock(acked.mutex);
+        acked.created.push_back(Str(reply.json, "id"));
+        mine.push_back(acked.created.back());
+        ++acked.count;
+      }
+    } else {
+      const size_t index = random() % mine.size();
+      const std::string id = mine[index];
+      const ApiReply reply = api.Post("/v1/pods/" + id + "/stop", token);
+      if (reply.status == 0) return;
+      mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(index));
+      if (reply.status == 200) {
+        std::lock_guard lock(acked.mutex);
+        acked.stopped.insert(id);
+        ++acked.count;
+      }
+    }
+    if (load.pause_spread.count() > 0) {
+      std::this_thread::sleep_for(load.pause +
+                                  std::chrono::milliseconds(random() % load.pause_spread.count()));
+    }
   }
 }
 

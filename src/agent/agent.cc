@@ -649,10 +649,10 @@ class AgentImpl final : public Agent {
         host_ports.push_back(*host_port);
       }
     }
-    const ContainerSpec spec =
-        BuildContainerSpec(desired, host_ports,
-                           {node_id(), options_.publish_address, gpus_.gpus, gpu_access_,
-                            options_.pids_limit, options_.pod_network == "owner"});
+    const ContainerSpec spec = BuildContainerSpec(
+        desired, host_ports,
+        {node_id(), options_.publish_address, gpus_.gpus, gpu_access_, options_.pids_limit,
+         options_.pod_network == "owner", options_.user_namespace == "remap"});
     if (!spec.network.empty()) {
       if (Status made = engine_->CreateIsolatedNetwork(
               spec.network, {{std::string(kNetworkLabel), pod.owner_id}});

@@ -48,6 +48,11 @@ struct AgentOptions {
   // exhaust the host's PIDs for every other pod and the agent. 0: the engine's default (Podman
   // 2048, Docker none).
   int64_t pids_limit = kDefaultPidsLimit;
+  // "remap": each pod's root is an unprivileged host id (ContainerSpec::remap_user_namespace);
+  // "off": root in a pod is root on the host, held in by capabilities and no-new-privileges only.
+  // Off by default: files an existing volume holds belong to the host's root, which a remapped
+  // pod sees as nobody and cannot write (turn it on for a node before its pods make volumes).
+  std::string user_namespace = "off";
   // The address renters reach this host's pod ports at (SSH); empty: the server uses the address
   // the agent's requests come from, which is wrong behind NAT or a proxy.
   std::string public_address;

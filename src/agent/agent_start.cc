@@ -64,6 +64,12 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
         "(all on the engine's default network) (got '" +
         options.pod_network + "')");
   }
+  if (options.user_namespace != "off" && options.user_namespace != "remap") {
+    return core::InvalidArgumentError(
+        "--user-namespace must be off or remap (each pod's root an unprivileged id on the host) "
+        "(got '" +
+        options.user_namespace + "')");
+  }
   std::unique_ptr<Nvml> nvml;
   Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);
   if (!gpus.ok()) return gpus.status();

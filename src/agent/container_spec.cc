@@ -121,6 +121,7 @@ ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int>
   spec.nano_cpus = static_cast<int64_t>(pod.vcpu) * 1'000'000'000;
   spec.memory_bytes = static_cast<int64_t>(pod.memory_gb) << 30;
   spec.pids_limit = host.pids_limit;
+  spec.remap_user_namespace = host.remap_user_namespace;
   if (pod.volume_gb > 0 && !pod.volume_mount_path.empty()) {
     spec.volume_name = VolumeName(pod.id);
     spec.volume_mount_path = pod.volume_mount_path;

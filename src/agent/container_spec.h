@@ -40,6 +40,7 @@ struct ContainerHost {
   int64_t pids_limit = 0;                   // ContainerSpec::pids_limit
   // Each pod on its owner's network (OwnerNetworkName), or all on the engine's default one.
   bool owner_networks = true;
+  bool remap_user_namespace = false;  // ContainerSpec::remap_user_namespace
 };
 
 // The container for `desired`. `host_ports[i]` is the host port for `desired.pod.ports[i]`

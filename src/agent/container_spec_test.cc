@@ -63,6 +63,10 @@ TEST(ContainerSpecTest, NamesLabelsAndLimitsComeFromThePodAndTheHost) {
   EXPECT_EQ(spec.memory_bytes, int64_t{16} << 30);
   EXPECT_EQ(spec.pids_limit, 4096) << "the host's pids limit";
   EXPECT_TRUE(spec.command.empty()) << "no command: the image's own";
+  EXPECT_FALSE(spec.remap_user_namespace);
+  ContainerHost remapping = Host();
+  remapping.remap_user_namespace = true;
+  EXPECT_TRUE(BuildContainerSpec(Jupyter(), host_ports, remapping).remap_user_namespace);
 }
 
 TEST(ContainerSpecTest, EachOwnersPodsShareANetworkOfTheirOwnUnlessTheHostSaysNot) {

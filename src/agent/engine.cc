@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "agent/engine_json.h"
@@ -245,7 +246,7 @@ class DockerApiEngine final : public Engine {
   core::Result<std::string> Create(const ContainerSpec& spec) override {
     SUANLI_RETURN_IF_ERROR(CheckSpec(spec));
     bool libpod = false;
-    if (spec.gpu_access != GpuAccess::kNone) {
+    if (spec.gpu_access != GpuAccess::kNone || spec.remap_user_namespace) {
       core::Result<bool> podman = IsPodman();
       if (!podman.ok()) return podman.status();
       if (*podman && spec.gpu_access == GpuAccess::kDeviceRequests) {
@@ -254,7 +255,10 @@ class DockerApiEngine final : public Engine {
             "' would start without its GPUs); attach GPUs through CDI instead: generate the spec "
             "with `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`");
       }
-      libpod = *podman && spec.gpu_access == GpuAccess::kCdi;
+      if (!*podman && spec.remap_user_namespace) {
+        SUANLI_RETURN_IF_ERROR(CheckDockerRemapsUserNamespaces());
+      }
+      libpod = *podman && (spec.gpu_access == GpuAccess::kCdi || spec.remap_user_namespace);
     }
     core::Result<net::HttpResponse> response =
         libpod
@@ -317,11 +321,25 @@ class DockerApiEngine final : public Engine {
   core::Status Remove(std::string_view id_or_name) override {
     SUANLI_RETURN_IF_ERROR(CheckReference(id_or_name, "container id or name", /*image=*/false));
     // Without v=true: the pod's named volume outlives its container.
-    core::Result<net::HttpResponse> response = Call(
-        "DELETE", std::string(kApi) + "/containers/" + std::string(id_or_name) + "?force=true");
-    if (!response.ok()) return response.status();
-    if (response->status == 204 || response->status == 200) return core::Status::Ok();
-    return EngineError(*response, "removing container " + std::string(id_or_name));
+    const std::string path = std::string(kApi) + "/containers/" + std::string(id_or_name);
+    for (int attempt = 1;; ++attempt) {
+      core::Result<net::HttpResponse> response = Call("DELETE", path + "?force=true");
+      if (!response.ok()) return response.status();
+      if (response->status == 204 || response->status == 200) return core::Status::Ok();
+      // Podman 4.3 answers "unlinkat .../userdata/shm: device or resource busy" now and then for
+      // a container in a user namespace that has just exited: its own cleanup is unmounting the
+      // shm as the remove runs. The container is gone by then, or is on a second try.
+      constexpr int kBusyAttempts = 5;
+      if (attempt < kBusyAttempts &&
+          EngineMessage(*response).find("resource busy") != std::string::npos) {
+        if (InspectJson(id_or_name).status().code() == core::StatusCode::kNotFound) {
+          return core::Status::Ok();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+        continue;
+      }
+      return EngineError(*response, "removing container " + std::string(id_or_name));
+    }
   }
 
   core::Result<ContainerInfo> Inspect(std::string_view id_or_name) override {
@@ -688,6 +706,32 @@ class DockerApiEngine final : public Engine {
     core::MutexLock lock(mutex_);
     is_podman_ = podman;
     return podman;
+  }
+
+  // Docker maps user namespaces only for the whole daemon (dockerd --userns-remap), which its
+  // /info lists among SecurityOptions as "name=userns". Asked at each create (seconds apart at
+  // most), not once: a daemon restarted without the setting must not get unmapped pods.
+  core::Status CheckDockerRemapsUserNamespaces() {
+    core::Result<net::HttpResponse> response = Call("GET", std::string(kApi) + "/info");
+    if (!response.ok()) return response.status();
+    if (response->status != 200) return EngineError(*response, "asking the engine for its info");
+    std::optional<json::value> info = ParseJson(response->body);
+    const json::object* root = info && info->is_object() ? &info->get_object() : nullptr;
+    bool remaps = false;
+    if (const json::value* options = root ? root->if_contains("SecurityOptions") : nullptr;
+        options != nullptr && options->is_array()) {
+      for (const json::value& option : options->get_array()) {
+        remaps |= option.is_string() && option.get_string().starts_with("name=userns");
+      }
+    }
+    if (!remaps) {
+      return core::FailedPreconditionError(
+          "this agent remaps pods' user namespaces (--user-namespace remap), which Docker does "
+          "only "
+          "for the whole daemon: add \"userns-remap\": \"default\" to /etc/docker/daemon.json and "
+          "restart Docker, or run the agent with --user-namespace off");
+    }
+    return core::Status::Ok();
   }
 
   const std::string url_;

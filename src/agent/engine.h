@@ -40,6 +40,13 @@ struct PublishedPort {
 // request, which a Docker without CDI refuses rather than ignores.
 enum class GpuAccess { kNone, kDeviceRequests, kCdi };
 
+// The host uid and gid a remapped container's root becomes (ContainerSpec::remap_user_namespace),
+// and how many ids follow it. One fixed range on every node, so that a volume's files keep their
+// owners when it moves between nodes; far above the ids of people and of /etc/subuid's usual
+// ranges (100000 up).
+inline constexpr int64_t kRemappedRootId = 1'000'000'000;
+inline constexpr int64_t kRemappedIdCount = 65'536;
+
 struct ContainerSpec {
   std::string name;  // "suanli-pod_abc123"; the engine refuses a second container with it
   std::string image;
@@ -64,6 +71,10 @@ struct ContainerSpec {
   std::vector<Volume> more_volumes;
   GpuAccess gpu_access = GpuAccess::kNone;
   std::vector<std::string> gpu_ids;  // NVML UUIDs or indices, only the pod's
+  // Run in a user namespace whose root is host id kRemappedRootId (65536 ids from it), so that a
+  // process breaking out of the container is nobody on the host. Podman maps it per container;
+  // Docker only daemon-wide (userns-remap), which Create then requires.
+  bool remap_user_namespace = false;
   // Hardening is not optional: never privileged, no-new-privileges, capabilities limited to what a
   // dev container needs (see engine.cc for the list and why).
 };

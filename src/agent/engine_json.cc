@@ -222,8 +222,9 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
 // Podman's own create body, for CDI devices: its Docker-compatible API (4.3 here, 5.1 per
 // containers/podman#23560) ignores DeviceRequests, and turns HostConfig.Devices into
 // "NAME:PATH:PERMS", which it then looks up as one CDI name ("nvidia.com/gpu=0::rwm") or stats as
-// a path. Only the libpod API's {"devices": [{"path": "nvidia.com/gpu=0"}]} attaches them. Same
-// hardening and limits as CompatCreateBody.
+// a path. Only the libpod API's {"devices": [{"path": "nvidia.com/gpu=0"}]} attaches them. Nor
+// does that API take a user namespace's id mappings. Same hardening and limits as
+// CompatCreateBody.
 std::string LibpodCreateBody(const ContainerSpec& spec) {
   json::object body;
   body["name"] = spec.name;
@@ -276,6 +277,13 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
   for (const std::string& id : spec.gpu_ids)
     devices.emplace_back(json::object{{"path", CdiName(id)}});
   body["devices"] = std::move(devices);
+  if (spec.remap_user_namespace) {
+    // Podman chowns a new named volume to the mapped root on its first mount.
+    const json::array ids{json::object{
+        {"container_id", 0}, {"host_id", kRemappedRootId}, {"size", kRemappedIdCount}}};
+    body["userns"] = json::object{{"nsmode", "private"}};
+    body["idmappings"] = json::object{{"UIDMap", ids}, {"GIDMap", ids}};
+  }
   return json::serialize(body);
 }
 

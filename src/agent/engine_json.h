@@ -39,9 +39,11 @@ core::Status CheckReference(std::string_view text, std::string_view what, bool i
 // volume or limit, or GPU ids that do not match its gpu_access.
 core::Status CheckSpec(const ContainerSpec& spec);
 
-// The Docker Engine API's create body (Docker, and Podman without GPUs). REQUIRES: CheckSpec(spec).
+// The Docker Engine API's create body (Docker, and Podman without GPUs or remapping); a remapped
+// user namespace is the Docker daemon's (userns-remap), not the body's. REQUIRES: CheckSpec(spec).
 std::string CompatCreateBody(const ContainerSpec& spec);
-// Podman's own create body, for CDI devices, with the same hardening and limits.
+// Podman's own create body, for CDI devices and remapped user namespaces, with the same hardening
+// and limits.
 // REQUIRES: CheckSpec(spec).
 std::string LibpodCreateBody(const ContainerSpec& spec);
 

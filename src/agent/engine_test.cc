@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "agent/engine_json.h"
@@ -625,6 +626,50 @@ TEST_F(EngineTest, WritableLayerBytesCountsWhatTheContainerWroteOutsideItsVolume
             core::StatusCode::kNotFound);
 }
 
+// The pod's root is root inside (it owns what it makes) and kRemappedRootId outside, on the
+// volume's files too; Docker remaps only daemon-wide, so there a create needs its userns-remap.
+TEST_F(EngineTest, ARemappedPodsRootIsAnUnprivilegedHostIdThatOwnsItsVolume) {
+  ContainerSpec spec = Spec("remap", {"sh", "-c",
+                                      "cat /proc/self/uid_map && touch /workspace/made && "
+                                      "stat -c '%u' /workspace/made"});
+  spec.volume_name = Unique("remap-volume");
+  spec.volume_mount_path = "/workspace";
+  volumes_.push_back(spec.volume_name);
+  spec.remap_user_namespace = true;
+  if (engine_->Version().value().name.find("Podman") == std::string::npos) {
+    const core::Result<std::string> id = engine_->Create(spec);
+    if (!id.ok()) {
+      EXPECT_EQ(id.status().code(), core::StatusCode::kFailedPrecondition);
+      EXPECT_NE(id.status().message().find("userns-remap"), std::string::npos);
+    }
+    return;
+  }
+  const std::string id = CreateAndStart(spec);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(WaitExited(id).exit_code, 0);
+  std::istringstream logs(engine_->Logs(id, {}).value());
+  int64_t inside = -1, outside = -1, count = -1, owner_inside = -1;
+  logs >> inside >> outside >> count >> owner_inside;
+  EXPECT_EQ(inside, 0);
+  EXPECT_EQ(outside, kRemappedRootId);
+  EXPECT_EQ(count, kRemappedIdCount);
+  EXPECT_EQ(owner_inside, 0) << "root in the pod owns its volume";
+  const core::Result<std::string> directory = engine_->VolumeDirectory(spec.volume_name);
+  ASSERT_TRUE(directory.ok()) << directory.status().ToString();
+  struct stat made {};
+  ASSERT_EQ(::stat((*directory + "/made").c_str(), &made), 0) << *directory;
+  EXPECT_EQ(made.st_uid, kRemappedRootId);
+  EXPECT_EQ(made.st_gid, kRemappedRootId);
+
+  // Recreated (a restart on another agent, a move), the same mapping: its files stay its own.
+  ContainerSpec again = Spec("remap-again", {"sh", "-c", "touch /workspace/made && echo ok"});
+  again.volume_name = spec.volume_name;
+  again.volume_mount_path = "/workspace";
+  again.remap_user_namespace = true;
+  const std::string second = CreateAndStart(again);
+  EXPECT_EQ(WaitExited(second).exit_code, 0) << engine_->Logs(second, {}).value();
+}
+
 TEST(EngineSpecTest, AVolumeMountPathThatIsNotCleanNeverReachesTheEngine) {
   ContainerSpec spec;
   spec.name = "suanli-pod_x";
@@ -663,6 +708,22 @@ TEST(EngineSpecTest, BothCreateBodiesCarryThePidsLimitNoNewPrivilegesAndTheNetwo
   spec.network = "net;rm -rf";
   EXPECT_EQ(engine_json::CheckSpec(spec).code(), core::StatusCode::kInvalidArgument);
   spec.network.clear();
+  EXPECT_FALSE(libpod.contains("userns")) << "not remapped unless asked";
+  spec.remap_user_namespace = true;
+  const json::object remapped = json::parse(engine_json::LibpodCreateBody(spec)).as_object();
+  EXPECT_EQ(remapped.at("userns").at("nsmode"), "private");
+  for (std::string_view map : {"UIDMap", "GIDMap"}) {
+    const json::object& ids = remapped.at("idmappings").at(map).at(0).as_object();
+    EXPECT_EQ(ids.at("container_id").to_number<int64_t>(), 0);
+    EXPECT_EQ(ids.at("host_id").to_number<int64_t>(), kRemappedRootId);
+    EXPECT_EQ(ids.at("size").to_number<int64_t>(), kRemappedIdCount);
+  }
+  EXPECT_FALSE(json::parse(engine_json::CompatCreateBody(spec))
+                   .at("HostConfig")
+                   .as_object()
+                   .contains("UsernsMode"))
+      << "Docker's mapping is its daemon's";
+  spec.remap_user_namespace = false;
   spec.pids_limit = 0;  // the engine's default: nothing sent
   EXPECT_FALSE(json::parse(engine_json::CompatCreateBody(spec))
                    .at("HostConfig")

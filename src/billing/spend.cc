@@ -1,5 +1,7 @@
 #include "billing/spend.h"
 
+#include <algorithm>
+
 #include "billing/meter.h"
 #include "core/pod_state.h"
 
@@ -18,23 +20,34 @@ Money StoragePerHour(Money per_gb_month, int64_t gigabytes) {
   return Money::FromMicros((per_month + kHoursPerMonth - 1) / kHoursPerMonth);
 }
 
-Money Unbilled(const core::Pod& pod, core::TimePoint now) {
-  Money owed;
-  if (pod.running_since && now > pod.gpu_billed_to) {
-    owed = owed + ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, pod.gpu_billed_to, now);
+PodAccrual AccruedSince(const core::Pod& pod, core::TimePoint gpu_from,
+                        core::TimePoint storage_from, core::TimePoint now) {
+  PodAccrual accrued;
+  if (pod.running_since && now > std::max(gpu_from, *pod.running_since)) {
+    accrued.gpu_from = std::max(gpu_from, *pod.running_since);
+    accrued.gpu = ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, *accrued.gpu_from, now);
   }
   if (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated &&
-      now > pod.storage_billed_to) {
-    owed = owed + StorageChargeBetween(pod.storage_price_per_gb_month, pod.volume_gb,
-                                       pod.created_at, pod.storage_billed_to, now);
+      now > std::max(storage_from, pod.created_at)) {
+    accrued.storage_from = std::max(storage_from, pod.created_at);
+    accrued.storage = StorageChargeBetween(pod.storage_price_per_gb_month, pod.volume_gb,
+                                           pod.created_at, *accrued.storage_from, now);
   }
-  return owed;
+  return accrued;
 }
 
-Money UnbilledStorage(const core::Volume& volume, core::TimePoint now) {
-  if (now <= volume.storage_billed_to) return Money();
+Money Unbilled(const core::Pod& pod, core::TimePoint now) {
+  const PodAccrual accrued = AccruedSince(pod, pod.gpu_billed_to, pod.storage_billed_to, now);
+  return accrued.gpu + accrued.storage;
+}
+
+Money UnbilledStorage(const core::Volume& volume, core::TimePoint now,
+                      std::optional<core::TimePoint> from) {
+  const core::TimePoint start =
+      std::max(from.value_or(volume.storage_billed_to), volume.created_at);
+  if (now <= start) return Money();
   return StorageChargeBetween(volume.storage_price_per_gb_month, volume.size_gb, volume.created_at,
-                              volume.storage_billed_to, now);
+                              start, now);
 }
 
 core::Status CheckCanAfford(Money balance, Money rate_after, Money spend_cap_per_hour,

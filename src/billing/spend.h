@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -29,9 +30,24 @@ core::Money GpuRate(core::Money per_gpu_hour, int gpu_count, int gpu_milli = cor
 // What `pod` has accrued since its last charge, at `now`, at the prices recorded on the pod.
 core::Money Unbilled(const core::Pod& pod, core::TimePoint now);
 
-// What `volume` (a volume of its own, core::Volume) has accrued since its last charge, at `now`:
-// storage from its creation on, at the price recorded on it.
-core::Money UnbilledStorage(const core::Volume& volume, core::TimePoint now);
+// What `pod` accrues from `gpu_from` and `storage_from` to `now`, part by part: its GPUs while it
+// runs (from its start at the earliest), its volume once it has run and until it is terminated
+// (from its creation at the earliest). Unbilled starts each at the pod's billed_to; a caller
+// whose ledger read ends before that (a slice being committed) starts there, so that the slice
+// counts once.
+struct PodAccrual {
+  core::Money gpu;
+  std::optional<core::TimePoint> gpu_from;  // where the GPU part starts; unset: none accrues
+  core::Money storage;
+  std::optional<core::TimePoint> storage_from;
+};
+PodAccrual AccruedSince(const core::Pod& pod, core::TimePoint gpu_from,
+                        core::TimePoint storage_from, core::TimePoint now);
+
+// What `volume` (a volume of its own, core::Volume) has accrued since `from` (its last charge when
+// unset), at `now`: storage from its creation on, at the price recorded on it.
+core::Money UnbilledStorage(const core::Volume& volume, core::TimePoint now,
+                            std::optional<core::TimePoint> from = std::nullopt);
 
 // OK, or RESOURCE_EXHAUSTED saying why: `balance` must cover `minimum_runway` of `rate_after`
 // (everything the user would pay per hour), and `rate_after` must be within `spend_cap_per_hour`

@@ -98,6 +98,20 @@ TEST(SpendTest, UnbilledIsWhatAccruedSinceTheLastChargeAtThePodsOwnPrices) {
                 StorageChargeBetween(kTenCentsPerGbMonth, 30, start, start, now));
   pod.gpu_billed_to = pod.storage_billed_to = now;
   EXPECT_EQ(Unbilled(pod, now).micros(), 0) << "nothing is owed twice";
+
+  // From an earlier point (a ledger read that ends before the last charge): that part again, each
+  // from its own start at the earliest; none of either when the pod accrues none.
+  const PodAccrual since = AccruedSince(pod, start + seconds(30), start - seconds(50), now);
+  ASSERT_TRUE(since.gpu_from && since.storage_from);
+  EXPECT_EQ(*since.gpu_from, start + seconds(30));
+  EXPECT_EQ(since.gpu, ChargeBetween(k4090PerHour, start, start + seconds(30), now));
+  EXPECT_EQ(*since.storage_from, start) << "not before its creation";
+  EXPECT_EQ(since.storage, StorageChargeBetween(kTenCentsPerGbMonth, 30, start, start, now));
+  pod.state = PodState::kTerminated;
+  pod.running_since.reset();
+  const PodAccrual none = AccruedSince(pod, start, start, now);
+  EXPECT_FALSE(none.gpu_from || none.storage_from);
+  EXPECT_EQ((none.gpu + none.storage).micros(), 0);
 }
 
 TEST(SpendTest, AffordingNeedsTheRunwayAndRespectsTheCap) {

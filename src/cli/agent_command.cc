@@ -33,6 +33,12 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
                   "owners' pods; engine: all on the engine's default network")
       ->capture_default_str();
   command
+      .add_option("--user-namespace", options.user_namespace,
+                  "remap: each pod's root is an unprivileged id on the host (Podman per pod; "
+                  "Docker needs its daemon's userns-remap); off: root in a pod is root on the "
+                  "host. Turn it on before the node's pods make volumes")
+      ->capture_default_str();
+  command
       .add_option("--pids-limit", options.pids_limit,
                   "Most processes and threads one pod's container may hold (0: the engine's "
                   "default, none on Docker)")

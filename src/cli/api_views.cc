@@ -681,9 +681,12 @@ std::string UserDetail(const boost::json::value& user) {
   }
   detail.Add("Created", TimeText(JsonText(user, "created_at")) + " UTC");
   if (JsonField(user, "max_pods") != nullptr) {
-    detail.Add("Quota", std::to_string(JsonInteger(user, "max_pods")) + " pods, " +
-                            std::to_string(JsonInteger(user, "max_pending_pods")) +
-                            " of them pending");
+    std::string quota = std::to_string(JsonInteger(user, "max_pods")) + " pods, " +
+                        std::to_string(JsonInteger(user, "max_pending_pods")) + " of them pending";
+    if (JsonField(user, "max_endpoints") != nullptr) {
+      quota += "; " + std::to_string(JsonInteger(user, "max_endpoints")) + " endpoints";
+    }
+    detail.Add("Quota", quota);
   }
   std::string out = detail.Render();
   for (const boost::json::value& notice : JsonArray(user, "notices")) {

@@ -127,11 +127,15 @@ TEST(ApiViewsTest, AvailabilityCountsFreeGpusAndExplainsStrandedOnes) {
 TEST(ApiViewsTest, UserDetailShowsTheQuotasInForce) {
   const boost::json::value user = boost::json::parse(R"({"id":"usr_1","name":"alice",
     "role":"user","balance_micros":1000000,"spend_cap_per_hour_micros":0,
-    "created_at":"2026-12-02T14:46:25.123Z","notices":[],"max_pods":100,"max_pending_pods":20})");
+    "created_at":"2026-12-02T14:46:25.123Z","notices":[],"max_pods":100,"max_pending_pods":20,"max_endpoints":5})");
   const std::string detail = UserDetail(user);
   const size_t quota = detail.find("Quota:");
   ASSERT_NE(quota, std::string::npos) << detail;
-  EXPECT_NE(detail.find("100 pods, 20 of them pending\n", quota), std::string::npos) << detail;
+  EXPECT_NE(detail.find("100 pods, 20 of them pending; 5 endpoints\n", quota), std::string::npos)
+      << detail;
+  boost::json::value older = user;  // a server from before endpoint quotas
+  older.as_object().erase("max_endpoints");
+  EXPECT_NE(UserDetail(older).find("100 pods, 20 of them pending\n"), std::string::npos);
 }
 
 TEST(ApiViewsTest, PullBarFillsWithTheBytesAndSaysWhenTheTotalIsUnknown) {

@@ -21,6 +21,7 @@ struct UsersFlags {
   bool debit = false;
   std::optional<int> max_pods;
   std::optional<int> max_pending;
+  std::optional<int> max_endpoints;
   std::string budget_action = "notify";
 };
 
@@ -110,12 +111,14 @@ core::Status RunSetBudget(const UsersFlags& flags, CommandContext& context) {
 }
 
 core::Status RunSetQuota(const UsersFlags& flags, CommandContext& context) {
-  if (!flags.max_pods && !flags.max_pending) {
-    return core::InvalidArgumentError("give --pods N, --pending N or both (0: the default)");
+  if (!flags.max_pods && !flags.max_pending && !flags.max_endpoints) {
+    return core::InvalidArgumentError(
+        "give one or more of --pods N, --pending N and --endpoints N (0: the default)");
   }
   boost::json::object body;
   if (flags.max_pods) body["max_pods"] = *flags.max_pods;
   if (flags.max_pending) body["max_pending_pods"] = *flags.max_pending;
+  if (flags.max_endpoints) body["max_endpoints"] = *flags.max_endpoints;
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
   return PrintResult(context, flags.json, (*api)->Put(IdTarget("users", flags.id, "/quota"), body),
@@ -160,14 +163,17 @@ CommandRun DefineUsersCommand(CLI::App& command) {
                   "Take the amount off the balance instead (a correction or a refund)");
   AddJsonFlag(credit, flags->json);
 
-  CLI::App& quota =
-      group.Add("set-quota", "Set how many pods, and pending pods, a user may have (admin)",
-                [flags](CommandContext& context) { return RunSetQuota(*flags, context); });
+  CLI::App& quota = group.Add(
+      "set-quota", "Set how many pods, pending pods and endpoints a user may have (admin)",
+      [flags](CommandContext& context) { return RunSetQuota(*flags, context); });
   quota.add_option("id", flags->id, "User ID or name")->required();
   quota.add_option("--pods", flags->max_pods, "Pods not terminated (0: the default, 100)")
       ->check(CLI::Range(0, 1'000'000'000));
   quota.add_option("--pending", flags->max_pending, "Pods waiting for a GPU (0: the default, 20)")
       ->check(CLI::Range(0, 1'000'000'000));
+  quota
+      .add_option("--endpoints", flags->max_endpoints, "Serverless endpoints (0: the default, 50)")
+      ->check(CLI::Range(0, 1'000'000));
   AddJsonFlag(quota, flags->json);
 
   CLI::App& cap =

@@ -38,6 +38,7 @@ struct User {
   // user carry the limits in force.
   int max_pods = 0;          // pods not terminated
   int max_pending_pods = 0;  // pods waiting for a GPU
+  int max_endpoints = 0;     // serverless endpoints
   // A monthly budget (UTC calendar month; 0: none): a warning at 80 %, and at 100 % the action
   // its owner chose. The months ("2026-12") in which each was done, so a restart does neither
   // twice.

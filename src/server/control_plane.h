@@ -74,10 +74,11 @@ struct ControlPlaneOptions {
   core::Money storage_per_gb_month = core::Money::FromMicros(100'000);  // $0.10
   core::Duration join_token_lifetime = std::chrono::hours(24);
   int long_poll_limit_s = 60;
-  // Per-user quotas unless an admin sets others (SetQuota): pods not terminated, and pods waiting
-  // for a GPU (one user once queued ~8,800 pending pods in a minute).
+  // Per-user quotas unless an admin sets others (SetQuota): pods not terminated, pods waiting for
+  // a GPU (one user once queued ~8,800 pending pods in a minute), and serverless endpoints.
   int default_max_pods = 100;
   int default_max_pending_pods = 20;
+  int default_max_endpoints = 50;
   // The server's base URL as a serverless worker's container reaches it (its job and result URLs).
   std::string worker_url = "http://host.containers.internal:7070";
   // Retention: events and audit entries older than these are deleted (checked hourly).
@@ -91,6 +92,7 @@ struct ControlPlaneOptions {
 struct QuotaChange {
   std::optional<int> max_pods;
   std::optional<int> max_pending_pods;
+  std::optional<int> max_endpoints;
 };
 
 // A named volume as a pod asks for it: by the volume's id or name, where, and whether read-only.

@@ -135,6 +135,7 @@ Result<Written<core::User>> ControlPlane::SetSpendCap(const Principal& caller, M
 core::User ControlPlane::Shown(core::User user) const {
   if (user.max_pods == 0) user.max_pods = options_.default_max_pods;
   if (user.max_pending_pods == 0) user.max_pending_pods = options_.default_max_pending_pods;
+  if (user.max_endpoints == 0) user.max_endpoints = options_.default_max_endpoints;
   return user;
 }
 
@@ -168,8 +169,10 @@ Status ControlPlane::CheckQuota(const core::User& user, bool new_pod) const {
 Result<Written<core::User>> ControlPlane::SetQuota(const Principal& caller,
                                                    std::string_view user_id, QuotaChange quota) {
   SUANLI_RETURN_IF_ERROR(AdminOnly(caller));
-  if (quota.max_pods.value_or(0) < 0 || quota.max_pending_pods.value_or(0) < 0) {
-    return core::InvalidArgumentError("a quota is a number of pods, or 0 for the default");
+  if (quota.max_pods.value_or(0) < 0 || quota.max_pending_pods.value_or(0) < 0 ||
+      quota.max_endpoints.value_or(0) < 0) {
+    return core::InvalidArgumentError(
+        "a quota is a number of pods or endpoints, or 0 for the default");
   }
   Locked locked(*this);
   const auto it = users_.find(UserIdFor(user_id));
@@ -180,6 +183,7 @@ Result<Written<core::User>> ControlPlane::SetQuota(const Principal& caller,
   core::User& user = it->second;
   if (quota.max_pods) user.max_pods = *quota.max_pods;
   if (quota.max_pending_pods) user.max_pending_pods = *quota.max_pending_pods;
+  if (quota.max_endpoints) user.max_endpoints = *quota.max_endpoints;
   Change change(*this);
   change.Dirty(Collection::kUsers, user.id);
   return Written<core::User>{Shown(user), change.Commit()};

@@ -73,11 +73,9 @@ Result<std::vector<UsageRow>> ControlPlane::Usage(const Principal& caller, std::
   // The meter's memory may be a commit ahead of the ledger read: the unbilled part starts where
   // that read ends, not at billed_to, so a slice being committed is counted once, not lost.
   const auto unbilled_from = [](const std::map<std::string, core::TimePoint>& ledger_to,
-                                const std::string& id, core::TimePoint billed_to,
-                                core::TimePoint floor) {
+                                const std::string& id, core::TimePoint billed_to) {
     const auto it = ledger_to.find(id);
-    return it != ledger_to.end() && it->second < billed_to ? std::max(floor, it->second)
-                                                           : billed_to;
+    return it != ledger_to.end() && it->second < billed_to ? it->second : billed_to;
   };
   core::MutexLock lock(mutex_);
   const core::TimePoint now = Now();
@@ -85,35 +83,30 @@ Result<std::vector<UsageRow>> ControlPlane::Usage(const Principal& caller, std::
       billable != spend_.billable_by_owner().end()) {
     for (const std::string& id : billable->second) {
       const core::Pod& pod = pods_.at(id);
-      // As billing::Unbilled, which the balance subtracts, in its two parts.
-      if (pod.running_since && now > pod.gpu_billed_to) {
-        const core::TimePoint from =
-            unbilled_from(gpu_ledger_to, id, pod.gpu_billed_to, *pod.running_since);
-        const Money amount =
-            billing::ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, from, now);
-        UsageRow& row = row_for(id, from);
-        row.gpu = row.gpu + amount;
-        row.unbilled = row.unbilled + amount;
-        row.gpu_seconds += std::chrono::duration_cast<std::chrono::seconds>(now - from).count();
+      // What billing::Unbilled counts, which the balance subtracts, in its two parts.
+      const billing::PodAccrual accrued =
+          billing::AccruedSince(pod, unbilled_from(gpu_ledger_to, id, pod.gpu_billed_to),
+                                unbilled_from(storage_ledger_to, id, pod.storage_billed_to), now);
+      if (accrued.gpu_from) {
+        UsageRow& row = row_for(id, *accrued.gpu_from);
+        row.gpu = row.gpu + accrued.gpu;
+        row.unbilled = row.unbilled + accrued.gpu;
+        row.gpu_seconds +=
+            std::chrono::duration_cast<std::chrono::seconds>(now - *accrued.gpu_from).count();
       }
-      if (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated &&
-          now > pod.storage_billed_to) {
-        const core::TimePoint from =
-            unbilled_from(storage_ledger_to, id, pod.storage_billed_to, pod.created_at);
-        const Money amount = billing::StorageChargeBetween(
-            pod.storage_price_per_gb_month, pod.volume_gb, pod.created_at, from, now);
-        UsageRow& row = row_for(id, from);
-        row.storage = row.storage + amount;
-        row.unbilled = row.unbilled + amount;
+      if (accrued.storage_from) {
+        UsageRow& row = row_for(id, *accrued.storage_from);
+        row.storage = row.storage + accrued.storage;
+        row.unbilled = row.unbilled + accrued.storage;
       }
     }
   }
   for (const auto& [id, volume] : volumes_) {
-    if (volume.owner_id != *subject || now <= volume.storage_billed_to) continue;
+    if (volume.owner_id != *subject) continue;
     const core::TimePoint from =
-        unbilled_from(storage_ledger_to, id, volume.storage_billed_to, volume.created_at);
-    const Money amount = billing::StorageChargeBetween(
-        volume.storage_price_per_gb_month, volume.size_gb, volume.created_at, from, now);
+        std::max(unbilled_from(storage_ledger_to, id, volume.storage_billed_to), volume.created_at);
+    const Money amount = billing::UnbilledStorage(volume, now, from);
+    if (amount.micros() == 0) continue;
     UsageRow& row = row_for(id, from);
     row.storage = row.storage + amount;
     row.unbilled = row.unbilled + amount;

@@ -19,7 +19,6 @@ using serverless::JobStatus;
 
 namespace {
 
-constexpr size_t kMaxEndpointsPerUser = 50;
 constexpr size_t kMaxJobsPerEndpoint = 100'000;  // stored (queued, running, finished in their TTL)
 
 // The token a worker presents: "slw_" and 48 hex digits.
@@ -297,11 +296,16 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
     if (!gpu.ok()) return gpu.status().WithContext("gpu_type");
     endpoint.gpu_type = gpu->gpu->name;
   }
-  size_t owned = 0;
+  int owned = 0;
   for (const auto& entry : endpoints_) owned += entry.second.owner_id == caller.user_id ? 1 : 0;
-  if (owned >= kMaxEndpointsPerUser) {
+  const core::User limits = Shown(users_.at(caller.user_id));
+  if (owned >= limits.max_endpoints) {
     return core::ResourceExhaustedError("you have " + std::to_string(owned) +
-                                        " endpoints, the most allowed; delete one first");
+                                        " endpoints, your quota's limit (" +
+                                        std::to_string(limits.max_endpoints) +
+                                        "); delete one (suanli endpoints rm), or ask an admin to "
+                                        "raise it (suanli users set-quota " +
+                                        limits.name + " --endpoints N)");
   }
   endpoint.id = NewId("ep");
   endpoint.webhook_secret = HexEncode(entropy_.Bytes(32));

@@ -187,6 +187,44 @@ TEST_P(EndpointsTest, MinWorkersStartWithNoJobsAndDeleteStopsEverything) {
   EXPECT_EQ(plane_->GetEndpoint(alice_, endpoint).status().code(), core::StatusCode::kNotFound);
 }
 
+TEST_P(EndpointsTest, AUsersEndpointsAreLimitedByAQuotaAnAdminSets) {
+  EXPECT_EQ(plane_->GetUser(alice_, "me")->value.max_endpoints, 50);
+  auto create = [&](const std::string& name) {
+    EndpointSpec spec;
+    spec.name = name;
+    spec.image = "busybox";
+    return plane_->CreateEndpoint(alice_, spec);
+  };
+  auto limited = plane_->SetQuota(admin_, "alice", QuotaChange{{}, {}, 2});
+  ASSERT_TRUE(limited.ok()) << limited.status().ToString();
+  EXPECT_EQ(limited->value.max_endpoints, 2);
+  EXPECT_EQ(limited->value.max_pods, 100);  // the others as they were
+  ASSERT_TRUE(create("one").ok());
+  auto second = create("two");
+  ASSERT_TRUE(second.ok());
+  auto refused = create("three");
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      refused.status().message(),
+      "you have 2 endpoints, your quota's limit (2); delete one (suanli endpoints rm), or ask "
+      "an admin to raise it (suanli users set-quota alice --endpoints N)");
+  EXPECT_EQ(core::HttpStatusFor(refused.status().code()), 429);
+  EXPECT_EQ(plane_->SetQuota(admin_, "alice", QuotaChange{{}, {}, -1}).status().code(),
+            core::StatusCode::kInvalidArgument);
+
+  // A deleted endpoint no longer counts; the quota survives a restart; 0 is the default again.
+  ASSERT_TRUE(plane_->DeleteEndpoint(alice_, second->value.endpoint.id).ok());
+  auto third = create("three");
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  Durable(third->sequence);
+  Reopen();
+  EXPECT_EQ(create("four").status().code(), core::StatusCode::kResourceExhausted);
+  auto reset = plane_->SetQuota(admin_, "alice", QuotaChange{{}, {}, 0});
+  ASSERT_TRUE(reset.ok());
+  EXPECT_EQ(reset->value.max_endpoints, 50);
+  EXPECT_TRUE(create("four").ok());
+}
+
 TEST_P(EndpointsTest, BadSettingsAreRefusedByName) {
   EndpointSpec spec;
   spec.name = "x";

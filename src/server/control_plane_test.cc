@@ -472,11 +472,11 @@ TEST_P(ControlPlaneTest, QuotasLimitPodsAndPendingPodsUntilAnAdminRaisesThem) {
   EXPECT_EQ(core::HttpStatusFor(refused.status().code()), 429);
 
   // Only an admin sets quotas; by name or ID; 0 is the default again.
-  EXPECT_EQ(plane_->SetQuota(alice, "alice", {30, 30}).status().code(),
+  EXPECT_EQ(plane_->SetQuota(alice, "alice", {30, 30, {}}).status().code(),
             core::StatusCode::kPermissionDenied);
-  EXPECT_EQ(plane_->SetQuota(admin_, "alice", {-1, {}}).status().code(),
+  EXPECT_EQ(plane_->SetQuota(admin_, "alice", {-1, {}, {}}).status().code(),
             core::StatusCode::kInvalidArgument);
-  auto raised = plane_->SetQuota(admin_, "alice", {22, 25});
+  auto raised = plane_->SetQuota(admin_, "alice", {22, 25, {}});
   ASSERT_TRUE(raised.ok()) << raised.status().ToString();
   Durable(raised->sequence);
   EXPECT_EQ(raised->value.max_pods, 22);
@@ -498,7 +498,7 @@ TEST_P(ControlPlaneTest, QuotasLimitPodsAndPendingPodsUntilAnAdminRaisesThem) {
   // Quotas survive a restart; 0 brings the default back.
   Reopen();
   EXPECT_EQ(plane_->GetUser(admin_, "alice")->value.max_pods, 22);
-  auto reset = plane_->SetQuota(admin_, alice.user_id, {0, {}});
+  auto reset = plane_->SetQuota(admin_, alice.user_id, {0, {}, {}});
   ASSERT_TRUE(reset.ok());
   EXPECT_EQ(reset->value.max_pods, 100);
   EXPECT_EQ(reset->value.max_pending_pods, 25);
@@ -513,11 +513,11 @@ TEST_P(ControlPlaneTest, StartingAStoppedPodCountsAgainstThePendingQuota) {
   ASSERT_TRUE(Report(node, pod.id, 2, PodState::kStopped, clock_.Now()).ok());
   CreatePod(alice);  // takes the GPU
   CreatePod(alice);  // waits
-  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 1}).ok());
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 1, {}}).ok());
   auto start = plane_->Act(alice, pod.id, core::PodAction::kStart);
   EXPECT_EQ(start.status().code(), core::StatusCode::kResourceExhausted);
   EXPECT_NE(start.status().message().find("limit of pending pods (1)"), std::string::npos);
-  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 2}).ok());
+  ASSERT_TRUE(plane_->SetQuota(admin_, "alice", {{}, 2, {}}).ok());
   EXPECT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
 }
 

@@ -73,6 +73,7 @@ json::object ToDocument(const core::User& user) {
           {"notices", ToArray(user.notices)},
           {"max_pods", user.max_pods},
           {"max_pending_pods", user.max_pending_pods},
+          {"max_endpoints", user.max_endpoints},
           {"monthly_budget_micros", user.monthly_budget.micros()},
           {"budget_action", wire::BudgetActionName(user.budget_action)},
           {"budget_warned_month", user.budget_warned_month},
@@ -93,6 +94,7 @@ Result<core::User> UserFromDocument(const json::object& document) {
   fields.StringList("notices", &user.notices, 1 << 16);
   fields.Int("max_pods", &user.max_pods, kAnyInt);  // absent before quotas: the default
   fields.Int("max_pending_pods", &user.max_pending_pods, kAnyInt);
+  fields.Int("max_endpoints", &user.max_endpoints, kAnyInt);  // absent before its quota: default
   fields.Micros("monthly_budget_micros", &user.monthly_budget, kAnyMicros);  // absent: none
   std::string action = "notify";
   fields.String("budget_action", &action, kText);

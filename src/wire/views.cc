@@ -98,6 +98,7 @@ json::object UserView(const core::User& user) {
           {"notices", ToArray(user.notices)},
           {"max_pods", user.max_pods},
           {"max_pending_pods", user.max_pending_pods},
+          {"max_endpoints", user.max_endpoints},
           {"monthly_budget_micros", user.monthly_budget.micros()},
           {"budget_action", BudgetActionName(user.budget_action)}};
 }

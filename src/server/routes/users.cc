@@ -93,8 +93,10 @@ void SetQuota(Call& call) {
   QuotaChange quota;
   fields.OptionalInt("max_pods", &quota.max_pods, {0, 1'000'000'000});
   fields.OptionalInt("max_pending_pods", &quota.max_pending_pods, {0, 1'000'000'000});
-  if (!quota.max_pods && !quota.max_pending_pods) {
-    fields.Fail("give max_pods, max_pending_pods or both (0: the default)");
+  fields.OptionalInt("max_endpoints", &quota.max_endpoints, {0, 1'000'000});
+  if (!quota.max_pods && !quota.max_pending_pods && !quota.max_endpoints) {
+    fields.Fail(
+        "give one or more of max_pods, max_pending_pods and max_endpoints (0: the default)");
   }
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(call.plane().SetQuota(call.principal, call.param(0), quota), wire::UserView);
