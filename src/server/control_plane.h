@@ -581,12 +581,12 @@ class ControlPlane {
                                                              std::string_view id);
   // For the dispatcher (event_webhooks.h): the subscriptions now; the next events one is owed (its
   // owner's, after its cursor, at most `limit`); a try for its log; and its cursor moved on,
-  // durably (the sequence to wait for; 0 when the webhook is gone).
+  // returning once that is durable (so that a kill -9 sends again only the event under way).
   std::vector<core::EventWebhook> EventWebhooks() const EXCLUDES(mutex_);
   core::Result<std::vector<core::Event>> EventsOwed(const core::EventWebhook& hook,
                                                     size_t limit) const;
   void NoteWebhookAttempt(std::string_view id, WebhookAttempt attempt) EXCLUDES(mutex_);
-  uint64_t WebhookDelivered(std::string_view id, int64_t through_seq) EXCLUDES(mutex_);
+  void WebhookDelivered(std::string_view id, int64_t through_seq) EXCLUDES(mutex_);
   // Admin only.
   core::Result<std::vector<core::AuditEntry>> AuditLog(const Principal& caller,
                                                        const store::AuditQuery& query) const;

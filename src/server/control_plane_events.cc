@@ -1,6 +1,7 @@
 // The control plane's event stream and audit log: reading them, the events that are not a pod's
 // state change (those come with every transition: Change::Append), a low balance, retention.
 #include <chrono>
+#include <future>
 
 #include "billing/meter.h"
 #include "billing/spend.h"
@@ -201,14 +202,22 @@ void ControlPlane::NoteWebhookAttempt(std::string_view id, WebhookAttempt attemp
   if (log.size() > kWebhookLogLength) log.erase(log.begin());
 }
 
-uint64_t ControlPlane::WebhookDelivered(std::string_view id, int64_t through_seq) {
-  Locked locked(*this);
-  const auto it = webhooks_by_id_.find(std::string(id));
-  if (it == webhooks_by_id_.end() || through_seq <= it->second.delivered_seq) return 0;
-  it->second.delivered_seq = through_seq;
-  Change change(*this);
-  change.Dirty(Collection::kWebhooks, it->first);
-  return change.Commit();
+void ControlPlane::WebhookDelivered(std::string_view id, int64_t through_seq) {
+  uint64_t sequence = 0;
+  {
+    Locked locked(*this);
+    const auto it = webhooks_by_id_.find(std::string(id));
+    if (it == webhooks_by_id_.end() || through_seq <= it->second.delivered_seq) return;
+    it->second.delivered_seq = through_seq;
+    Change change(*this);
+    change.Dirty(Collection::kWebhooks, it->first);
+    sequence = change.Commit();
+  }
+  // A store that fails latches its error (the server stops taking writes); the cursor then stays
+  // where it was on disk, and a restart sends the event again: at least once still holds.
+  std::promise<Status> durable;
+  queue_.AfterDurable(sequence, [&durable](const Status& status) { durable.set_value(status); });
+  (void)durable.get_future().get();
 }
 
 // --- Budgets

@@ -2,14 +2,15 @@
 //
 // The outbox is the event stream itself: a webhook's cursor (`delivered_seq`, in the store) says
 // up to which event it has been served, and the dispatcher posts what comes after, in event order,
-// one at a time per webhook, and moves the cursor once a POST was answered 2xx (events of kinds the
-// webhook does not want are passed over). A failed POST is tried again after 1 s, 2 s, 4 s, ... (at
-// most `max_backoff`), and nothing later goes to that webhook until it succeeds: in order, and at
-// least once, since a crash (kill -9 included) between a delivery and its cursor's commit sends
-// that event again after the restart. Each body is the event as GET /v1/events shows it, signed
-// as a job's webhook is (webhooks.h: X-Suanli-Signature, HMAC-SHA256 with the webhook's secret);
-// `X-Suanli-Event-Id` carries its id, for receivers that drop repeats. Events expire after their
-// retention (30 days): a webhook failing longer than that misses them.
+// one at a time per webhook, and moves the cursor (durably, before the next POST) once a POST was
+// answered 2xx (events of kinds the webhook does not want are passed over). A failed POST is tried
+// again after 1 s, 2 s, 4 s, ... (at most `max_backoff`), and nothing later goes to that webhook
+// until it succeeds: in order, and at least once, since a crash (kill -9 included) between a
+// delivery and its cursor's commit sends that event again after the restart. Each body is the
+// event as GET /v1/events shows it, signed as a job's webhook is (webhooks.h: X-Suanli-Signature,
+// HMAC-SHA256 with the webhook's secret); `X-Suanli-Event-Id` carries its id, for receivers that
+// drop repeats. Events expire after their retention (30 days): a webhook failing longer than that
+// misses them.
 //
 // Thread-safe; one thread of its own makes the calls.
 #pragma once

@@ -1,11 +1,14 @@
 // A webhook receiver for tests: an HTTP server on a free port of 127.0.0.1 that records every
-// request and answers 503 to the first `failures` of them, then 204. Header-only.
+// request and answers 503 to the first `failures` of them, then 204, each `delay` after it came (a
+// slow receiver, so that deliveries are under way when a test kills their sender). Header-only.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/mutex.h"
@@ -15,11 +18,14 @@ namespace suanli::testing {
 
 class WebhookReceiver {
  public:
-  explicit WebhookReceiver(int failures) : failures_(failures) {
+  explicit WebhookReceiver(int failures,
+                           std::chrono::milliseconds delay = std::chrono::milliseconds(0))
+      : failures_(failures) {
     net::HttpServerOptions options;
     options.port = 0;
-    auto server =
-        net::HttpServer::Start(options, [this](net::HttpRequest&& request, net::Responder respond) {
+    auto server = net::HttpServer::Start(
+        options, [this, delay](net::HttpRequest&& request, net::Responder respond) {
+          std::this_thread::sleep_for(delay);
           net::HttpResponse response;
           {
             core::MutexLock lock(mutex_);
