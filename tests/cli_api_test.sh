@@ -110,6 +110,12 @@ check "pod wait times out" 6 "" "pod $pod_id is still pending after 1 s: no read
 check "pod history" 0 "pending" "" -- pods history "$pod_id"
 check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
 check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X
+check "auto-terminate needs consent" 2 "" "its 5 GB volume would be deleted with the pod; agree with" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d
+check "auto-terminate" 0 "pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d --terminate-deletes-volume
+auto_terminated=$(cut -d' ' -f1 out.txt)
+check "auto-terminate shown" 0 "Terminate: +after 7d" "" -- pods get "$auto_terminated"
+check "auto-terminate pod rm" 0 "" "" -- pods rm "$auto_terminated"
+check "auto-terminate bad duration" 2 "" "terminate_after_stopped" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --terminate-after-stopped soon
 check "pod logs pending" 5 "" "is pending and on no node, so it has no logs" -- pods logs "$pod_id" --tail 10
 check "pod logs bad tail" 2 "" "tail" -- pods logs "$pod_id" --tail -3
 check "pod stop" 0 "^$pod_id " "" -- pods stop "$pod_id"

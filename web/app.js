@@ -587,6 +587,8 @@ async function deploy(query = '') {
   const autoStop = h('fieldset', {class: 'resources'}, h('legend', {}, 'Auto-stop (empty: never)'),
     stopInput('idle-stop-after', 'Stop when idle for', '30m'), stopInput('stop-after', 'Stop after running', '8h'),
     h('label', {}, 'Before stopping, run ', h('input', {id: 'pre-stop-command', type: 'text', placeholder: 'a shell command, e.g. save a checkpoint', size: 32})),
+    stopInput('terminate-after-stopped', 'Terminate once left stopped for', '7d'),
+    h('label', {}, h('input', {id: 'terminate-deletes-volume', type: 'checkbox'}), ' deleting its volume with it (volumes of your own stay)'),
     h('p', {class: 'hint'}, 'Idle: GPU below 5%, CPU below 10% of a core, no SSH session and no HTTP through the proxy. A warning event comes first; see Events.'));
   const sshKey = h('textarea', {id: 'ssh-key', rows: 2, spellcheck: 'false', placeholder: 'ssh-ed25519 AAAA... you@laptop'});
   const keysNote = h('p', {class: 'hint'}, keys.length
@@ -627,10 +629,12 @@ async function deploy(query = '') {
       const value = resources.querySelector('#' + id).value;
       if (value !== '') body[key] = Number(value);
     }
-    for (const [id, key] of [['idle-stop-after', 'idle_stop_after'], ['stop-after', 'stop_after'], ['pre-stop-command', 'pre_stop_command']]) {
+    for (const [id, key] of [['idle-stop-after', 'idle_stop_after'], ['stop-after', 'stop_after'], ['pre-stop-command', 'pre_stop_command'],
+      ['terminate-after-stopped', 'terminate_after_stopped']]) {
       const value = autoStop.querySelector('#' + id).value.trim();
       if (value !== '') body[key] = value;
     }
+    if (autoStop.querySelector('#terminate-deletes-volume').checked) body.terminate_deletes_volume = true;
     const pairs = env.value.split('\n').map((line) => line.trim()).filter(Boolean);
     if (pairs.length) {
       body.env = {};
@@ -835,6 +839,7 @@ function pod(id) {
       const autoStops = [p.idle_stop_after_s ? `when idle for ${duration(p.idle_stop_after_s)}` : '',
         p.stop_after_s ? `after ${duration(p.stop_after_s)} of running` : ''].filter(Boolean);
       if (autoStops.length) rows.push(['Auto-stop', autoStops.join('; ') + (p.pre_stop_command ? `; first runs: ${p.pre_stop_command}` : '')]);
+      if (p.terminate_after_stopped_s) rows.push(['Auto-terminate', `once left stopped for ${duration(p.terminate_after_stopped_s)}`]);
       if (p.state === 'stopped' && p.volume_gb > 0) {
         rows.push(['While stopped', `the ${p.volume_gb} GB volume costs ${money(p.storage_price_per_month_micros)} a month until terminated`]);
       }

@@ -479,6 +479,9 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   detail.Add("Idle stop",
              idle_stop_after > 0 ? "after " + DurationText(idle_stop_after) + " idle" : "");
   detail.Add("Pre-stop", JsonText(pod, "pre_stop_command"));
+  const int64_t terminate_after = JsonInteger(pod, "terminate_after_stopped_s");
+  detail.Add("Terminate",
+             terminate_after > 0 ? "after " + DurationText(terminate_after) + " stopped" : "");
   // Ports only while a container runs (older servers kept a stopped pod's).
   const std::string live_state = JsonText(pod, "state");
   const bool live = live_state == "running" || live_state == "starting";

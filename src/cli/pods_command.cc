@@ -47,6 +47,8 @@ struct PodsFlags {
   std::vector<std::string> selector;
   bool interruptible = false;
   std::string stop_after;
+  std::string terminate_after_stopped;
+  bool terminate_deletes_volume = false;
   std::string idle_stop_after;
   std::string pre_stop_command;
   bool queue = false;
@@ -177,6 +179,10 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
   // As typed ("2h", "1800"): the server parses and checks them, and names the field when wrong.
   if (!flags.stop_after.empty()) body["stop_after"] = flags.stop_after;
   if (!flags.idle_stop_after.empty()) body["idle_stop_after"] = flags.idle_stop_after;
+  if (!flags.terminate_after_stopped.empty()) {
+    body["terminate_after_stopped"] = flags.terminate_after_stopped;
+  }
+  if (flags.terminate_deletes_volume) body["terminate_deletes_volume"] = true;
   if (!flags.pre_stop_command.empty()) body["pre_stop_command"] = flags.pre_stop_command;
   if (flags.queue) body["queue"] = true;
   return body;
@@ -434,6 +440,11 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--idle-stop-after", flags->idle_stop_after,
                     "Stop the pod once it has been idle this long (GPU, CPU, SSH and HTTP all "
                     "quiet), e.g. 30m; a warning event comes first");
+  create.add_option("--terminate-after-stopped", flags->terminate_after_stopped,
+                    "Terminate the pod once it has been left stopped this long, e.g. 7d");
+  create.add_flag("--terminate-deletes-volume", flags->terminate_deletes_volume,
+                  "Agree that that termination deletes the pod's volume (volumes of your own "
+                  "stay); needed with --terminate-after-stopped when it has one");
   create.add_option("--pre-stop-command", flags->pre_stop_command,
                     "A shell command run in the container before it is stopped (save a "
                     "checkpoint)");

@@ -169,6 +169,9 @@ struct Pod {
   int64_t stop_after_s = 0;
   int64_t idle_stop_after_s = 0;
   std::string pre_stop_command;
+  // Terminated once it has been left stopped this long, its own volume deleted with it (its
+  // owner said so at its creation); volumes of their own stay. Seconds; 0: never.
+  int64_t terminate_after_stopped_s = 0;
 
   DesiredState desired = DesiredState::kRunning;
   PodState state = PodState::kPending;

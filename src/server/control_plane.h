@@ -126,6 +126,10 @@ struct PodSpec {
   int64_t stop_after_s = 0;
   int64_t idle_stop_after_s = 0;
   std::string pre_stop_command;
+  // Terminate the pod once it has been left stopped this long (seconds; 0: never). A pod with a
+  // volume of its own (volume_gb) needs terminate_deletes_volume too: its data goes with it.
+  int64_t terminate_after_stopped_s = 0;
+  bool terminate_deletes_volume = false;
   // Volumes of their own (suanli volumes), besides the pod's own volume (volume_gb).
   std::vector<VolumeRequest> volumes;
   // Accept a request that no node here could ever meet (a type or a size none has), to wait for
@@ -666,6 +670,8 @@ class ControlPlane {
   void NoteActivity(const core::Node& node, const std::vector<wire::PodActivity>& samples)
       REQUIRES(mutex_);
   void AutoStop(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  // Pods left stopped (or exited, or failed) past their terminate_after_stopped: terminated.
+  void AutoTerminate(Change& change, core::TimePoint now) REQUIRES(mutex_);
   // Budgets (control_plane_events.cc): a charge counted in its user's month, and the 80 % warning
   // and the 100 % action.
   void NoteCharge(const core::LedgerEntry& entry) REQUIRES(mutex_);
@@ -784,6 +790,7 @@ class ControlPlane {
   int64_t last_event_seq_ GUARDED_BY(mutex_) = 0;
   int64_t last_audit_seq_ GUARDED_BY(mutex_) = 0;
   std::optional<core::TimePoint> last_expiry_ GUARDED_BY(mutex_);  // of old events and audit
+  std::optional<core::TimePoint> last_auto_terminate_ GUARDED_BY(mutex_);
   // Users told their balance is low, until it lasts again (in memory: a restart may tell again).
   std::set<std::string> low_balance_warned_ GUARDED_BY(mutex_);
   // Running pods with auto-stop settings: their last sign of use and the warnings given (in

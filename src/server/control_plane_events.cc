@@ -102,6 +102,7 @@ uint64_t ControlPlane::TickEvents() {
   }
   low_balance_warned_ = std::move(low);
   AutoStop(change, now);
+  AutoTerminate(change, now);
   CheckBudgets(change, now);
   if (!last_expiry_ || now - *last_expiry_ >= kExpiryEvery) {
     last_expiry_ = now;

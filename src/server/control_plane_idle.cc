@@ -1,5 +1,6 @@
 // Auto-stop: a running pod's signs of use (its node's heartbeat: GPU, CPU, SSH; the proxy: HTTP),
-// and the rules of billing/auto_stop.h run on every tick: a warning event, then the stop.
+// and the rules of billing/auto_stop.h run on every tick: a warning event, then the stop. And
+// auto-terminate: a pod left stopped past its terminate_after_stopped.
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
@@ -163,6 +164,30 @@ void ControlPlane::AutoStop(Change& change, core::TimePoint now) {
   // Forget pods that no longer run with auto-stop.
   for (auto it = pod_use_.begin(); it != pod_use_.end();) {
     it = running.contains(it->first) ? std::next(it) : pod_use_.erase(it);
+  }
+}
+
+void ControlPlane::AutoTerminate(Change& change, core::TimePoint now) {
+  // Once a minute: the limit is hours or days, and this walks every pod.
+  if (last_auto_terminate_ && now - *last_auto_terminate_ < std::chrono::minutes(1)) return;
+  last_auto_terminate_ = now;
+  std::vector<std::string> due;
+  for (const auto& [id, pod] : pods_) {
+    const bool left_stopped = pod.state == PodState::kStopped || pod.state == PodState::kExited ||
+                              pod.state == PodState::kFailed;
+    if (pod.terminate_after_stopped_s > 0 && left_stopped &&
+        pod.desired != core::DesiredState::kTerminated &&
+        now - pod.state_since >= std::chrono::seconds(pod.terminate_after_stopped_s)) {
+      due.push_back(id);
+    }
+  }
+  for (const std::string& id : due) {
+    core::Pod& pod = pods_.at(id);
+    const std::string reason = "terminated: left " + std::string(core::PodStateName(pod.state)) +
+                               " for its terminate_after_stopped of " +
+                               DurationWords(pod.terminate_after_stopped_s);
+    NotifyPod(change, pod, "pod.auto_terminate", reason);
+    SetDesired(change, pod, core::DesiredState::kTerminated, reason + VolumesKept(pod));
   }
 }
 

@@ -295,6 +295,14 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.interruptible = spec.interruptible;
   pod.stop_after_s = spec.stop_after_s;
   pod.idle_stop_after_s = spec.idle_stop_after_s;
+  pod.terminate_after_stopped_s = spec.terminate_after_stopped_s;
+  if (pod.terminate_after_stopped_s > 0 && pod.volume_gb > 0 && !spec.terminate_deletes_volume) {
+    return core::InvalidArgumentError(
+        "terminate_after_stopped: its " + std::to_string(pod.volume_gb) +
+        " GB volume would be deleted with the pod; agree with \"terminate_deletes_volume\": true "
+        "(suanli pods create --terminate-deletes-volume), or keep what must last on a volume of "
+        "your own (--volume NAME:/path), which outlives the pod");
+  }
   pod.pre_stop_command = std::move(spec.pre_stop_command);
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;

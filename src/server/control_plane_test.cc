@@ -1160,6 +1160,50 @@ TEST_P(ControlPlaneTest, StopAfterStopsARunAtItsLimitWhateverItsUse) {
   EXPECT_NE(stops[0].message.find("stop_after of 2h"), std::string::npos) << stops[0].message;
 }
 
+TEST_P(ControlPlaneTest, APodLeftStoppedPastTerminateAfterStoppedIsTerminatedVolumeAndAll) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("n1", 2);
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.volume_gb = 10;
+  spec.terminate_after_stopped_s = 7 * 24 * 3600;
+  const auto refused = plane_->CreatePod(alice, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("terminate_deletes_volume"), std::string::npos)
+      << refused.status().message();
+  spec.terminate_deletes_volume = true;
+  const std::string id = RunningAutoStopPod(*plane_, alice, node, spec, clock_.Now());
+  ASSERT_TRUE(plane_->Act(alice, id, core::PodAction::kStop).ok());
+  ASSERT_TRUE(Report(node, id, 2, PodState::kStopped, clock_.Now()).ok());
+  Durable(plane_->Tick());
+  Reopen();  // the setting is kept with the pod
+  EXPECT_EQ(Get(alice, id).terminate_after_stopped_s, 7 * 24 * 3600);
+
+  clock_.Advance(std::chrono::hours(7 * 24) - std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, id).state, PodState::kStopped) << "not before its time";
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  const core::Pod gone = Get(alice, id);
+  EXPECT_EQ(gone.desired, core::DesiredState::kTerminated);
+  EXPECT_EQ(gone.state_reason.rfind("terminated: left stopped", 0), 0u) << gone.state_reason;
+  // Its last node deletes its volume and says so (DesiredFor): then it is terminated.
+  ASSERT_TRUE(Report(node, id, 3, PodState::kTerminated, clock_.Now()).ok());
+  EXPECT_EQ(Get(alice, id).state, PodState::kTerminated);
+  const std::vector<core::Event> events =
+      plane_->Events(alice, OfKind("pod.auto_terminate")).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].message.find("left stopped for its terminate_after_stopped of 7d"),
+            std::string::npos)
+      << events[0].message;
+
+  // Terminated once: later ticks find nothing more to do.
+  clock_.Advance(std::chrono::hours(24 * 30));
+  Durable(plane_->Tick());
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.auto_terminate"))->size(), 1u);
+}
+
 // --- Event webhooks
 // -------------------------------------------------------------------------------
 

@@ -210,6 +210,7 @@ json::object ToDocument(const core::Pod& pod) {
                    {"volume_mount_path", pod.volume_mount_path},
                    {"interruptible", pod.interruptible},
                    {"stop_after_s", pod.stop_after_s},
+                   {"terminate_after_stopped_s", pod.terminate_after_stopped_s},
                    {"idle_stop_after_s", pod.idle_stop_after_s},
                    {"pre_stop_command", pod.pre_stop_command},
                    {"priority", pod.priority},
@@ -274,6 +275,7 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   ReadVolumeMoves(fields, &pod.moves);
   fields.Bool("interruptible", &pod.interruptible);
   fields.Int64("stop_after_s", &pod.stop_after_s, {0, INT64_MAX});  // absent (older stores): none
+  fields.Int64("terminate_after_stopped_s", &pod.terminate_after_stopped_s, {0, INT64_MAX});
   fields.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
   fields.String("pre_stop_command", &pod.pre_stop_command, kText);
   fields.Int("priority", &pod.priority, kAnyInt);

@@ -194,6 +194,8 @@ try {
   const key = sshPublicKey('tester@console');
   await page.fill('#ssh-key', key);
   await page.fill('#idle-stop-after', '1d');  // never reached here; shown on the pod's page
+  await page.fill('#terminate-after-stopped', '30d');  // the same
+  await page.check('#terminate-deletes-volume');
   await page.fill('#pod-name', 'console-demo');
   await shot('deploy');
   await page.click('form button[type=submit]');
@@ -202,12 +204,15 @@ try {
   const created = await apiGet('/v1/pods/' + podId, token);
   check(created.vcpu === 1 && created.memory_gb === 2, `the pod has the vCPU and RAM asked for (${created.vcpu}, ${created.memory_gb} GB)`);
   check(created.idle_stop_after_s === 86400, `the pod has the idle stop asked for (${created.idle_stop_after_s})`);
+  check(created.terminate_after_stopped_s === 30 * 86400,
+        `the pod has the auto-terminate asked for (${created.terminate_after_stopped_s})`);
   check(created.name === 'console-demo', `the pod has the name asked for (${created.name})`);
   const keys = (await apiGet('/v1/ssh-keys', token)).ssh_keys;
   check(keys.some((k) => k.public_key === key && k.name === 'tester@console'), 'the SSH key is kept for the pods');
   await page.waitForSelector('text=running, ready', {timeout: 120000});
   check(true, `pod ${podId} is running and ready`);
   check(await page.isVisible('dd:has-text("when idle for 1d00h")'), "the pod's page shows its auto-stop");
+  check(await page.isVisible('dd:has-text("once left stopped for 30d")'), "the pod's page shows its auto-terminate");
 
   // Reach it: its HTTP port through the proxy by the pod's link, and its logs.
   const link = await page.getAttribute('a:has-text("HTTP port 8080")', 'href');

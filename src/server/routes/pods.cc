@@ -72,6 +72,8 @@ void CreatePod(Call& call) {
   fields.Bool("interruptible", &spec.interruptible);
   ReadDuration(fields, "stop_after", &spec.stop_after_s);
   ReadDuration(fields, "idle_stop_after", &spec.idle_stop_after_s);
+  ReadDuration(fields, "terminate_after_stopped", &spec.terminate_after_stopped_s);
+  fields.Bool("terminate_deletes_volume", &spec.terminate_deletes_volume);
   fields.String("pre_stop_command", &spec.pre_stop_command, {.max_length = 4096});
   fields.Bool("queue", &spec.queue);
   fields.StringMap("node_selector", &spec.node_selector, 32);
