@@ -96,7 +96,11 @@ endpoint_id=$(grep -oE 'ep_[0-9a-f]+' out.txt | head -1)
 check "endpoints table" 0 "$endpoint_id +echo +demo-worker +0.5x RTX 4090 +0 \\(0-2\\)" "" -- endpoints list
 check "endpoint update" 0 "Workers: +0 \\(1-2\\)" "" -- endpoints update "$endpoint_id" --min-workers 1
 check "endpoint bad" 2 "" "min_workers: must be from 0 to 2, not 3" -- endpoints update "$endpoint_id" --min-workers 3
+check "volume for endpoint" 0 "weights" "" -- volumes create weights --size 1
+check "endpoint volume read-write" 2 "" "would be read-write in each of up to 2 workers" -- endpoints update "$endpoint_id" --volume weights:/models
+check "endpoint volume" 0 "Volume: +vol_[0-9a-f]+ at /models, read-only" "" -- endpoints update "$endpoint_id" --volume weights:/models:ro
 check "endpoint rm" 0 "removed endpoint $endpoint_id" "" -- endpoints rm "$endpoint_id"
+check "volume after endpoint" 0 "" "" -- volumes rm weights
 check "endpoint gone" 3 "" "you have no endpoint $endpoint_id" -- endpoints get "$endpoint_id"
 
 check "pods empty" 0 "" "" -- pods

@@ -23,6 +23,7 @@ struct EndpointsFlags {
   std::string gpu;  // TYPE or TYPE:COUNT ("4090:0.5")
   std::vector<std::string> env;
   std::optional<int> volume_gb;
+  std::vector<std::string> volumes;  // NAME:/path[:ro]
   std::optional<int> min_workers;
   std::optional<int> max_workers;
   std::optional<int> warm_buffer;
@@ -91,6 +92,10 @@ std::string EndpointDetail(const boost::json::value& endpoint) {
   line("Image:", JsonText(endpoint, "image"));
   line("GPU per worker:", GpuText(endpoint));
   line("Workers:", WorkersText(endpoint) + ", warm buffer " + JsonText(endpoint, "warm_buffer"));
+  for (const boost::json::value& volume : JsonArray(endpoint, "volumes")) {
+    line("Volume:", JsonText(volume, "volume_id") + " at " + JsonText(volume, "mount_path") +
+                        (JsonBool(volume, "read_only") ? ", read-only" : ""));
+  }
   line("Idle timeout:", JsonText(endpoint, "idle_timeout_s") + " s");
   line("Scaler:", JsonText(endpoint, "scaler") + " " + JsonText(endpoint, "scaler_value"));
   line("Execution timeout:", JsonText(endpoint, "execution_timeout_s") + " s");
@@ -149,6 +154,11 @@ core::Result<boost::json::object> Body(const EndpointsFlags& flags) {
     if (value) body[key] = *value;
   };
   number("volume_gb", flags.volume_gb);
+  if (!flags.volumes.empty()) {
+    core::Result<boost::json::array> volumes = ParseVolumeFlags(flags.volumes);
+    if (!volumes.ok()) return volumes.status();
+    body["volumes"] = std::move(*volumes);
+  }
   number("min_workers", flags.min_workers);
   number("max_workers", flags.max_workers);
   number("warm_buffer", flags.warm_buffer);
@@ -219,6 +229,9 @@ void AddSettings(CLI::App& command, EndpointsFlags& flags) {
   command.add_option("--env", flags.env, "An environment variable, KEY=VALUE (repeatable)");
   command.add_option("--volume-gb", flags.volume_gb, "Each worker's volume in GB")
       ->check(CLI::Range(0, 100'000));
+  command.add_option("--volume", flags.volumes,
+                     "A volume of yours every worker mounts, NAME:/path:ro (read-write only with "
+                     "--max-workers 1; repeatable)");
   command.add_option("--min-workers", flags.min_workers, "Workers kept running (default 0)")
       ->check(CLI::Range(0, 100));
   command.add_option("--max-workers", flags.max_workers, "Most workers (default 3)")

@@ -251,6 +251,8 @@ struct EndpointSpec {
   std::optional<int> http_port;
   std::optional<std::string> http_path;
   std::optional<int> http_concurrency;
+  // Volumes of their own every worker mounts (serverless::Endpoint::volumes); empty: none.
+  std::optional<std::vector<VolumeRequest>> volumes;
 };
 
 // An endpoint as shown: its settings, its workers now and its jobs by status.
@@ -700,10 +702,17 @@ class ControlPlane {
   VolumeInfo InfoOf(const core::Volume& volume, core::TimePoint now) const REQUIRES(mutex_);
   // The pods (not terminated) that use volume `id`, and whether one has it read-write.
   std::vector<const core::Pod*> UsersOf(const std::string& volume_id) const REQUIRES(mutex_);
-  // Resolves `requests` into `pod.volumes`: the caller's volumes, free of conflicting attaches,
-  // at clean mount paths distinct from each other and from the pod's own volume.
+  // `requests` as mounts of the caller's volumes (by id), each named once, at a clean mount path
+  // distinct from the others and from `taken_path` (a pod's own volume's; "": none).
+  core::Result<std::vector<core::VolumeMount>> ResolveVolumes(
+      const Principal& caller, const std::vector<VolumeRequest>& requests,
+      const std::string& taken_path) const REQUIRES(mutex_);
+  // Resolves `requests` into `pod.volumes` (ResolveVolumes), free of conflicting attaches.
   core::Status AttachVolumes(const Principal& caller, const std::vector<VolumeRequest>& requests,
                              core::Pod& pod) const REQUIRES(mutex_);
+  // The volumes `spec` names (if it names any) into `endpoint.volumes`: its owner's.
+  core::Status MountEndpointVolumes(const EndpointSpec& spec, serverless::Endpoint& endpoint) const
+      REQUIRES(mutex_);
   void ChargeVolume(Change& change, core::Volume& volume, core::TimePoint to) REQUIRES(mutex_);
   void TickVolumes(Change& change, core::TimePoint now) REQUIRES(mutex_);
   core::Money UnbilledVolumes(const std::string& user_id, core::TimePoint now) const

@@ -269,6 +269,17 @@ void Apply(const EndpointSpec& spec, serverless::Endpoint& endpoint) {
 
 }  // namespace
 
+Status ControlPlane::MountEndpointVolumes(const EndpointSpec& spec,
+                                          serverless::Endpoint& endpoint) const {
+  if (!spec.volumes) return Status::Ok();
+  Principal owner;  // the volumes are the endpoint's owner's, also when an admin changes it
+  owner.user_id = endpoint.owner_id;
+  Result<std::vector<core::VolumeMount>> mounts = ResolveVolumes(owner, *spec.volumes, "");
+  if (!mounts.ok()) return mounts.status();
+  endpoint.volumes = std::move(*mounts);
+  return Status::Ok();
+}
+
 Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& caller,
                                                            EndpointSpec spec) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
@@ -279,6 +290,7 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   serverless::Endpoint endpoint;
   Apply(spec, endpoint);
   endpoint.owner_id = caller.user_id;
+  SUANLI_RETURN_IF_ERROR(MountEndpointVolumes(spec, endpoint));
   SUANLI_RETURN_IF_ERROR(CheckName("endpoint name", endpoint.name));
   SUANLI_RETURN_IF_ERROR(CheckEnv(endpoint.env));
   SUANLI_RETURN_IF_ERROR(serverless::CheckEndpoint(endpoint));
@@ -348,6 +360,7 @@ Result<Written<EndpointInfo>> ControlPlane::UpdateEndpoint(const Principal& call
   if (!found.ok()) return found.status();
   serverless::Endpoint changed = **found;
   Apply(spec, changed);
+  SUANLI_RETURN_IF_ERROR(MountEndpointVolumes(spec, changed));
   SUANLI_RETURN_IF_ERROR(CheckName("endpoint name", changed.name));
   SUANLI_RETURN_IF_ERROR(CheckEnv(changed.env));
   SUANLI_RETURN_IF_ERROR(serverless::CheckEndpoint(changed));
@@ -772,6 +785,9 @@ uint64_t ControlPlane::TickEndpoints() {
         worker.spec.gpu_count = endpoint.gpu_count;
         worker.spec.gpu_milli = endpoint.gpu_milli;
         worker.spec.volume_gb = endpoint.volume_gb;
+        for (const core::VolumeMount& mount : endpoint.volumes) {
+          worker.spec.volumes.push_back({mount.volume_id, mount.mount_path, mount.read_only});
+        }
         if (endpoint.worker_mode == serverless::WorkerMode::kHttp) {
           // Published, so that its node's relay reaches it, and probed, so that jobs go to it only
           // once it answers (the pod's `ready`).

@@ -225,6 +225,60 @@ TEST_P(EndpointsTest, AUsersEndpointsAreLimitedByAQuotaAnAdminSets) {
   EXPECT_TRUE(create("four").ok());
 }
 
+// Issue 16: `--volume` on endpoints. Every worker mounts the owner's volume (model weights, say):
+// read-only, as many workers as the endpoint has; read-write only with one worker at most.
+TEST_P(EndpointsTest, EveryWorkerMountsTheEndpointsVolumeReadOnly) {
+  auto weights = plane_->CreateVolume(alice_, {"weights", 20});
+  ASSERT_TRUE(weights.ok()) << weights.status().ToString();
+  const std::string volume_id = weights->value.volume.id;
+  EndpointSpec spec;
+  spec.name = "llm";
+  spec.image = "busybox";
+  spec.min_workers = 2;
+  spec.max_workers = 2;
+  spec.volumes = std::vector<VolumeRequest>{{"weights", "/models", /*read_only=*/false}};
+  auto refused = plane_->CreateEndpoint(alice_, spec);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("read-write in each of up to 2 workers"),
+            std::string::npos)
+      << refused.status().message();
+  spec.volumes = std::vector<VolumeRequest>{{"nothing-here", "/models", true}};
+  EXPECT_EQ(plane_->CreateEndpoint(alice_, spec).status().code(), core::StatusCode::kNotFound);
+  spec.volumes = std::vector<VolumeRequest>{{"weights", "/models", true}};
+  auto created = plane_->CreateEndpoint(alice_, spec);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Durable(created->sequence);
+  const std::string endpoint = created->value.endpoint.id;
+  EXPECT_EQ(created->value.endpoint.volumes,
+            (std::vector<core::VolumeMount>{{volume_id, "/models", true}}));
+
+  Tick();
+  const std::vector<std::string> workers = Workers(endpoint);
+  ASSERT_EQ(workers.size(), 2u);
+  for (const std::string& worker : workers) {
+    EXPECT_EQ(plane_->GetPod(alice_, worker)->value.volumes,
+              (std::vector<core::VolumeMount>{{volume_id, "/models", true}}))
+        << worker;
+  }
+  // The volume cannot go while the endpoint mounts it; the setting survives a restart; raising
+  // the endpoint to more workers keeps the volume read-only.
+  const auto in_use = plane_->DeleteVolume(alice_, "weights");
+  EXPECT_EQ(in_use.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(in_use.status().message().find("endpoint llm"), std::string::npos)
+      << in_use.status().message();
+  Reopen();
+  EXPECT_EQ(plane_->GetEndpoint(alice_, endpoint)->value.endpoint.volumes.size(), 1u);
+  EndpointSpec one_writer;
+  one_writer.max_workers = 1;
+  one_writer.min_workers = 1;
+  one_writer.volumes = std::vector<VolumeRequest>{{volume_id, "/models", false}};
+  EXPECT_TRUE(plane_->UpdateEndpoint(alice_, endpoint, one_writer).ok());
+  EndpointSpec more;
+  more.max_workers = 3;
+  EXPECT_EQ(plane_->UpdateEndpoint(alice_, endpoint, more).status().code(),
+            core::StatusCode::kInvalidArgument);
+}
+
 TEST_P(EndpointsTest, BadSettingsAreRefusedByName) {
   EndpointSpec spec;
   spec.name = "x";

@@ -173,6 +173,16 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
   Result<std::string> found = FindOwnVolume(caller, id);
   if (!found.ok()) return found.status();
   core::Volume& volume = volumes_.at(*found);
+  // First the endpoints: their workers would come back after their pods went.
+  for (const auto& [endpoint_id, endpoint] : endpoints_) {
+    for (const core::VolumeMount& mount : endpoint.volumes) {
+      if (mount.volume_id != volume.id) continue;
+      return core::FailedPreconditionError(
+          "volume " + volume.name + " (" + volume.id + ") is mounted by the workers of endpoint " +
+          endpoint.name + " (" + endpoint_id +
+          "); delete the endpoint first, or update it without the volume");
+    }
+  }
   std::vector<std::string> users;
   for (const core::Pod* pod : UsersOf(volume.id)) users.push_back(pod->id);
   if (!users.empty()) {
@@ -201,15 +211,16 @@ std::vector<std::pair<std::string, std::string>> ControlPlane::TakeVolumeRemoval
   return out;
 }
 
-Status ControlPlane::AttachVolumes(const Principal& caller,
-                                   const std::vector<VolumeRequest>& requests,
-                                   core::Pod& pod) const {
+Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
+    const Principal& caller, const std::vector<VolumeRequest>& requests,
+    const std::string& taken_path) const {
   if (requests.size() > wire::kMaxPodVolumes) {
     return core::InvalidArgumentError("volumes: at most " + std::to_string(wire::kMaxPodVolumes) +
                                       " per pod");
   }
   std::set<std::string> paths;
-  if (pod.volume_gb > 0) paths.insert(pod.volume_mount_path);
+  if (!taken_path.empty()) paths.insert(taken_path);
+  std::vector<core::VolumeMount> mounts;
   for (const VolumeRequest& request : requests) {
     SUANLI_RETURN_IF_ERROR(
         core::CheckMountPath(request.mount_path, "volumes: " + request.volume + "'s mount path"));
@@ -229,11 +240,24 @@ Status ControlPlane::AttachVolumes(const Principal& caller,
       return core::NotFoundError("volumes: you have no volume " + request.volume +
                                  " (suanli volumes list; suanli volumes create NAME --size GB)");
     }
-    for (const core::VolumeMount& earlier : pod.volumes) {
+    for (const core::VolumeMount& earlier : mounts) {
       if (earlier.volume_id == volume->id) {
         return core::InvalidArgumentError("volumes: " + request.volume + " is named twice");
       }
     }
+    mounts.push_back({volume->id, request.mount_path, request.read_only});
+  }
+  return mounts;
+}
+
+Status ControlPlane::AttachVolumes(const Principal& caller,
+                                   const std::vector<VolumeRequest>& requests,
+                                   core::Pod& pod) const {
+  Result<std::vector<core::VolumeMount>> mounts =
+      ResolveVolumes(caller, requests, pod.volume_gb > 0 ? pod.volume_mount_path : "");
+  if (!mounts.ok()) return mounts.status();
+  for (const core::VolumeMount& request : *mounts) {
+    const core::Volume* volume = &volumes_.at(request.volume_id);
     for (const core::Pod* user : UsersOf(volume->id)) {
       for (const core::VolumeMount& mount : user->volumes) {
         if (mount.volume_id != volume->id) continue;
@@ -250,7 +274,7 @@ Status ControlPlane::AttachVolumes(const Principal& caller,
         }
       }
     }
-    pod.volumes.push_back({volume->id, request.mount_path, request.read_only});
+    pod.volumes.push_back(request);
   }
   return Status::Ok();
 }

@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "server/volume_documents.h"
 #include "wire/json_fields.h"
 
 namespace suanli::server {
@@ -60,6 +61,7 @@ json::object ToDocument(const serverless::Endpoint& endpoint) {
           {"gpu_count", endpoint.gpu_count},
           {"gpu_milli", endpoint.gpu_milli},
           {"volume_gb", endpoint.volume_gb},
+          {"volumes", VolumeMountsDocument(endpoint.volumes)},
           {"min_workers", endpoint.min_workers},
           {"max_workers", endpoint.max_workers},
           {"warm_buffer", endpoint.warm_buffer},
@@ -91,6 +93,7 @@ Result<serverless::Endpoint> EndpointFromDocument(const json::object& document) 
   fields.Int("gpu_count", &endpoint.gpu_count, kAnyInt);
   fields.Int("gpu_milli", &endpoint.gpu_milli, kAnyInt);
   fields.Int("volume_gb", &endpoint.volume_gb, kAnyInt);
+  ReadVolumeMounts(fields, &endpoint.volumes);  // absent before endpoints had volumes: none
   fields.Int("min_workers", &endpoint.min_workers, kAnyInt);
   fields.Int("max_workers", &endpoint.max_workers, kAnyInt);
   fields.Int("warm_buffer", &endpoint.warm_buffer, kAnyInt);

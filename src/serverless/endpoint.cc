@@ -40,6 +40,15 @@ core::Status CheckEndpoint(const Endpoint& endpoint) {
   SUANLI_RETURN_IF_ERROR(Range("max_workers", endpoint.max_workers, 1, kMaxWorkersLimit));
   SUANLI_RETURN_IF_ERROR(Range("min_workers", endpoint.min_workers, 0, endpoint.max_workers));
   SUANLI_RETURN_IF_ERROR(Range("warm_buffer", endpoint.warm_buffer, 0, endpoint.max_workers));
+  for (const core::VolumeMount& mount : endpoint.volumes) {
+    if (!mount.read_only && endpoint.max_workers > 1) {
+      return core::InvalidArgumentError(
+          "volumes: " + mount.volume_id + " at " + mount.mount_path +
+          " would be read-write in each of up to " + std::to_string(endpoint.max_workers) +
+          " workers, and a volume is one pod's read-write or any number's read-only; mount it "
+          "read-only (NAME:/path:ro), or give the endpoint max_workers 1");
+    }
+  }
   SUANLI_RETURN_IF_ERROR(Range("scaler_value", endpoint.scaler_value, 1, 3'600));
   SUANLI_RETURN_IF_ERROR(
       Range("idle_timeout_s", endpoint.idle_timeout.count(), 1, kMaxIdleTimeout.count()));

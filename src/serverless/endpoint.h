@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/status.h"
 
 namespace suanli::serverless {
@@ -58,10 +59,13 @@ struct Endpoint {
   std::string template_id;
   std::string image;
   std::map<std::string, std::string> env;
-  std::string gpu_type;                  // canonical catalog name
-  int gpu_count = 1;                     // of each worker
-  int gpu_milli = 1000;                  // of each GPU; below 1000 a share of one (gpu_count 1)
-  int volume_gb = 0;                     // each worker's volume
+  std::string gpu_type;  // canonical catalog name
+  int gpu_count = 1;     // of each worker
+  int gpu_milli = 1000;  // of each GPU; below 1000 a share of one (gpu_count 1)
+  int volume_gb = 0;     // each worker's volume
+  // Volumes of their own (core::Volume) every worker mounts: read-only, unless the endpoint has
+  // one worker at most (a volume is one pod's read-write or any number's read-only).
+  std::vector<core::VolumeMount> volumes;
   int min_workers = 0;                   // kept running even with nothing to do
   int max_workers = 3;                   // never more (RunPod's default)
   int warm_buffer = 0;                   // idle workers kept ready beyond the busy ones (Modal)
@@ -86,7 +90,8 @@ struct Endpoint {
 // kMaxWorkersLimit with min <= max, warm buffer <= max, scaler_value 1 to 3600, timeouts and TTL
 // from 1 s to their limits, retries 0 to kMaxRetriesLimit, gpu_count 1 to 64; in http mode a port
 // 1 to 65535, a path that starts with "/" (printable ASCII, no spaces, at most
-// kMaxHttpPathLength) and a concurrency 1 to kMaxHttpConcurrency.
+// kMaxHttpPathLength) and a concurrency 1 to kMaxHttpConcurrency; a volume read-write only with
+// max_workers 1.
 core::Status CheckEndpoint(const Endpoint& endpoint);
 
 }  // namespace suanli::serverless

@@ -88,6 +88,16 @@ int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now) {
   return std::chrono::duration_cast<std::chrono::seconds>(now - *pod.running_since).count();
 }
 
+json::array VolumeMountsView(const std::vector<core::VolumeMount>& mounts) {
+  json::array out;
+  for (const core::VolumeMount& mount : mounts) {
+    out.push_back(json::object{{"volume_id", mount.volume_id},
+                               {"mount_path", mount.mount_path},
+                               {"read_only", mount.read_only}});
+  }
+  return out;
+}
+
 json::object UserView(const core::User& user) {
   return {{"id", user.id},
           {"name", user.name},
@@ -334,13 +344,7 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
   view["pull"] = pod.pull ? json::value(json::object{{"current_bytes", pod.pull->current_bytes},
                                                      {"total_bytes", pod.pull->total_bytes}})
                           : nullptr;
-  json::array volumes;
-  for (const core::VolumeMount& mount : pod.volumes) {
-    volumes.push_back(json::object{{"volume_id", mount.volume_id},
-                                   {"mount_path", mount.mount_path},
-                                   {"read_only", mount.read_only}});
-  }
-  view["volumes"] = std::move(volumes);
+  view["volumes"] = VolumeMountsView(pod.volumes);
   json::array moves;
   for (const core::VolumeMove& move : pod.moves) {
     moves.push_back(json::object{{"id", move.id},

@@ -54,6 +54,8 @@ boost::json::object AuditEntryView(const core::AuditEntry& entry);
 // `cost_micros`, `uptime_s` or `node_address`. With `actions` and the storage prices. What a list
 // can cache per pod revision.
 boost::json::object PodViewWithoutTime(const core::Pod& pod);
+// A pod's or an endpoint's volumes of their own: [{"volume_id", "mount_path", "read_only"}].
+boost::json::array VolumeMountsView(const std::vector<core::VolumeMount>& mounts);
 // The fields a list of pods shows (GET /v1/pods?view=compact), likewise without the time: id,
 // owner, name, template, image, GPU, state and its reason, readiness, node, prices, creation and
 // actions. Callers add `cost_micros` and `uptime_s`.

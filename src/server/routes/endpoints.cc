@@ -9,6 +9,7 @@
 #include "server/routes/views.h"
 #include "serverless/endpoint.h"
 #include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -42,6 +43,7 @@ json::object EndpointView(const EndpointInfo& info) {
           {"gpu_count", endpoint.gpu_count},
           {"gpu_milli", endpoint.gpu_milli},
           {"volume_gb", endpoint.volume_gb},
+          {"volumes", wire::VolumeMountsView(endpoint.volumes)},
           {"min_workers", endpoint.min_workers},
           {"max_workers", endpoint.max_workers},
           {"warm_buffer", endpoint.warm_buffer},
@@ -102,6 +104,7 @@ Result<EndpointSpec> ReadEndpointSpec(std::string_view body_text) {
   }
   const int max_s = static_cast<int>(serverless::kMaxJobTtl.count());
   fields.OptionalInt("volume_gb", &spec.volume_gb, {0, 100'000});
+  spec.volumes = ReadVolumeRequests(fields);
   fields.OptionalInt("min_workers", &spec.min_workers, {0, serverless::kMaxWorkersLimit});
   fields.OptionalInt("max_workers", &spec.max_workers, {1, serverless::kMaxWorkersLimit});
   fields.OptionalInt("warm_buffer", &spec.warm_buffer, {0, serverless::kMaxWorkersLimit});

@@ -77,13 +77,7 @@ void CreatePod(Call& call) {
   fields.String("pre_stop_command", &spec.pre_stop_command, {.max_length = 4096});
   fields.Bool("queue", &spec.queue);
   fields.StringMap("node_selector", &spec.node_selector, 32);
-  fields.Objects("volumes", wire::kMaxPodVolumes, [&spec](JsonFields& read) {
-    VolumeRequest volume;
-    read.String("name", &volume.volume, {.required = true, .max_length = 64});
-    read.String("mount_path", &volume.mount_path, {.required = true, .max_length = 256});
-    read.Bool("read_only", &volume.read_only);
-    spec.volumes.push_back(std::move(volume));
-  });
+  spec.volumes = ReadVolumeRequests(fields).value_or(std::vector<VolumeRequest>{});
   spec.workload = ReadWorkload(fields, call.zoo());
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(

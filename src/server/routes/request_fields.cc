@@ -25,6 +25,19 @@ std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t 
   return value;
 }
 
+std::optional<std::vector<VolumeRequest>> ReadVolumeRequests(JsonFields& fields) {
+  if (fields.Raw("volumes") == nullptr) return std::nullopt;
+  std::vector<VolumeRequest> volumes;
+  fields.Objects("volumes", wire::kMaxPodVolumes, [&volumes](JsonFields& read) {
+    VolumeRequest volume;
+    read.String("name", &volume.volume, {.required = true, .max_length = 64});
+    read.String("mount_path", &volume.mount_path, {.required = true, .max_length = 256});
+    read.Bool("read_only", &volume.read_only);
+    volumes.push_back(std::move(volume));
+  });
+  return volumes;
+}
+
 void ReadDuration(JsonFields& fields, std::string_view key, int64_t* seconds) {
   const boost::json::value* value = fields.Raw(key);
   if (value == nullptr || value->is_null()) return;

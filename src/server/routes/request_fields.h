@@ -13,6 +13,7 @@
 #include "advisor/model_zoo.h"
 #include "advisor/workload.h"
 #include "core/domain.h"
+#include "server/control_plane.h"
 #include "wire/json_fields.h"
 
 namespace suanli::server {
@@ -31,6 +32,10 @@ std::vector<core::PortSpec> ReadPorts(JsonFields& fields, bool* present);
 // "gpu_count": a whole number of GPUs (1 to 64) or a share of one (0.001 to 0.999: 0.5 is half a
 // device, gpu_count 1 with gpu_milli 500). Unchanged when absent.
 void ReadGpuCount(JsonFields& fields, int* gpu_count, int* gpu_milli);
+
+// "volumes": volumes of their own to mount, [{"name", "mount_path", "read_only"}] (name: the
+// volume's name or id; at most wire::kMaxPodVolumes); nullopt when absent.
+std::optional<std::vector<VolumeRequest>> ReadVolumeRequests(JsonFields& fields);
 
 // A duration: whole seconds (3600) or text with units ("2h", "30m", "1h30m"), at least 1 s and at
 // most 366 days (billing::ParseDurationSeconds). Unchanged when absent.
