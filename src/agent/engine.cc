@@ -727,9 +727,8 @@ class DockerApiEngine final : public Engine {
     if (!remaps) {
       return core::FailedPreconditionError(
           "this agent remaps pods' user namespaces (--user-namespace remap), which Docker does "
-          "only "
-          "for the whole daemon: add \"userns-remap\": \"default\" to /etc/docker/daemon.json and "
-          "restart Docker, or run the agent with --user-namespace off");
+          "only for the whole daemon: add \"userns-remap\": \"default\" to "
+          "/etc/docker/daemon.json and restart Docker, or run the agent with --user-namespace off");
     }
     return core::Status::Ok();
   }
