@@ -155,6 +155,12 @@ says "get -f shows the pod" "^pod +trainer +pod_[0-9a-f]+ +pending +as specified
 sed -i 's/size_gb: 10/size_gb: 25/' spec.yaml
 check "apply grows" 0 "^volume data: updated \\(vol_[^)]*\\): size_gb" "" -- apply -f spec.yaml
 check "volume grown" 0 "size: +25 GB" "" -- volumes get data
+# Snapshots need a node holding the data (no agent here): the refusals and the empty list.
+check "snapshot of no data" 5 "" "holds no data yet" -- volumes snapshot data --name first
+check "no snapshots" 0 "^ID +NAME +VOLUME +STATE" "" -- volumes snapshots
+check "restore of nothing" 3 "" "no snapshot nope" -- volumes create copy --from-snapshot nope
+check "create without a size" 2 "" "--size is required" -- volumes create copy
+check "snapshot-rm of nothing" 3 "" "no snapshot nope" -- volumes snapshot-rm nope
 sed -i 's|mount_path: /data|mount_path: /mnt/data|' spec.yaml
 check "apply a changed pod" 5 "^pod trainer: exists \\(pod_[^)]*\\) and differs in volumes" "" -- apply -f spec.yaml
 check "delete -f" 0 "^volume data: deleted \\(vol_" "" -- delete -f spec.yaml

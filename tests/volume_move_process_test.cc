@@ -1,10 +1,11 @@
-// A stopped pod resumes on another node with its volume (issue 16), with real processes on a real
-// engine: `suanli server` and two `suanli agent`s (two simulated nodes, each one GPU, separate
-// state directories) as children of the test. A file is written into the pod's volume on node A;
-// the pod stops; a second pod fills A; the first starts again, on B, once its volume has moved
-// there through the relay, and the receiving agent is killed -9 in the middle of the move and
-// restarted. The file must be intact (its SHA-256 read inside the container on B), and the event
-// log must show the move with its bytes and seconds.
+// A stopped pod resumes on another node with its volume (issue 16), and a volume's snapshot
+// restores into a new volume byte for byte, with real processes on a real engine: `suanli server`
+// and two `suanli agent`s (two simulated nodes, each one GPU, separate state directories) as
+// children of the test. A file is written into the pod's volume on node A; the pod stops; a second
+// pod fills A; the first starts again, on B, once its volume has moved there through the relay, and
+// the receiving agent is killed -9 in the middle of the move and restarted. The file must be intact
+// (its SHA-256 read inside the container on B), and the event log must show the move with its bytes
+// and seconds.
 //
 // Both agents drive the one engine of this machine, so both see the same engine volume; what
 // proves the move is that the receiver empties the volume's directory and unpacks the archive
@@ -18,6 +19,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +39,7 @@ using testing::ApiClient;
 using testing::ApiReply;
 using testing::Array;
 using testing::ChildProcess;
+using testing::Int;
 using testing::ServerProcess;
 using testing::Str;
 using testing::TempDir;
@@ -69,6 +72,7 @@ class VolumeMoveTest : public ::testing::Test {
     for (auto& agent : agents_) agent.process.reset();
     for (auto& agent : agents_) testing::RemoveContainersOfNode(*engine_, agent.node_id);
     if (!pod_.empty()) (void)engine_->RemoveVolume(agent::VolumeName(pod_));
+    for (const std::string& volume : engine_volumes_) (void)engine_->RemoveVolume(volume);
   }
 
   struct Agent {
@@ -113,7 +117,7 @@ class VolumeMoveTest : public ::testing::Test {
     }
   }
 
-  std::string CreatePod(const std::string& name, int volume_gb) {
+  std::string CreatePod(const std::string& name, int volume_gb, json::array volumes = {}) {
     const ApiReply created =
         api_->PostJson("/v1/pods", renter_,
                        json::object{{"name", name},
@@ -123,7 +127,8 @@ class VolumeMoveTest : public ::testing::Test {
                                     {"vcpu", 1},
                                     {"memory_gb", 1},
                                     {"container_disk_gb", 1},
-                                    {"volume_gb", volume_gb}});
+                                    {"volume_gb", volume_gb},
+                                    {"volumes", std::move(volumes)}});
     EXPECT_EQ(created.status, 201) << created.Describe();
     return Str(created.json, "id");
   }
@@ -191,8 +196,24 @@ class VolumeMoveTest : public ::testing::Test {
   std::unique_ptr<agent::Engine> engine_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<ApiClient> api_;
+  // GET `target` until `done` says so (or 60 s pass); the last answer.
+  json::value WaitFor(const std::string& target,
+                      const std::function<bool(const json::value&)>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    ApiReply reply;
+    while (std::chrono::steady_clock::now() < deadline) {
+      reply = api_->Get(target, renter_);
+      if (reply.status == 200 && done(reply.json)) return reply.json;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << target << " did not get there in time: " << reply.Describe() << "\n"
+                  << (agents_.empty() ? "" : agents_[0].process->log_text());
+    return reply.json;
+  }
+
   std::string admin_, renter_, pod_;
   std::vector<Agent> agents_;
+  std::vector<std::string> engine_volumes_;  // removed at the end, whatever happened
 };
 
 TEST_F(VolumeMoveTest, AStoppedPodResumesOnAnotherNodeWithItsVolumeAcrossAKilledReceiver) {
@@ -257,6 +278,85 @@ TEST_F(VolumeMoveTest, AStoppedPodResumesOnAnotherNodeWithItsVolumeAcrossAKilled
   // Record what the kill hit, for whoever reads the log.
   std::cout << "receiver killed with " << before_kill << " bytes of the archive in its part file"
             << (killed_mid_move ? "" : " (the move had not begun)") << "\n";
+}
+
+// Snapshot and restore on one node: the restored volume's files (names, modes, symlinks, bytes)
+// are those of the volume when it was snapshotted, though that volume was deleted in between.
+TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAfterItsVolumeIsGone) {
+  StartAgent(0);
+  const ApiReply data =
+      api_->PostJson("/v1/volumes", renter_, json::object{{"name", "data"}, {"size_gb", 1}});
+  ASSERT_EQ(data.status, 201) << data.Describe();
+  engine_volumes_.push_back("suanli-" + Str(data.json, "id"));
+  const std::string writer =
+      CreatePod("writer", 0, json::array{json::object{{"name", "data"}, {"mount_path", "/data"}}});
+  WaitPod(writer, RunningOn(agents_[0].node_id));
+  // Every entry's name, type, mode and target or SHA-256, sorted: what must come back.
+  const std::string manifest =
+      "cd /data && find . | sort | while read -r f; do if [ -L \"$f\" ]; then echo \"$f L "
+      "$(readlink \"$f\")\"; elif [ -f \"$f\" ]; then echo \"$f $(stat -c %a \"$f\") "
+      "$(sha256sum < \"$f\" | cut -d' ' -f1)\"; else echo \"$f $(stat -c %a \"$f\")\"; fi; done";
+  const std::string written = Exec(writer,
+                                   "head -c 12582912 /dev/urandom > /data/weights.bin && "
+                                   "mkdir -p /data/run/logs && echo step=100 > /data/run/state && "
+                                   "chmod 600 /data/run/state && ln -s run/state /data/latest && " +
+                                       manifest);
+  ASSERT_NE(written.find("weights.bin"), std::string::npos) << written;
+
+  // Not while the pod writes it; once it is stopped, yes.
+  const ApiReply refused = api_->Post("/v1/volumes/data/snapshots", renter_, R"({"name":"x"})");
+  EXPECT_EQ(refused.status, 409) << refused.Describe();
+  Act(writer, "stop");
+  WaitPod(writer, [](const json::value& pod) { return Str(pod, "state") == "stopped"; });
+  const ApiReply made =
+      api_->Post("/v1/volumes/data/snapshots", renter_, R"({"name":"before-upgrade"})");
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  EXPECT_EQ(Str(made.json, "state"), "creating");
+  const json::value ready = WaitFor("/v1/snapshots/before-upgrade", [](const json::value& s) {
+    return Str(s, "state") != "creating";
+  });
+  ASSERT_EQ(Str(ready, "state"), "ready") << json::serialize(ready);
+  EXPECT_GT(Int(ready, "size_bytes"), 12 << 20);
+  EXPECT_EQ(Str(ready, "sha256").size(), 64u);
+  const fs::path archive = agents_[0].state_dir / "snapshots" / (Str(ready, "id") + ".tar");
+  EXPECT_TRUE(fs::exists(archive));
+
+  // The volume goes, the snapshot stays.
+  const ApiReply gone = api_->Send("DELETE", "/v1/pods/" + writer, renter_);
+  ASSERT_EQ(gone.status, 200) << gone.Describe();
+  const ApiReply removed = api_->Send("DELETE", "/v1/volumes/data", renter_);
+  ASSERT_EQ(removed.status, 200) << removed.Describe();
+
+  const ApiReply copy = api_->PostJson(
+      "/v1/volumes", renter_, json::object{{"name", "copy"}, {"from_snapshot", "before-upgrade"}});
+  ASSERT_EQ(copy.status, 201) << copy.Describe();
+  EXPECT_EQ(Str(copy.json, "state"), "restoring");
+  EXPECT_EQ(Int(copy.json, "size_gb"), 1);
+  engine_volumes_.push_back("suanli-" + Str(copy.json, "id"));
+  WaitFor("/v1/volumes/copy",
+          [](const json::value& volume) { return Str(volume, "state") == "available"; });
+  const std::string reader =
+      CreatePod("reader", 0, json::array{json::object{{"name", "copy"}, {"mount_path", "/data"}}});
+  WaitPod(reader, RunningOn(agents_[0].node_id));
+  EXPECT_EQ(Exec(reader, manifest), written);
+
+  const ApiReply events = api_->Get("/v1/events?limit=200", renter_);
+  ASSERT_EQ(events.status, 200) << events.Describe();
+  std::set<std::string> kinds;
+  for (const json::value& event : Array(events.json, "events")) kinds.insert(Str(event, "kind"));
+  for (const char* kind : {"volume.snapshot_started", "volume.snapshot_ready",
+                           "volume.restore_started", "volume.restored"}) {
+    EXPECT_TRUE(kinds.contains(kind)) << kind;
+  }
+
+  // Deleting the snapshot removes its archive from the node.
+  const ApiReply deleted = api_->Send("DELETE", "/v1/snapshots/before-upgrade", renter_);
+  ASSERT_EQ(deleted.status, 200) << deleted.Describe();
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (fs::exists(archive) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_FALSE(fs::exists(archive));
 }
 
 }  // namespace

@@ -84,6 +84,7 @@ class AgentImpl final : public Agent {
       relay.server_url = options_.server_url;
       relay.pod_address = ProbeAddress();
       relay.move_dir = options_.state_dir / "moves";
+      relay.snapshot_dir = options_.state_dir / "snapshots";
       ServeRelay(
           relay,
           [this] {

@@ -196,6 +196,12 @@ RelayAnswer Do(Engine& engine, const RelayOptions& options, const RelayRequest& 
       return ServeVolumeArchive(engine, options.move_dir, work);
     case RelayRequest::Kind::kRemoveVolume:
       return RemoveVolumeHere(engine, options.move_dir, work);
+    case RelayRequest::Kind::kSnapshotVolume:
+      return SnapshotVolumeHere(engine, options.snapshot_dir, work);
+    case RelayRequest::Kind::kRestoreSnapshot:
+      return RestoreSnapshotHere(engine, options.snapshot_dir, work);
+    case RelayRequest::Kind::kRemoveSnapshot:
+      return RemoveSnapshotHere(options.snapshot_dir, work);
   }
   return ErrorReply(400, "INVALID_ARGUMENT", "an unknown kind of request");
 }

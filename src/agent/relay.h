@@ -35,6 +35,8 @@ struct RelayOptions {
   // Where archives of this node's volumes are made for moves to other nodes (one per move, kept
   // until the volume is removed here, or for a day).
   std::filesystem::path move_dir;
+  // Where this node keeps the snapshots of its volumes (until the server removes them).
+  std::filesystem::path snapshot_dir;
 };
 
 // Serves relayed requests until `stopping()` returns true, then waits for the requests in flight

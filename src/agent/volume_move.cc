@@ -34,11 +34,14 @@ RelayAnswer Error(int status, std::string_view code, const std::string& message)
   return {status, {{"Content-Type", error.content_type}}, std::move(error.body)};
 }
 
-// Move ids are the server's "mv_" and hex; nothing else names a file here.
-bool SafeMoveId(std::string_view id) {
-  return id.size() > 3 && id.size() <= 64 && id.starts_with("mv_") &&
-         id.substr(3).find_first_not_of("0123456789abcdef") == std::string_view::npos;
+// Move and snapshot ids are the server's "mv_" or "snap_" and hex; nothing else names a file here.
+bool SafeId(std::string_view id, std::string_view prefix) {
+  return id.size() > prefix.size() && id.size() <= 64 && id.starts_with(prefix) &&
+         id.substr(prefix.size()).find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
+
+bool SafeMoveId(std::string_view id) { return SafeId(id, "mv_"); }
+bool SafeSnapshotId(std::string_view id) { return SafeId(id, "snap_"); }
 
 bool SuanliVolume(std::string_view name) {
   return name.starts_with("suanli-pod_") || name.starts_with("suanli-vol_");
@@ -83,6 +86,40 @@ std::optional<std::string> HeaderOf(const net::HttpResponse& response, std::stri
   return std::nullopt;
 }
 
+RelayAnswer ErrorOf(const core::Status& status) {
+  switch (status.code()) {
+    case core::StatusCode::kNotFound:
+      return Error(404, "NOT_FOUND", status.message());
+    case core::StatusCode::kFailedPrecondition:
+      return Error(409, "FAILED_PRECONDITION", status.message());
+    default:
+      return Error(503, "UNAVAILABLE", status.message());
+  }
+}
+
+// The archive `name`.tar in `dir` of engine volume `volume` with its .info, made now unless an
+// earlier request made it (then it is read back: every request for it sees the same bytes).
+// NOT_FOUND when the volume is not on this node. REQUIRES: export_mutex held.
+core::Result<Info> ArchiveOnce(Engine& engine, const fs::path& dir, const std::string& name,
+                               const std::string& volume) {
+  const fs::path info_file = dir / (name + ".info");
+  if (std::optional<Info> info = ReadInfo(info_file)) return *info;
+  core::Result<std::string> volume_dir = engine.VolumeDirectory(volume);
+  if (!volume_dir.ok()) {
+    return core::Status(volume_dir.status().code(),
+                        "volume " + volume + " on its node: " + volume_dir.status().message());
+  }
+  std::error_code error;
+  fs::create_directories(dir, error);
+  core::Result<ArchiveInfo> made = MakeVolumeArchive(*volume_dir, dir / (name + ".tar"));
+  if (!made.ok()) return core::UnavailableError(made.status().message());
+  if (!WriteWhole(info_file,
+                  std::to_string(made->size) + " " + made->sha256 + " " + volume + "\n")) {
+    return core::UnavailableError("cannot write " + info_file.string());
+  }
+  return Info{*made, volume};
+}
+
 void RemoveOldArchives(const fs::path& dir) {
   std::error_code error;
   const auto now = fs::file_time_type::clock::now();
@@ -98,29 +135,13 @@ RelayAnswer ServeVolumeArchive(Engine& engine, const fs::path& move_dir, const R
     return Error(400, "INVALID_ARGUMENT", "not a move of a suanli volume: " + work.move_id);
   }
   const fs::path archive = move_dir / (work.move_id + ".tar");
-  const fs::path info_file = move_dir / (work.move_id + ".info");
   std::optional<Info> info;
   {
     core::MutexLock lock(export_mutex);
-    info = ReadInfo(info_file);
-    if (!info) {
-      core::Result<std::string> dir = engine.VolumeDirectory(work.volume);
-      if (!dir.ok()) {
-        const int status = dir.status().code() == core::StatusCode::kNotFound ? 404 : 503;
-        return Error(status, status == 404 ? "NOT_FOUND" : "UNAVAILABLE",
-                     "volume " + work.volume + " on its node: " + dir.status().message());
-      }
-      std::error_code error;
-      fs::create_directories(move_dir, error);
-      RemoveOldArchives(move_dir);
-      core::Result<ArchiveInfo> made = MakeVolumeArchive(*dir, archive);
-      if (!made.ok()) return Error(503, "UNAVAILABLE", made.status().message());
-      info = Info{*made, work.volume};
-      if (!WriteWhole(info_file,
-                      std::to_string(made->size) + " " + made->sha256 + " " + work.volume + "\n")) {
-        return Error(503, "UNAVAILABLE", "cannot write " + info_file.string());
-      }
-    }
+    RemoveOldArchives(move_dir);
+    core::Result<Info> made = ArchiveOnce(engine, move_dir, work.move_id, work.volume);
+    if (!made.ok()) return ErrorOf(made.status());
+    info = *made;
   }
   if (work.offset > info->archive.size) {
     return Error(416, "OUT_OF_RANGE",
@@ -170,6 +191,65 @@ RelayAnswer RemoveVolumeHere(Engine& engine, const fs::path& move_dir, const Rel
   if (!removed.ok() && removed.code() != core::StatusCode::kNotFound) {
     return Error(409, "FAILED_PRECONDITION", removed.message());
   }
+  return {204, {}, ""};
+}
+
+RelayAnswer SnapshotVolumeHere(Engine& engine, const fs::path& snapshot_dir,
+                               const RelayRequest& work) {
+  if (!SafeSnapshotId(work.snapshot) || !SuanliVolume(work.volume)) {
+    return Error(400, "INVALID_ARGUMENT", "not a snapshot of a suanli volume: " + work.snapshot);
+  }
+  core::MutexLock lock(export_mutex);
+  core::Result<Info> made = ArchiveOnce(engine, snapshot_dir, work.snapshot, work.volume);
+  if (!made.ok()) return ErrorOf(made.status());
+  return {200,
+          {{std::string(wire::kArchiveSizeHeader), std::to_string(made->archive.size)},
+           {std::string(wire::kArchiveSha256Header), made->archive.sha256}},
+          ""};
+}
+
+RelayAnswer RestoreSnapshotHere(Engine& engine, const fs::path& snapshot_dir,
+                                const RelayRequest& work) {
+  if (!SafeSnapshotId(work.snapshot) || !work.volume.starts_with("suanli-vol_")) {
+    return Error(400, "INVALID_ARGUMENT",
+                 "not a snapshot restored into a suanli volume: " + work.snapshot);
+  }
+  // One restore at a time: a retried request must not unpack into a volume a first one fills.
+  static core::Mutex restore_mutex;
+  core::MutexLock lock(restore_mutex);
+  const fs::path archive = snapshot_dir / (work.snapshot + ".tar");
+  const std::optional<Info> info = ReadInfo(snapshot_dir / (work.snapshot + ".info"));
+  if (!info) return Error(404, "NOT_FOUND", "no snapshot " + work.snapshot + " on this node");
+  // The archive must be the one the server recorded, byte for byte: a disk that rotted or a
+  // file someone replaced must not become a user's data.
+  core::Result<ArchiveInfo> digest = DigestFile(archive);
+  if (!digest.ok()) return ErrorOf(digest.status());
+  if (digest->sha256 != work.sha256 || digest->sha256 != info->archive.sha256) {
+    return Error(409, "FAILED_PRECONDITION",
+                 "snapshot " + work.snapshot + "'s archive on this node has SHA-256 " +
+                     digest->sha256 + ", not the " + work.sha256 + " recorded when it was made");
+  }
+  if (core::Status created = engine.CreateVolume(work.volume); !created.ok()) {
+    return ErrorOf(created);
+  }
+  core::Result<std::string> dir = engine.VolumeDirectory(work.volume);
+  if (!dir.ok()) return ErrorOf(dir.status());
+  if (core::Status unpacked = UnpackVolumeArchive(archive, *dir); !unpacked.ok()) {
+    return ErrorOf(unpacked);
+  }
+  return {204, {}, ""};
+}
+
+RelayAnswer RemoveSnapshotHere(const fs::path& snapshot_dir, const RelayRequest& work) {
+  if (!SafeSnapshotId(work.snapshot)) {
+    return Error(400, "INVALID_ARGUMENT", "not a suanli snapshot: " + work.snapshot);
+  }
+  core::MutexLock lock(export_mutex);
+  std::error_code error;
+  // The .info first: without it the archive is never taken for a whole snapshot.
+  fs::remove(snapshot_dir / (work.snapshot + ".info"), error);
+  fs::remove(snapshot_dir / (work.snapshot + ".tar"), error);
+  if (error) return Error(503, "UNAVAILABLE", "cannot remove snapshot " + work.snapshot);
   return {204, {}, ""};
 }
 

@@ -10,6 +10,9 @@
 //    SHA-256, then unpacks it into its own engine volume of the same name.
 //
 // Files: <move dir>/<move id>.tar and .info on the source; .part and .meta on the receiver.
+//
+// Snapshots (docs/architecture.md, "Snapshots") are archives of the same kind, kept in the agent's
+// snapshot directory as <snapshot id>.tar and .info until the server asks for their removal.
 #pragma once
 
 #include <chrono>
@@ -38,6 +41,22 @@ wire::RelayAnswer ServeVolumeArchive(Engine& engine, const std::filesystem::path
 // "suanli-vol_...") and the archives made of it. 204, or the engine's refusal.
 wire::RelayAnswer RemoveVolumeHere(Engine& engine, const std::filesystem::path& move_dir,
                                    const wire::RelayRequest& work);
+
+// A kSnapshotVolume request: archives the engine volume work.volume as snapshot work.snapshot
+// (once: a repeated request answers with the archive made first) and answers 200 with its size
+// and SHA-256 in kArchiveSizeHeader and kArchiveSha256Header; 404 for a volume not on this node.
+wire::RelayAnswer SnapshotVolumeHere(Engine& engine, const std::filesystem::path& snapshot_dir,
+                                     const wire::RelayRequest& work);
+
+// A kRestoreSnapshot request: checks the snapshot's archive against work.sha256, then replaces
+// what engine volume work.volume holds (made if need be) with its files. 204; 404 for a snapshot
+// not on this node; 409 when the archive's checksum does not match.
+wire::RelayAnswer RestoreSnapshotHere(Engine& engine, const std::filesystem::path& snapshot_dir,
+                                      const wire::RelayRequest& work);
+
+// A kRemoveSnapshot request: deletes the snapshot's archive. 204, also when it was gone already.
+wire::RelayAnswer RemoveSnapshotHere(const std::filesystem::path& snapshot_dir,
+                                     const wire::RelayRequest& work);
 
 struct FetchOptions {
   std::string server_url;

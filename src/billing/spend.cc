@@ -50,6 +50,21 @@ Money UnbilledStorage(const core::Volume& volume, core::TimePoint now,
                               start, now);
 }
 
+int64_t SnapshotGigabytes(const core::Snapshot& snapshot) {
+  constexpr int64_t kGigabyte = 1'000'000'000;
+  return std::max<int64_t>(1, (snapshot.size_bytes + kGigabyte - 1) / kGigabyte);
+}
+
+Money UnbilledSnapshot(const core::Snapshot& snapshot, core::TimePoint now,
+                       std::optional<core::TimePoint> from) {
+  if (snapshot.state != core::SnapshotState::kReady) return Money();
+  const core::TimePoint start =
+      std::max(from.value_or(snapshot.storage_billed_to), snapshot.created_at);
+  if (now <= start) return Money();
+  return StorageChargeBetween(snapshot.storage_price_per_gb_month, SnapshotGigabytes(snapshot),
+                              snapshot.created_at, start, now);
+}
+
 core::Status CheckCanAfford(Money balance, Money rate_after, Money spend_cap_per_hour,
                             core::Duration minimum_runway) {
   if (!CanStart(balance, rate_after, minimum_runway)) {
@@ -95,17 +110,32 @@ void SpendTracker::Update(const core::Pod& pod, Money gpu_per_hour) {
 }
 
 void SpendTracker::UpdateVolume(const core::Volume& volume, bool exists) {
+  UpdateStorage(volume.id, volume.owner_id,
+                StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb).micros(), exists);
+}
+
+void SpendTracker::UpdateSnapshot(const core::Snapshot& snapshot, bool exists) {
+  const int64_t rate =
+      snapshot.state == core::SnapshotState::kReady
+          ? StoragePerHour(snapshot.storage_price_per_gb_month, SnapshotGigabytes(snapshot))
+                .micros()
+          : 0;
+  UpdateStorage(snapshot.id, snapshot.owner_id, rate, exists);
+}
+
+void SpendTracker::UpdateStorage(const std::string& id, const std::string& owner_id,
+                                 int64_t rate_micros, bool exists) {
   Contribution now;
   if (exists) {
-    now.rate = StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb).micros();
-    now.wanted = now.rate;
+    now.rate = rate_micros;
+    now.wanted = rate_micros;
   }
-  Contribution& before = by_pod_[volume.id];
-  Contribution& user = by_user_[volume.owner_id];
+  Contribution& before = by_pod_[id];
+  Contribution& user = by_user_[owner_id];
   user.rate += now.rate - before.rate;
   user.wanted += now.wanted - before.wanted;
   before = now;
-  if (!exists) by_pod_.erase(volume.id);
+  if (!exists) by_pod_.erase(id);
 }
 
 Money SpendTracker::Rate(const std::string& user_id) const {

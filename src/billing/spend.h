@@ -49,6 +49,15 @@ PodAccrual AccruedSince(const core::Pod& pod, core::TimePoint gpu_from,
 core::Money UnbilledStorage(const core::Volume& volume, core::TimePoint now,
                             std::optional<core::TimePoint> from = std::nullopt);
 
+// The whole gigabytes (10^9 bytes, as the catalog and datasheets count) a snapshot is billed for:
+// its archive's size rounded up, at least 1.
+int64_t SnapshotGigabytes(const core::Snapshot& snapshot);
+
+// What `snapshot` has accrued since `from` (its last charge when unset), at `now`: nothing until
+// it is made (kReady), then its archive's gigabytes at the price recorded on it.
+core::Money UnbilledSnapshot(const core::Snapshot& snapshot, core::TimePoint now,
+                             std::optional<core::TimePoint> from = std::nullopt);
+
 // OK, or RESOURCE_EXHAUSTED saying why: `balance` must cover `minimum_runway` of `rate_after`
 // (everything the user would pay per hour), and `rate_after` must be within `spend_cap_per_hour`
 // (zero: no cap).
@@ -67,6 +76,8 @@ class SpendTracker {
   // Records what `volume` costs per hour (its storage, paid and wanted alike); `exists` false once
   // it is deleted.
   void UpdateVolume(const core::Volume& volume, bool exists);
+  // The same for a snapshot, which costs nothing per hour until it is made.
+  void UpdateSnapshot(const core::Snapshot& snapshot, bool exists);
 
   // Everything the user pays per hour: pods that run or are still stopping, and every volume
   // (the runway's measure).
@@ -83,6 +94,10 @@ class SpendTracker {
     int64_t rate = 0;    // micro-dollars per hour
     int64_t wanted = 0;  // the part its owner wants
   };
+  // Replaces what `id` (a volume's or snapshot's) counted for `owner_id` with `rate_micros`.
+  void UpdateStorage(const std::string& id, const std::string& owner_id, int64_t rate_micros,
+                     bool exists);
+
   std::unordered_map<std::string, Contribution> by_pod_;
   std::unordered_map<std::string, Contribution> by_user_;
   std::map<std::string, std::set<std::string>> billable_by_owner_;

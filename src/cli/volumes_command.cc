@@ -1,5 +1,7 @@
-// suanli volumes: volumes of their own, which outlive pods and follow them from node to node.
+// suanli volumes: volumes of their own, which outlive pods and follow them from node to node, and
+// their snapshots.
 #include <boost/json/array.hpp>
+#include <chrono>
 #include <memory>
 #include <ostream>
 
@@ -16,7 +18,12 @@ struct VolumesFlags {
   std::string id;
   std::string name;
   int size_gb = 0;
+  std::string from_snapshot;
+  bool wait = false;
 };
+
+// How long `volumes snapshot --wait` waits for the node to make the archive.
+constexpr auto kSnapshotWait = std::chrono::minutes(30);
 
 std::string PodsOf(const boost::json::value& volume) {
   std::string pods;
@@ -51,13 +58,92 @@ std::string VolumesTable(const boost::json::array& volumes) {
 
 std::string VolumeDetail(const boost::json::value& volume) {
   const std::string node = JsonText(volume, "home_node");
+  const std::string from = JsonText(volume, "restored_from");
   return "id:        " + JsonText(volume, "id") + "\nname:      " + JsonText(volume, "name") +
          "\nsize:      " + std::to_string(JsonInteger(volume, "size_gb")) +
          " GB\nnode:      " + (node.empty() ? "- (no data yet)" : node) +
          "\nstate:     " + JsonText(volume, "state") + "\npods:      " + PodsOf(volume) +
          "\nprice:     " + MoneyText(volume, "storage_price_per_hour_micros") +
          "/h\ncost:      " + MoneyText(volume, "cost_micros") +
-         "\ncreated:   " + TimeText(JsonText(volume, "created_at")) + "\n";
+         "\ncreated:   " + TimeText(JsonText(volume, "created_at")) + "\n" +
+         (from.empty() ? "" : "restored:  from snapshot " + from + "\n");
+}
+
+std::string SnapshotsTable(const boost::json::array& snapshots) {
+  TextTable table;
+  table.AddColumn("ID", TextTable::Align::kLeft);
+  table.AddColumn("NAME", TextTable::Align::kLeft);
+  table.AddColumn("VOLUME", TextTable::Align::kLeft);
+  table.AddColumn("STATE", TextTable::Align::kLeft);
+  table.AddColumn("BYTES", TextTable::Align::kRight);
+  table.AddColumn("SHA-256", TextTable::Align::kLeft);
+  table.AddColumn("$/HOUR", TextTable::Align::kRight);
+  table.AddColumn("COST", TextTable::Align::kRight);
+  table.AddColumn("CREATED", TextTable::Align::kLeft);
+  for (const boost::json::value& snapshot : snapshots) {
+    const std::string sha = JsonText(snapshot, "sha256");
+    table.AddRow({JsonText(snapshot, "id"), JsonText(snapshot, "name"),
+                  JsonText(snapshot, "volume_name"), JsonText(snapshot, "state"),
+                  std::to_string(JsonInteger(snapshot, "size_bytes")),
+                  sha.empty() ? "-" : sha.substr(0, 12),
+                  MoneyText(snapshot, "storage_price_per_hour_micros"),
+                  MoneyText(snapshot, "cost_micros"), TimeText(JsonText(snapshot, "created_at"))});
+  }
+  return table.Render();
+}
+
+std::string SnapshotLine(const boost::json::value& snapshot) {
+  const std::string state = JsonText(snapshot, "state");
+  std::string line = "snapshot " + JsonText(snapshot, "id") + " (" + JsonText(snapshot, "name") +
+                     ") of volume " + JsonText(snapshot, "volume_name") + ": " + state;
+  if (state == "ready") {
+    line += ", " + std::to_string(JsonInteger(snapshot, "size_bytes")) + " bytes, SHA-256 " +
+            JsonText(snapshot, "sha256") + "; restore it with: suanli volumes create NAME " +
+            "--from-snapshot " + JsonText(snapshot, "name");
+  } else if (state == "failed") {
+    line += " (" + JsonText(snapshot, "state_reason") + ")";
+  } else {
+    line += " on its node; see it with: suanli volumes snapshots";
+  }
+  return line + "\n";
+}
+
+core::Status RunSnapshot(const VolumesFlags& flags, CommandContext& context) {
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  boost::json::object body;
+  if (!flags.name.empty()) body["name"] = flags.name;
+  core::Result<boost::json::value> created =
+      (*api)->Post(IdTarget("volumes", flags.id, "/snapshots"), body);
+  if (!flags.wait || !created.ok()) return PrintResult(context, flags.json, created, SnapshotLine);
+  // Until the node has made it (or failed): the archive of a large volume takes minutes.
+  const std::string target = IdTarget("snapshots", JsonText(*created, "id"));
+  const ApiEnvironment& env = *context.api_env;
+  const core::TimePoint deadline = env.clock->Now() + kSnapshotWait;
+  core::Result<boost::json::value> latest = std::move(created);
+  while (latest.ok() && JsonText(*latest, "state") == "creating" && env.clock->Now() < deadline) {
+    env.sleep(std::chrono::milliseconds(500));
+    latest = (*api)->Get(target);
+  }
+  return PrintResult(context, flags.json, latest, SnapshotLine);
+}
+
+core::Status RunSnapshots(const VolumesFlags& flags, CommandContext& context) {
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  return PrintResult(
+      context, flags.json, (*api)->Get("/v1/snapshots"),
+      [](const boost::json::value& list) { return SnapshotsTable(JsonArray(list, "snapshots")); });
+}
+
+core::Status RunSnapshotRemove(const VolumesFlags& flags, CommandContext& context) {
+  core::Result<std::unique_ptr<ApiClient>> api = context.Api();
+  if (!api.ok()) return api.status();
+  return PrintResult(context, flags.json, (*api)->Delete(IdTarget("snapshots", flags.id)),
+                     [](const boost::json::value& snapshot) {
+                       return "removed snapshot " + JsonText(snapshot, "id") + " (" +
+                              JsonText(snapshot, "name") + ")\n";
+                     });
 }
 
 core::Status RunList(const VolumesFlags& flags, CommandContext& context) {
@@ -75,18 +161,27 @@ core::Status RunGet(const VolumesFlags& flags, CommandContext& context) {
 }
 
 core::Status RunCreate(const VolumesFlags& flags, CommandContext& context) {
+  if (flags.size_gb == 0 && flags.from_snapshot.empty()) {
+    return core::InvalidArgumentError(
+        "--size is required (in GB), unless the volume is restored with --from-snapshot");
+  }
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  return PrintResult(context, flags.json,
-                     (*api)->Post("/v1/volumes", boost::json::object{{"name", flags.name},
-                                                                     {"size_gb", flags.size_gb}}),
-                     [](const boost::json::value& volume) {
-                       return "created volume " + JsonText(volume, "id") + " (" +
-                              JsonText(volume, "name") + ", " +
-                              std::to_string(JsonInteger(volume, "size_gb")) +
-                              " GB); attach it with: suanli pods create ... --volume " +
-                              JsonText(volume, "name") + ":/data\n";
-                     });
+  boost::json::object body{{"name", flags.name}};
+  if (flags.size_gb > 0) body["size_gb"] = flags.size_gb;
+  if (!flags.from_snapshot.empty()) body["from_snapshot"] = flags.from_snapshot;
+  return PrintResult(
+      context, flags.json, (*api)->Post("/v1/volumes", body), [](const boost::json::value& volume) {
+        const std::string restoring =
+            JsonText(volume, "state") == "restoring"
+                ? "; it is being restored from snapshot " + JsonText(volume, "restored_from") +
+                      " (suanli volumes get " + JsonText(volume, "name") + ")"
+                : "";
+        return "created volume " + JsonText(volume, "id") + " (" + JsonText(volume, "name") + ", " +
+               std::to_string(JsonInteger(volume, "size_gb")) + " GB)" + restoring +
+               "; attach it with: suanli pods create ... --volume " + JsonText(volume, "name") +
+               ":/data\n";
+      });
 }
 
 core::Status RunResize(const VolumesFlags& flags, CommandContext& context) {
@@ -130,9 +225,10 @@ CommandRun DefineVolumesCommand(CLI::App& command) {
     return RunCreate(*flags, context);
   });
   create.add_option("name", flags->name, "Its name")->required();
-  create.add_option("--size", flags->size_gb, "Its size in GB")
-      ->required()
+  create.add_option("--size", flags->size_gb, "Its size in GB (from a snapshot: its volume's)")
       ->check(PositiveInteger(100'000));
+  create.add_option("--from-snapshot", flags->from_snapshot,
+                    "Fill it with a snapshot's files (ID or name; suanli volumes snapshots)");
   AddJsonFlag(create, flags->json);
 
   CLI::App& resize = group.Add("resize", "Grow a volume", [flags](CommandContext& context) {
@@ -149,6 +245,24 @@ CommandRun DefineVolumesCommand(CLI::App& command) {
                 [flags](CommandContext& context) { return RunRemove(*flags, context); });
   remove.add_option("id", flags->id, "Volume ID or name")->required();
   AddJsonFlag(remove, flags->json);
+
+  CLI::App& snapshot = group.Add(
+      "snapshot", "Snapshot a volume: a point-in-time copy of its files, kept on its node",
+      [flags](CommandContext& context) { return RunSnapshot(*flags, context); });
+  snapshot.add_option("id", flags->id, "Volume ID or name")->required();
+  snapshot.add_option("--name", flags->name, "The snapshot's name (default: VOLUME-<UTC time>)");
+  snapshot.add_flag("--wait", flags->wait, "Wait until it is made (or failed)");
+  AddJsonFlag(snapshot, flags->json);
+
+  AddJsonFlag(group.Add("snapshots", "List your snapshots",
+                        [flags](CommandContext& context) { return RunSnapshots(*flags, context); }),
+              flags->json);
+
+  CLI::App& snapshot_remove =
+      group.Add("snapshot-rm", "Delete a snapshot",
+                [flags](CommandContext& context) { return RunSnapshotRemove(*flags, context); });
+  snapshot_remove.add_option("id", flags->id, "Snapshot ID or name")->required();
+  AddJsonFlag(snapshot_remove, flags->json);
   return group.Build();
 }
 

@@ -220,7 +220,9 @@ struct Pod {
 // on the shared backend, home kAnyNode, where every node sees it and nothing moves).
 inline constexpr std::string_view kAnyNode = "any";
 
-enum class VolumeState { kAvailable, kMoving };
+// kRestoring: being filled from a snapshot (core::Snapshot) on its home node; no pod may attach
+// it until that is done.
+enum class VolumeState { kAvailable, kMoving, kRestoring };
 
 struct Volume {
   std::string id;  // "vol_..."
@@ -232,12 +234,38 @@ struct Volume {
   std::string home_node_id;
   VolumeState state = VolumeState::kAvailable;
   std::string moving_to_node_id;  // with kMoving
+  std::string restored_from;      // the snapshot it was made from ("snap_..."), if any
   Money storage_price_per_gb_month;
   TimePoint created_at;
   TimePoint storage_billed_to;  // charged up to here
   Money cost;                   // everything charged for it so far
 
   friend bool operator==(const Volume&, const Volume&) = default;
+};
+
+// A point-in-time copy of a volume: a tar of its files with their SHA-256, kept by the node that
+// held the volume when it was taken (docs/architecture.md, "Snapshots"). It outlives its volume
+// and is restored into a new one. Billed per GB-month of its archive, once it is made.
+enum class SnapshotState { kCreating, kReady, kFailed };
+
+struct Snapshot {
+  std::string id;  // "snap_..."
+  std::string owner_id;
+  std::string name;  // unique among its owner's snapshots
+  std::string volume_id;
+  std::string volume_name;  // as it was named then (the volume may be gone since)
+  int volume_size_gb = 0;   // a volume restored from it needs at least this much
+  std::string node_id;      // the node that holds its archive
+  SnapshotState state = SnapshotState::kCreating;
+  std::string state_reason;  // kFailed: what went wrong
+  int64_t size_bytes = 0;    // of the archive, once made
+  std::string sha256;        // of the archive, hex, once made
+  Money storage_price_per_gb_month;
+  TimePoint created_at;
+  TimePoint storage_billed_to;  // charged up to here; from kReady on
+  Money cost;                   // everything charged for it so far
+
+  friend bool operator==(const Snapshot&, const Snapshot&) = default;
 };
 
 enum class NodeState { kReady, kUnreachable };

@@ -99,7 +99,15 @@ class ApiAuthTest : public ApiServerTest {
                         R"({"max_pods":10000,"max_pending_pods":10000})")
                   .status,
               200);
-    a_pod_ = CreatePod(a_.token);
+    // A's pod reads A's volume "snapped", which so has its data on n1 and can be snapshotted.
+    ASSERT_EQ(api().Post("/v1/volumes", a_.token, R"({"name":"snapped","size_gb":1})").status, 201);
+    a_pod_ = CreatePod(
+        a_.token,
+        {{"template", "pytorch"},
+         {"gpu_type", "4090"},
+         {"volume_gb", 0},
+         {"volumes", json::array{json::object{
+                         {"name", "snapped"}, {"mount_path", "/data"}, {"read_only", true}}}}});
     ASSERT_FALSE(a_.token.empty() || b_.token.empty() || node_.token.empty() || a_pod_.empty());
     const ApiReply pod = api().Get("/v1/pods/" + a_pod_, a_.token);
     ASSERT_EQ(Str(pod.json, "node_id"), node_.id) << "A's pod is bound to n1: " << pod.Describe();
@@ -328,6 +336,23 @@ class ApiAuthTest : public ApiServerTest {
     cases["GET /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
     cases["PATCH /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
     cases["DELETE /v1/volumes/{id}"] = {fresh_volume, Expect::kNotFound};
+    // Snapshots: a fresh one of A's volume each time; B sees none of them.
+    const auto fresh_snapshot = [this] {
+      const ApiReply created = api().Post("/v1/volumes/snapped/snapshots", a_.token,
+                                          R"({"name":"s)" + std::to_string(++counter_) + R"("})");
+      EXPECT_EQ(created.status, 201) << created.Describe();
+      const std::string id = Str(created.json, "id");
+      return Request{"/v1/snapshots/" + id, "{}", "/v1/snapshots/" + id};
+    };
+    cases["POST /v1/volumes/{id}/snapshots"] = {
+        [this] {
+          return Request{"/v1/volumes/snapped/snapshots",
+                         R"({"name":"t)" + std::to_string(++counter_) + R"("})", "/v1/snapshots"};
+        },
+        Expect::kNotFound};
+    cases["GET /v1/snapshots"] = {fixed("/v1/snapshots"), {}};
+    cases["GET /v1/snapshots/{id}"] = {fresh_snapshot, Expect::kNotFound};
+    cases["DELETE /v1/snapshots/{id}"] = {fresh_snapshot, Expect::kNotFound};
     // No pod of n1 moves anything: the node's ask is a 404, anyone else's refused.
     cases["GET /v1/agent/moves/{id}/archive"] = {fixed("/v1/agent/moves/mv_unknown/archive"), {}};
     cases["GET /v1/billing/balance"] = {fixed("/v1/billing/balance"), {}};
@@ -733,6 +758,10 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/volumes/{id}", kUser},
       {"PATCH /v1/volumes/{id}", kUser},
       {"DELETE /v1/volumes/{id}", kUser},
+      {"POST /v1/volumes/{id}/snapshots", kUser},
+      {"GET /v1/snapshots", kUser},
+      {"GET /v1/snapshots/{id}", kUser},
+      {"DELETE /v1/snapshots/{id}", kUser},
       {"GET /v1/agent/moves/{id}/archive", kNode},
       {"GET /v1/billing/balance", kUser},
       {"GET /v1/billing/ledger", kUser},

@@ -73,6 +73,8 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(webhooks_by_id_);
     case Collection::kVolumes:
       return find(volumes_);
+    case Collection::kSnapshots:
+      return find(snapshots_);
   }
   return std::nullopt;
 }
@@ -100,6 +102,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   price_overrides_ = std::move(stored->gpu_prices);
   LoadEvents(*snapshot, std::move(stored->webhooks));
   LoadVolumes(std::move(stored->volumes));
+  LoadSnapshots(std::move(stored->snapshots));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);

@@ -44,6 +44,7 @@
 #include "store/commit_queue.h"
 #include "store/store.h"
 #include "wire/agent_protocol.h"
+#include "wire/relay_protocol.h"
 #include "wire/views.h"
 
 namespace suanli::server {
@@ -215,10 +216,19 @@ struct Availability {
   bool simulated = false;
 };
 
-// A volume as its owner creates it.
+// A volume as its owner creates it: empty, or restored from one of their snapshots (by id or
+// name; size_gb 0 then takes the snapshot's volume's size).
 struct VolumeSpec {
   std::string name;
   int size_gb = 0;
+  std::string from_snapshot;
+};
+
+// A snapshot as its owner asks for it: of their volume `volume` (id or name), named `name` (""
+// for "<volume>-<UTC time>").
+struct SnapshotSpec {
+  std::string volume;
+  std::string name;
 };
 
 // A volume as shown: itself and who uses it (wire::VolumeView).
@@ -474,6 +484,33 @@ class ControlPlane {
   // id, engine volume name) handed out once. The API asks each node's agent through the relay (best
   // effort: a node that is away keeps its copy).
   std::vector<std::pair<std::string, std::string>> TakeVolumeRemovals() EXCLUDES(mutex_);
+  // --- Snapshots (control_plane_snapshots.cc): a person's own, by id or name; an admin sees all.
+  // Create is FAILED_PRECONDITION for a volume that holds no data yet, is moving or restoring, or
+  // that a pod which runs (or is about to) has read-write: a snapshot of files being written is
+  // no point in time. It answers at once (state "creating"); the volume's node makes the archive.
+  core::Result<Written<core::Snapshot>> CreateSnapshot(const Principal& caller, SnapshotSpec spec);
+  core::Result<Written<std::vector<core::Snapshot>>> ListSnapshots(const Principal& caller) const;
+  core::Result<Written<core::Snapshot>> GetSnapshot(const Principal& caller,
+                                                    std::string_view id) const;
+  // FAILED_PRECONDITION while a volume is being restored from it.
+  core::Result<Written<core::Snapshot>> DeleteSnapshot(const Principal& caller,
+                                                       std::string_view id);
+  // What node `node_id`'s agent must do for snapshots now (make one, restore one into a volume,
+  // remove one), as relay requests, each handed out once until NoteStorageWork hears how it went
+  // (a removal: once). The API submits them as the agent polls its relay.
+  std::vector<wire::RelayRequest> TakeStorageWork(const std::string& node_id) EXCLUDES(mutex_);
+  // The agent's answer to a request of TakeStorageWork: a snapshot made (or failed), a volume
+  // restored (or not). A 5xx (the agent away, the answer late) hands the work out again. Returns
+  // the sequence after which what it wrote is durable.
+  struct StorageWorkAnswer {
+    int status = 0;  // the agent's HTTP status; 5xx: not done, hand it out again
+    // kSnapshotVolume done: the archive's size and SHA-256 (hex); -1 and "" when not said.
+    int64_t size_bytes = -1;
+    std::string sha256;
+    std::string error;  // what the agent said when it failed
+  };
+  uint64_t NoteStorageWork(const wire::RelayRequest& work, const StorageWorkAnswer& answer)
+      EXCLUDES(mutex_);
   // Where a move fetches from: the node that holds move `move_id` of a pod bound to `caller`'s
   // node, and the engine volume. NOT_FOUND for a move the caller's pods do not have (any more).
   struct MoveSource {
@@ -696,6 +733,22 @@ class ControlPlane {
   core::Result<std::string> BillingSubject(const Principal& caller, std::string_view user_id) const;
   // Volumes (control_plane_volumes.cc).
   void LoadVolumes(std::vector<core::Volume> volumes) REQUIRES(mutex_);
+  // Snapshots (control_plane_snapshots.cc).
+  void LoadSnapshots(std::vector<core::Snapshot> snapshots) REQUIRES(mutex_);
+  core::Result<std::string> FindOwnSnapshot(const Principal& caller, std::string_view id) const
+      REQUIRES(mutex_);
+  // The volume `volume` made from the caller's snapshot `snapshot_id` (id or name): its size and
+  // home, state kRestoring; INVALID_ARGUMENT for a size below the snapshot's volume's.
+  core::Status RestoreInto(const Principal& caller, std::string_view snapshot_id,
+                           core::Volume& volume) const REQUIRES(mutex_);
+  void ChargeSnapshot(Change& change, core::Snapshot& snapshot, core::TimePoint to)
+      REQUIRES(mutex_);
+  // Whether `pod` has a volume read-write of which a snapshot is being made: it is not placed
+  // until the snapshot is done (a start would write into files being copied).
+  bool WaitsForSnapshot(const core::Pod& pod) const REQUIRES(mutex_);
+  // As node `node` is removed: its snapshots' archives are gone with it (failed, no longer
+  // billed), and volumes it was restoring end empty.
+  void LoseSnapshotsOn(Change& change, const core::Node& node) REQUIRES(mutex_);
   // The id of the caller's volume `id` (an id or its name); NOT_FOUND saying how to list them.
   core::Result<std::string> FindOwnVolume(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);
@@ -847,6 +900,11 @@ class ControlPlane {
   std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
   std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> volume_removals_ GUARDED_BY(mutex_);
+  std::map<std::string, core::Snapshot> snapshots_ GUARDED_BY(mutex_);
+  // Snapshots and restoring volumes whose work an agent has now (TakeStorageWork), and snapshots
+  // to remove: (node id, snapshot id), each handed out once (best effort, like volume removals).
+  std::set<std::string> storage_work_in_flight_ GUARDED_BY(mutex_);
+  std::vector<std::pair<std::string, std::string>> snapshot_removals_ GUARDED_BY(mutex_);
   // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
   // memory: after a restart of the server they stay, which wastes disk but loses nothing).
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> leftover_copies_

@@ -111,6 +111,15 @@ Result<std::vector<UsageRow>> ControlPlane::Usage(const Principal& caller, std::
     row.storage = row.storage + amount;
     row.unbilled = row.unbilled + amount;
   }
+  for (const auto& [id, snapshot] : snapshots_) {
+    if (snapshot.owner_id != *subject) continue;
+    const core::TimePoint from = unbilled_from(storage_ledger_to, id, snapshot.storage_billed_to);
+    const Money amount = billing::UnbilledSnapshot(snapshot, now, from);
+    if (amount.micros() == 0) continue;
+    UsageRow& row = row_for(id, std::max(from, snapshot.created_at));
+    row.storage = row.storage + amount;
+    row.unbilled = row.unbilled + amount;
+  }
   std::vector<UsageRow> out;
   for (auto& entry : rows) {
     // A volume made this second has run up nothing yet: no row of zeros.

@@ -228,7 +228,7 @@ TEST_P(EndpointsTest, AUsersEndpointsAreLimitedByAQuotaAnAdminSets) {
 // Issue 16: `--volume` on endpoints. Every worker mounts the owner's volume (model weights, say):
 // read-only, as many workers as the endpoint has; read-write only with one worker at most.
 TEST_P(EndpointsTest, EveryWorkerMountsTheEndpointsVolumeReadOnly) {
-  auto weights = plane_->CreateVolume(alice_, {"weights", 20});
+  auto weights = plane_->CreateVolume(alice_, {"weights", 20, ""});
   ASSERT_TRUE(weights.ok()) << weights.status().ToString();
   const std::string volume_id = weights->value.volume.id;
   EndpointSpec spec;

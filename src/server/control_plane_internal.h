@@ -82,6 +82,9 @@ inline Status CheckEnv(const std::map<std::string, std::string>& env) {
 
 inline std::string Dollars(Money amount) { return amount.ToString(); }
 
+// The engine volume that holds the data of volume or pod `id` (agent/reconcile.h's VolumeName).
+inline std::string EngineVolume(std::string_view id) { return "suanli-" + std::string(id); }
+
 // One request's changes: which documents to rewrite and which records to append, committed as one
 // batch. Documents are serialized once, at Commit, from the state in memory then. Made and used
 // only with the plane's mutex held (under a Locked); each method that touches the plane asserts it,

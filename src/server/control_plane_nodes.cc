@@ -141,6 +141,7 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
                "terminated; its node " + node.name + " was removed");
     }
   }
+  LoseSnapshotsOn(change, node);
   change.Dirty(Collection::kNodes, node.id);
   return Written<core::Node>{std::move(node), change.Commit()};
 }

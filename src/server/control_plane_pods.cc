@@ -543,6 +543,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   requests.reserve(candidates.size());
   for (const std::string& id : candidates) {
     const core::Pod& pod = pods_.at(id);
+    if (WaitsForSnapshot(pod)) continue;  // tried again once the snapshot is made
     requests.push_back(RequestOf(pod));
     PlaceNearData(pod, requests.back());
   }

@@ -16,9 +16,6 @@ namespace {
 constexpr int kMaxVolumeGb = 100'000;
 constexpr size_t kMaxVolumesPerUser = 100;
 
-// The engine volume that holds the data of volume or pod `id` (agent/reconcile.h's VolumeName).
-std::string EngineVolume(std::string_view id) { return "suanli-" + std::string(id); }
-
 std::string Joined(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
@@ -78,7 +75,9 @@ VolumeInfo ControlPlane::InfoOf(const core::Volume& volume, core::TimePoint now)
 Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, VolumeSpec spec) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   SUANLI_RETURN_IF_ERROR(CheckName("volume name", spec.name));
-  if (spec.size_gb < 1 || spec.size_gb > kMaxVolumeGb) {
+  // From a snapshot, the size may be left to it (0).
+  if ((spec.size_gb < 1 && !(spec.size_gb == 0 && !spec.from_snapshot.empty())) ||
+      spec.size_gb > kMaxVolumeGb) {
     return core::InvalidArgumentError("size_gb: must be from 1 to " + std::to_string(kMaxVolumeGb));
   }
   Locked locked(*this);
@@ -98,22 +97,30 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   }
   core::User& user = users_.at(caller.user_id);
   core::Volume volume;
+  volume.size_gb = spec.size_gb;
+  if (!spec.from_snapshot.empty()) {
+    SUANLI_RETURN_IF_ERROR(RestoreInto(caller, spec.from_snapshot, volume));
+  }
   volume.storage_price_per_gb_month = options_.storage_per_gb_month;
   SUANLI_RETURN_IF_ERROR(
       CheckCanAfford(user,
                      spend_.Rate(user.id) +
-                         billing::StoragePerHour(volume.storage_price_per_gb_month, spec.size_gb),
+                         billing::StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb),
                      now));
   volume.id = NewId("vol");
   volume.owner_id = user.id;
   volume.name = std::move(spec.name);
-  volume.size_gb = spec.size_gb;
   volume.created_at = now;
   volume.storage_billed_to = now;
   Change change(*this);
   const core::Volume& stored = volumes_[volume.id] = std::move(volume);
   spend_.UpdateVolume(stored, true);
   change.Dirty(Collection::kVolumes, stored.id);
+  if (!stored.restored_from.empty()) {
+    change.Emit(VolumeEvent(stored, "volume.restore_started",
+                            "is being restored from snapshot " + stored.restored_from +
+                                " on node " + NodeName(stored.home_node_id)));
+  }
   return Written<VolumeInfo>{InfoOf(stored, now), change.Commit()};
 }
 
@@ -173,6 +180,12 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
   Result<std::string> found = FindOwnVolume(caller, id);
   if (!found.ok()) return found.status();
   core::Volume& volume = volumes_.at(*found);
+  if (volume.state == core::VolumeState::kRestoring) {
+    return core::FailedPreconditionError("volume " + volume.name +
+                                         " is being restored from a snapshot; delete it once "
+                                         "`suanli volumes get " +
+                                         volume.name + "` says available");
+  }
   // First the endpoints: their workers would come back after their pods went.
   for (const auto& [endpoint_id, endpoint] : endpoints_) {
     for (const core::VolumeMount& mount : endpoint.volumes) {
@@ -239,6 +252,12 @@ Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
     if (volume == nullptr) {
       return core::NotFoundError("volumes: you have no volume " + request.volume +
                                  " (suanli volumes list; suanli volumes create NAME --size GB)");
+    }
+    if (volume->state == core::VolumeState::kRestoring) {
+      return core::FailedPreconditionError("volumes: " + volume->name +
+                                           " is being restored from a snapshot; attach it once "
+                                           "`suanli volumes get " +
+                                           volume->name + "` says available");
     }
     for (const core::VolumeMount& earlier : mounts) {
       if (earlier.volume_id == volume->id) {
@@ -316,12 +335,20 @@ void ControlPlane::TickVolumes(Change& change, core::TimePoint now) {
   for (auto& [id, volume] : volumes_) {
     if (now - volume.storage_billed_to >= options_.charge_every) ChargeVolume(change, volume, now);
   }
+  for (auto& [id, snapshot] : snapshots_) {
+    if (now - snapshot.storage_billed_to >= options_.charge_every) {
+      ChargeSnapshot(change, snapshot, now);
+    }
+  }
 }
 
 Money ControlPlane::UnbilledVolumes(const std::string& user_id, core::TimePoint now) const {
   Money owed;
   for (const auto& [id, volume] : volumes_) {
     if (volume.owner_id == user_id) owed = owed + billing::UnbilledStorage(volume, now);
+  }
+  for (const auto& [id, snapshot] : snapshots_) {
+    if (snapshot.owner_id == user_id) owed = owed + billing::UnbilledSnapshot(snapshot, now);
   }
   return owed;
 }

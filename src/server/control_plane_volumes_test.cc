@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "billing/meter.h"
 #include "server/control_plane.h"
 #include "server/control_plane_testing.h"
 
@@ -39,10 +41,17 @@ class VolumesTest : public ControlPlaneOnStoreTest {
     auto node = plane_->RegisterNode(join->value.second, report);
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     Durable(node->sequence);
+    reports_[node->value.first.id] = report;
     return *plane_->Authenticate(node->value.second);
   }
+  // A heartbeat of `node`, with what it reported at its registration.
+  void Beat(const Principal& node) {
+    auto beat = plane_->Heartbeat(node, reports_.at(node.node_id));
+    ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+    Durable(beat->sequence);
+  }
   VolumeInfo NewVolume(const Principal& user, std::string name, int size_gb = 10) {
-    auto volume = plane_->CreateVolume(user, {std::move(name), size_gb});
+    auto volume = plane_->CreateVolume(user, {std::move(name), size_gb, ""});
     EXPECT_TRUE(volume.ok()) << volume.status().ToString();
     Durable(volume->sequence);
     return volume->value;
@@ -102,6 +111,7 @@ class VolumesTest : public ControlPlaneOnStoreTest {
   }
 
   int64_t report_seq_ = 0;
+  std::map<std::string, NodeReport> reports_;  // by node id, as registered
 };
 
 SUANLI_INSTANTIATE_ON_BOTH_STORES(VolumesTest);
@@ -111,10 +121,12 @@ TEST_P(VolumesTest, AVolumeIsCreatedFoundByNameGrownOnlyAndSurvivesARestart) {
   const VolumeInfo data = NewVolume(alice, "data", 10);
   EXPECT_EQ(data.volume.size_gb, 10);
   EXPECT_EQ(data.volume.home_node_id, "");  // no data anywhere until a pod uses it
-  EXPECT_EQ(plane_->CreateVolume(alice, {"data", 5}).status().code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(plane_->CreateVolume(alice, {"bad name", 5}).status().code(),
+  EXPECT_EQ(plane_->CreateVolume(alice, {"data", 5, ""}).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(plane_->CreateVolume(alice, {"bad name", 5, ""}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(plane_->CreateVolume(alice, {"big", 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(plane_->CreateVolume(alice, {"big", 0, ""}).status().code(),
+            StatusCode::kInvalidArgument);
   auto smaller = plane_->ResizeVolume(alice, "data", 5);
   EXPECT_EQ(smaller.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(smaller.status().message().find("only grows"), std::string::npos);
@@ -209,7 +221,7 @@ TEST_P(VolumesTest, AVolumeIsBilledEachSecondOnceAtTheSizeItHadThen) {
   EXPECT_EQ((start - plane_->GetUser(alice, alice.user_id)->value.balance).micros(), 150'000);
   // A user who cannot afford a volume's runway is refused it.
   const Principal poor = NewUser("poor", "0");
-  EXPECT_EQ(plane_->CreateVolume(poor, {"x", 1000}).status().code(),
+  EXPECT_EQ(plane_->CreateVolume(poor, {"x", 1000, ""}).status().code(),
             StatusCode::kResourceExhausted);
 }
 
@@ -328,6 +340,191 @@ TEST_P(VolumesTest, ANamedVolumeLivesWhereItWasFirstUsedAndReadersShareItsNode) 
   EXPECT_NE(waiting.state_reason.find("node " + a.node_id), std::string::npos)
       << waiting.state_reason;
   (void)b;
+}
+
+// Snapshots (control_plane_snapshots.cc): made by the volume's node through the relay, billed
+// once made, restored into a new volume on that node; the agents' answers are given by hand here
+// (tests/volume_move_process_test.cc runs real agents).
+class SnapshotsTest : public VolumesTest {
+ protected:
+  // The only request of `kind` TakeStorageWork hands `node` now; fails the test unless there is
+  // exactly one.
+  wire::RelayRequest TakeOne(const Principal& node, wire::RelayRequest::Kind kind) {
+    std::vector<wire::RelayRequest> work = plane_->TakeStorageWork(node.node_id);
+    EXPECT_EQ(work.size(), 1u);
+    if (work.size() != 1) return {};
+    EXPECT_EQ(work[0].kind, kind);
+    return work[0];
+  }
+  static ControlPlane::StorageWorkAnswer Answer(int status, int64_t size_bytes = -1,
+                                                std::string sha256 = "") {
+    ControlPlane::StorageWorkAnswer answer;
+    answer.status = status;
+    answer.size_bytes = size_bytes;
+    answer.sha256 = std::move(sha256);
+    answer.error = status / 100 == 2 ? "" : "volume suanli-vol_x on its node: no such volume";
+    return answer;
+  }
+  core::Snapshot Snapshot(const Principal& user, std::string_view id) {
+    auto snapshot = plane_->GetSnapshot(user, id);
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+    return snapshot.ok() ? snapshot->value : core::Snapshot{};
+  }
+};
+
+SUANLI_INSTANTIATE_ON_BOTH_STORES(SnapshotsTest);
+
+TEST_P(SnapshotsTest, ASnapshotIsMadeOnItsNodeBilledOnceMadeAndRestoredIntoANewVolume) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("a", 1);
+  const VolumeInfo data = NewVolume(alice, "data", 10);
+  auto unused = plane_->CreateSnapshot(alice, {"data", ""});
+  ASSERT_EQ(unused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(unused.status().message().find("holds no data yet"), std::string::npos);
+
+  const core::Pod pod = NewPod(alice, 0, {{"data", "/data", false}});
+  Report(node, pod.id, PodState::kRunning);
+  auto written = plane_->CreateSnapshot(alice, {"data", ""});
+  ASSERT_EQ(written.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(written.status().message().find("suanli pods stop " + pod.id), std::string::npos)
+      << written.status().message();
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStop).ok());
+  Report(node, pod.id, PodState::kStopped);
+
+  auto made = plane_->CreateSnapshot(alice, {"data", ""});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Durable(made->sequence);
+  const core::Snapshot& snapshot = made->value;
+  EXPECT_EQ(snapshot.state, core::SnapshotState::kCreating);
+  EXPECT_EQ(snapshot.node_id, node.node_id);
+  EXPECT_EQ(snapshot.volume_size_gb, 10);
+  EXPECT_TRUE(snapshot.name.starts_with("data-")) << snapshot.name;
+  EXPECT_EQ(plane_->CreateSnapshot(alice, {"data", snapshot.name}).status().code(),
+            StatusCode::kAlreadyExists);
+  // The pod that writes the volume waits for the snapshot before it starts again.
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, pod.id).node_id, "");
+
+  // Handed out once; a 5xx (the agent away, the answer late) hands it out again.
+  const wire::RelayRequest work = TakeOne(node, wire::RelayRequest::Kind::kSnapshotVolume);
+  EXPECT_EQ(work.snapshot, snapshot.id);
+  EXPECT_EQ(work.volume, "suanli-" + data.volume.id);
+  EXPECT_TRUE(plane_->TakeStorageWork(node.node_id).empty());
+  plane_->NoteStorageWork(work, Answer(504));
+  EXPECT_EQ(TakeOne(node, wire::RelayRequest::Kind::kSnapshotVolume).snapshot, snapshot.id);
+  // Not charged while it is being made.
+  clock_.Advance(std::chrono::hours(1));
+  Beat(node);
+  Durable(plane_->Tick());
+  EXPECT_EQ(Snapshot(alice, snapshot.id).cost, Money());
+
+  const std::string sha(64, 'c');
+  Durable(plane_->NoteStorageWork(work, Answer(200, 1'500'000'001, sha)));
+  const core::Snapshot ready = Snapshot(alice, snapshot.name);
+  EXPECT_EQ(ready.state, core::SnapshotState::kReady);
+  EXPECT_EQ(ready.size_bytes, 1'500'000'001);
+  EXPECT_EQ(ready.sha256, sha);
+  EXPECT_EQ(EventsOf(snapshot.id, "volume.snapshot_ready").size(), 1u);
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, pod.id).node_id, node.node_id);
+  Report(node, pod.id, PodState::kRunning);
+  // An hour of its 2 GB (1.5 GB rounded up), charged by the tick and shown the same before.
+  clock_.Advance(std::chrono::hours(1));
+  const Money hour = billing::StoragePerHour(plane_->storage_price(), 2);
+  EXPECT_EQ(Snapshot(alice, snapshot.id).cost, hour);
+  Durable(plane_->Tick());
+  EXPECT_EQ(Snapshot(alice, snapshot.id).cost, hour);
+
+  // Restored into a new volume of at least its volume's size, on the node that keeps it.
+  VolumeSpec small{"copy", 5, snapshot.name};
+  EXPECT_EQ(plane_->CreateVolume(alice, small).status().code(), StatusCode::kInvalidArgument);
+  auto copy = plane_->CreateVolume(alice, {"copy", 0, snapshot.id});
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  Durable(copy->sequence);
+  EXPECT_EQ(copy->value.volume.size_gb, 10);
+  EXPECT_EQ(copy->value.volume.state, core::VolumeState::kRestoring);
+  EXPECT_EQ(copy->value.volume.home_node_id, node.node_id);
+  auto attach = TryPod(alice, 0, {{"copy", "/data", false}});
+  EXPECT_EQ(attach.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(attach.status().message().find("being restored"), std::string::npos);
+  EXPECT_EQ(plane_->DeleteSnapshot(alice, snapshot.id).status().code(),
+            StatusCode::kFailedPrecondition);
+  const wire::RelayRequest restore = TakeOne(node, wire::RelayRequest::Kind::kRestoreSnapshot);
+  EXPECT_EQ(restore.volume, "suanli-" + copy->value.volume.id);
+  EXPECT_EQ(restore.snapshot, snapshot.id);
+  EXPECT_EQ(restore.sha256, sha);
+  Durable(plane_->NoteStorageWork(restore, Answer(204)));
+  EXPECT_EQ(plane_->GetVolume(alice, "copy")->value.volume.state, core::VolumeState::kAvailable);
+  EXPECT_EQ(EventsOf(copy->value.volume.id, "volume.restored").size(), 1u);
+  EXPECT_TRUE(TryPod(alice, 0, {{"copy", "/data", false}}).ok());
+
+  Reopen();
+  EXPECT_EQ(Snapshot(alice, snapshot.id).sha256, sha);
+  EXPECT_EQ(plane_->GetVolume(alice, "copy")->value.volume.restored_from, snapshot.id);
+  auto deleted = plane_->DeleteSnapshot(alice, snapshot.name);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  Durable(deleted->sequence);
+  EXPECT_EQ(TakeOne(node, wire::RelayRequest::Kind::kRemoveSnapshot).snapshot, snapshot.id);
+  EXPECT_TRUE(plane_->ListSnapshots(alice)->value.empty());
+  // Charged from when it was made to its deletion (an hour later), each second once.
+  Money charged;
+  const auto ledger = plane_->Ledger(alice, alice.user_id);
+  ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+  for (const core::LedgerEntry& entry : *ledger) {
+    if (entry.pod_id == snapshot.id) charged = charged - entry.amount;
+  }
+  EXPECT_EQ(charged, hour);
+}
+
+TEST_P(SnapshotsTest, ASnapshotTheNodeCannotMakeFailsWithItsReasonAndCannotBeRestored) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("a", 1);
+  NewVolume(alice, "data", 10);
+  const core::Pod pod = NewPod(alice, 0, {{"data", "/data", true}});
+  Report(node, pod.id, PodState::kRunning);  // read-only users do not stop a snapshot
+  auto made = plane_->CreateSnapshot(alice, {"data", "before"});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_EQ(plane_->CreateVolume(alice, {"copy", 0, "before"}).status().code(),
+            StatusCode::kFailedPrecondition);  // not made yet
+  Durable(plane_->NoteStorageWork(TakeOne(node, wire::RelayRequest::Kind::kSnapshotVolume),
+                                  Answer(404)));
+  const core::Snapshot failed = Snapshot(alice, "before");
+  EXPECT_EQ(failed.state, core::SnapshotState::kFailed);
+  EXPECT_NE(failed.state_reason.find("no such volume"), std::string::npos) << failed.state_reason;
+  EXPECT_TRUE(plane_->TakeStorageWork(node.node_id).empty());
+  auto restore = plane_->CreateVolume(alice, {"copy", 0, "before"});
+  EXPECT_EQ(restore.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(restore.status().message().find("failed"), std::string::npos);
+  const Principal bob = NewUser("bob", "100");
+  EXPECT_EQ(plane_->GetSnapshot(bob, "before").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(plane_->DeleteSnapshot(bob, failed.id).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(SnapshotsTest, ASnapshotWhoseNodeIsRemovedFailsAndIsNoLongerBilled) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("a", 1);
+  NewVolume(alice, "data", 10);
+  const core::Pod pod = NewPod(alice, 0, {{"data", "/data", false}});
+  RunAndStop(alice, pod, node);
+  auto made = plane_->CreateSnapshot(alice, {"data", "kept"});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Durable(plane_->NoteStorageWork(TakeOne(node, wire::RelayRequest::Kind::kSnapshotVolume),
+                                  Answer(200, 5'000'000'000, std::string(64, 'd'))));
+  clock_.Advance(std::chrono::minutes(10));
+  auto removed = plane_->DeleteNode(admin_, node.node_id);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  Durable(removed->sequence);
+  const core::Snapshot lost = Snapshot(alice, "kept");
+  EXPECT_EQ(lost.state, core::SnapshotState::kFailed);
+  EXPECT_NE(lost.state_reason.find("was removed"), std::string::npos) << lost.state_reason;
+  const Money ten_minutes =
+      billing::StorageChargeBetween(plane_->storage_price(), 5, lost.created_at, lost.created_at,
+                                    lost.created_at + std::chrono::minutes(10));
+  EXPECT_EQ(lost.cost, ten_minutes);
+  clock_.Advance(std::chrono::hours(5));
+  Durable(plane_->Tick());
+  EXPECT_EQ(Snapshot(alice, "kept").cost, ten_minutes);
 }
 
 }  // namespace

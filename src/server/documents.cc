@@ -566,6 +566,9 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
       case Collection::kVolumes:
         status = Decode(VolumeFromDocument(object), &entities.volumes);
         break;
+      case Collection::kSnapshots:
+        status = Decode(SnapshotFromDocument(object), &entities.snapshots);
+        break;
     }
     SUANLI_RETURN_IF_ERROR(status);
   }

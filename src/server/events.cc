@@ -84,4 +84,31 @@ core::Event NodeEvent(const core::Node& node, std::string_view kind, std::string
   return event;
 }
 
+core::Event VolumeEvent(const core::Volume& volume, std::string_view kind, std::string message) {
+  core::Event event;
+  event.kind = std::string(kind);
+  event.object_id = volume.id;
+  event.user_id = volume.owner_id;
+  event.message = "volume " + volume.name + " " + std::move(message);
+  event.detail = json::serialize(
+      json::object{{"volume_id", volume.id}, {"snapshot_id", volume.restored_from}});
+  return event;
+}
+
+core::Event SnapshotEvent(const core::Snapshot& snapshot, std::string_view kind,
+                          std::string message) {
+  core::Event event;
+  event.kind = std::string(kind);
+  event.object_id = snapshot.id;
+  event.user_id = snapshot.owner_id;
+  event.message = "snapshot " + snapshot.name + " (" + snapshot.id + ") of volume " +
+                  snapshot.volume_name + " " + std::move(message);
+  event.detail = json::serialize(json::object{{"snapshot_id", snapshot.id},
+                                              {"volume_id", snapshot.volume_id},
+                                              {"node_id", snapshot.node_id},
+                                              {"size_bytes", snapshot.size_bytes},
+                                              {"sha256", snapshot.sha256}});
+  return event;
+}
+
 }  // namespace suanli::server

@@ -44,4 +44,14 @@ core::Event LowBalanceEvent(const core::User& user, core::Money balance, core::M
 // "node.unreachable" and "node.drained" (admins only: no owner).
 core::Event NodeEvent(const core::Node& node, std::string_view kind, std::string message);
 
+// "volume.restore_started", "volume.restored", "volume.restore_failed": about `volume`, its
+// owner's; detail: the volume and the snapshot it is restored from.
+core::Event VolumeEvent(const core::Volume& volume, std::string_view kind, std::string message);
+
+// "volume.snapshot_started", "volume.snapshot_ready", "volume.snapshot_failed",
+// "volume.snapshot_deleted": about `snapshot`, its owner's; detail: its volume, node, size and
+// SHA-256.
+core::Event SnapshotEvent(const core::Snapshot& snapshot, std::string_view kind,
+                          std::string message);
+
 }  // namespace suanli::server

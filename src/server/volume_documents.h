@@ -16,6 +16,9 @@ namespace suanli::server {
 boost::json::object ToDocument(const core::Volume& volume);
 core::Result<core::Volume> VolumeFromDocument(const boost::json::object& document);
 std::string DocumentText(const core::Volume& volume);
+boost::json::object ToDocument(const core::Snapshot& snapshot);
+core::Result<core::Snapshot> SnapshotFromDocument(const boost::json::object& document);
+std::string DocumentText(const core::Snapshot& snapshot);
 
 // A pod's "volumes" and "moves" fields (absent in older stores: none).
 boost::json::array VolumeMountsDocument(const std::vector<core::VolumeMount>& mounts);

@@ -46,7 +46,7 @@ constexpr int64_t kServerLockKey = 0x7375616e6c69;
 constexpr int64_t kMigrationLockKey = kServerLockKey + 1;
 
 // The schema, one step per version, as for SQLite (sqlite_store.cc): a released step never changes.
-constexpr std::array<const char*, 4> kMigrations = {
+constexpr std::array<const char*, 5> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc JSON NOT NULL);
@@ -121,6 +121,10 @@ CREATE INDEX audit_by_at ON audit (at_ns);
     // Volumes as a resource of their own.
     R"sql(
 CREATE TABLE volumes (id TEXT PRIMARY KEY, doc JSON NOT NULL);
+)sql",
+    // Snapshots of volumes.
+    R"sql(
+CREATE TABLE snapshots (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
 };
 

@@ -17,7 +17,8 @@ namespace suanli::store {
 inline constexpr std::array kCollections = {
     Collection::kUsers,     Collection::kApiTokens, Collection::kSshKeys,    Collection::kTemplates,
     Collection::kPods,      Collection::kNodes,     Collection::kJoinTokens, Collection::kSettings,
-    Collection::kEndpoints, Collection::kJobs,      Collection::kWebhooks,   Collection::kVolumes};
+    Collection::kEndpoints, Collection::kJobs,      Collection::kWebhooks,   Collection::kVolumes,
+    Collection::kSnapshots};
 
 inline int64_t ToNanos(core::TimePoint time) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();

@@ -41,6 +41,7 @@ enum class Collection {
   kJobs,       // their jobs, until their TTL passes
   kWebhooks,   // users' subscriptions to their events
   kVolumes,    // volumes as a resource of their own
+  kSnapshots,  // their point-in-time copies
 };
 
 // "users", "api_tokens", ...: also the table names.

@@ -508,7 +508,7 @@ TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   TempDir dir;
   ASSERT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 99"), "");
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("suanli.db"));
   ASSERT_FALSE(store.ok());
@@ -532,9 +532,10 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE audit"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE webhooks"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE snapshots"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
   Batch batch;
   batch.puts = {{Collection::kEndpoints, "ep_1", R"({"name":"echo"})"},
                 {Collection::kJobs, "job_1", R"({"status":"IN_QUEUE"})"}};
@@ -547,7 +548,7 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   EXPECT_TRUE(store->Commit(std::span<const Batch>(&events, 1)).ok());  // and step 3's tables
 }
 
-TEST(SqliteStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) {
+TEST(SqliteStoreTest, AStoreOfSchemaThreeGainsTheVolumesAndSnapshotsTablesAndKeepsItsData) {
   TempDir dir;
   {
     std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
@@ -557,15 +558,17 @@ TEST(SqliteStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) {
   }
   // As a suanli from before volumes left it.
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE snapshots"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 3"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
   Batch batch;
-  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"}};
+  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"},
+                {Collection::kSnapshots, "snap_1", R"({"name":"before"})"}};
   ASSERT_TRUE(store->Commit(std::span<const Batch>(&batch, 1)).ok());
   core::Result<Snapshot> snapshot = store->Load();
   ASSERT_TRUE(snapshot.ok());
-  ASSERT_EQ(snapshot->documents.size(), 2u);  // the pod kept, and the volume
+  ASSERT_EQ(snapshot->documents.size(), 3u);  // the pod kept, the volume and the snapshot
 }
 
 TEST(SqliteStoreTest, UsesWriteAheadLogging) {
@@ -652,7 +655,7 @@ TEST(PostgresStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
       << store.status().message();
 }
 
-TEST(PostgresStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) {
+TEST(PostgresStoreTest, AStoreOfSchemaThreeGainsTheVolumesAndSnapshotsTablesAndKeepsItsData) {
   testing::PostgresDatabase database;
   ASSERT_EQ(database.error(), "");
   {
@@ -667,16 +670,18 @@ TEST(PostgresStoreTest, AStoreOfSchemaThreeGainsTheVolumesTableAndKeepsItsData) 
     core::Result<pg::Connection> raw = pg::Connection::Open(database.url());
     ASSERT_TRUE(raw.ok()) << raw.status().ToString();
     ASSERT_TRUE(raw->Exec("DROP TABLE volumes", "").ok());
+    ASSERT_TRUE(raw->Exec("DROP TABLE snapshots", "").ok());
     ASSERT_TRUE(raw->Exec("UPDATE suanli_schema SET version = 3", "").ok());
   }
   core::Result<std::unique_ptr<Store>> store = OpenPostgresStore(database.url());
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   Batch batch;
-  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"}};
+  batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"},
+                {Collection::kSnapshots, "snap_1", R"({"name":"before"})"}};
   ASSERT_TRUE((*store)->Commit(std::span<const Batch>(&batch, 1)).ok());
   core::Result<Snapshot> snapshot = (*store)->Load();
   ASSERT_TRUE(snapshot.ok());
-  ASSERT_EQ(snapshot->documents.size(), 2u);  // the pod kept, and the volume
+  ASSERT_EQ(snapshot->documents.size(), 3u);  // the pod kept, the volume and the snapshot
 }
 
 TEST(PostgresStoreTest, AnUnreachableServerIsUnavailableAndNoPasswordIsShown) {

@@ -69,6 +69,18 @@ std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests) {
     } else if (request.kind == RelayRequest::Kind::kRemoveVolume) {
       item["kind"] = "remove_volume";
       item["volume"] = request.volume;
+    } else if (request.kind == RelayRequest::Kind::kSnapshotVolume) {
+      item["kind"] = "snapshot_volume";
+      item["volume"] = request.volume;
+      item["snapshot"] = request.snapshot;
+    } else if (request.kind == RelayRequest::Kind::kRestoreSnapshot) {
+      item["kind"] = "restore_snapshot";
+      item["volume"] = request.volume;
+      item["snapshot"] = request.snapshot;
+      item["sha256"] = request.sha256;
+    } else if (request.kind == RelayRequest::Kind::kRemoveSnapshot) {
+      item["kind"] = "remove_snapshot";
+      item["snapshot"] = request.snapshot;
     } else {
       item["kind"] = "http";
       item["port"] = request.port;
@@ -117,8 +129,22 @@ Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text) {
     } else if (kind == "remove_volume") {
       request.kind = RelayRequest::Kind::kRemoveVolume;
       item.String("volume", &request.volume, {.required = true, .max_length = 128});
+    } else if (kind == "snapshot_volume" || kind == "restore_snapshot") {
+      request.kind = kind == "snapshot_volume" ? RelayRequest::Kind::kSnapshotVolume
+                                               : RelayRequest::Kind::kRestoreSnapshot;
+      item.String("volume", &request.volume, {.required = true, .max_length = 128});
+      item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
+      if (request.kind == RelayRequest::Kind::kRestoreSnapshot) {
+        item.String("sha256", &request.sha256, {.required = true, .max_length = 64});
+      }
+    } else if (kind == "remove_snapshot") {
+      request.kind = RelayRequest::Kind::kRemoveSnapshot;
+      item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
     } else if (item.ok()) {
-      item.Fail("kind: must be logs, http, volume_archive or remove_volume, got '" + kind + "'");
+      item.Fail(
+          "kind: must be logs, http, volume_archive, remove_volume, snapshot_volume, "
+          "restore_snapshot or remove_snapshot, got '" +
+          kind + "'");
     }
     requests.push_back(std::move(request));
   });

@@ -34,7 +34,17 @@ inline constexpr std::string_view kArchiveSha256Header = "X-Suanli-Archive-Sha25
 struct RelayRequest {
   // kVolumeArchive: a range of the archive of an engine volume on this node, for a move to another
   // node (docs/architecture.md, "Moving a volume"); kRemoveVolume: delete such a volume here.
-  enum class Kind { kLogs, kHttp, kVolumeArchive, kRemoveVolume };
+  // Snapshots (docs/architecture.md, "Snapshots"): kSnapshotVolume makes one of an engine volume
+  // here, kRestoreSnapshot fills an engine volume here from one, kRemoveSnapshot deletes one.
+  enum class Kind {
+    kLogs,
+    kHttp,
+    kVolumeArchive,
+    kRemoveVolume,
+    kSnapshotVolume,
+    kRestoreSnapshot,
+    kRemoveSnapshot
+  };
 
   std::string id;  // "rly_...", set by server::Relay::Submit
   std::string pod_id;
@@ -57,6 +67,10 @@ struct RelayRequest {
   std::string move_id;  // kVolumeArchive: names the archive, made once per move
   int64_t offset = 0;   // the archive's bytes from here
   int64_t length = 0;   // at most this many (at most kMaxVolumeChunkBytes)
+  // kSnapshotVolume (with `volume`), kRestoreSnapshot (with `volume`, the one to fill, and
+  // `sha256`, the archive's as the server recorded it) and kRemoveSnapshot:
+  std::string snapshot;  // "snap_...": names the archive in the agent's snapshot directory
+  std::string sha256;
 
   friend bool operator==(const RelayRequest&, const RelayRequest&) = default;
 };

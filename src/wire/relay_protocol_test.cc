@@ -38,7 +38,24 @@ TEST(RelayProtocolTest, RequestsRoundTrip) {
   remove.pod_id = "pod_1";
   remove.kind = RelayRequest::Kind::kRemoveVolume;
   remove.volume = "suanli-vol_1";
-  const std::vector<RelayRequest> requests{logs, http, job, chunk, remove};
+  RelayRequest snapshot;
+  snapshot.id = "rly_6";
+  snapshot.pod_id = "vol_1";
+  snapshot.kind = RelayRequest::Kind::kSnapshotVolume;
+  snapshot.volume = "suanli-vol_1";
+  snapshot.snapshot = "snap_1";
+  RelayRequest restore = snapshot;
+  restore.id = "rly_7";
+  restore.kind = RelayRequest::Kind::kRestoreSnapshot;
+  restore.volume = "suanli-vol_2";
+  restore.sha256 = std::string(64, 'a');
+  RelayRequest forget;
+  forget.id = "rly_8";
+  forget.pod_id = "snap_1";
+  forget.kind = RelayRequest::Kind::kRemoveSnapshot;
+  forget.snapshot = "snap_1";
+  const std::vector<RelayRequest> requests{logs,   http,     job,     chunk,
+                                           remove, snapshot, restore, forget};
   core::Result<std::vector<RelayRequest>> decoded =
       DecodeRelayRequests(EncodeRelayRequests(requests));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
@@ -66,6 +83,10 @@ TEST(RelayProtocolTest, MalformedRequestListsAreRefused) {
            R"({"requests":[{"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
                "move_id":"m","offset":0,"length":99999999}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"remove_volume"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"snapshot_volume","volume":"v"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"restore_snapshot","volume":"v",
+               "snapshot":"snap_1"}]})",
+           R"({"requests":[{"id":"r","pod_id":"p","kind":"remove_snapshot"}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"http","method":"GET","target":"/"}]})",
            R"({"requests":[{"id":"r","pod_id":"p","kind":"http","port":80,"method":"GET",
                "target":"/","body_base64":"***"}]})",

@@ -357,7 +357,50 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
 }
 
 std::string_view VolumeStateName(core::VolumeState state) {
-  return state == core::VolumeState::kMoving ? "moving" : "available";
+  switch (state) {
+    case core::VolumeState::kMoving:
+      return "moving";
+    case core::VolumeState::kRestoring:
+      return "restoring";
+    case core::VolumeState::kAvailable:
+      break;
+  }
+  return "available";
+}
+
+std::string_view SnapshotStateName(core::SnapshotState state) {
+  switch (state) {
+    case core::SnapshotState::kReady:
+      return "ready";
+    case core::SnapshotState::kFailed:
+      return "failed";
+    case core::SnapshotState::kCreating:
+      break;
+  }
+  return "creating";
+}
+
+json::object SnapshotView(const core::Snapshot& snapshot) {
+  const bool ready = snapshot.state == core::SnapshotState::kReady;
+  return {{"id", snapshot.id},
+          {"owner_id", snapshot.owner_id},
+          {"name", snapshot.name},
+          {"volume_id", snapshot.volume_id},
+          {"volume_name", snapshot.volume_name},
+          {"volume_size_gb", snapshot.volume_size_gb},
+          {"node_id", snapshot.node_id},
+          {"state", SnapshotStateName(snapshot.state)},
+          {"state_reason", snapshot.state_reason},
+          {"size_bytes", snapshot.size_bytes},
+          {"sha256", snapshot.sha256},
+          {"storage_price_per_gb_month_micros", snapshot.storage_price_per_gb_month.micros()},
+          {"storage_price_per_hour_micros",
+           ready ? billing::StoragePerHour(snapshot.storage_price_per_gb_month,
+                                           billing::SnapshotGigabytes(snapshot))
+                       .micros()
+                 : 0},
+          {"created_at", FormatTime(snapshot.created_at)},
+          {"cost_micros", snapshot.cost.micros()}};
 }
 
 json::object VolumeView(const core::Volume& volume, const VolumeUse& use) {
@@ -371,6 +414,7 @@ json::object VolumeView(const core::Volume& volume, const VolumeUse& use) {
           {"home_node", use.home_node_name},
           {"state", VolumeStateName(volume.state)},
           {"moving_to_node_id", volume.moving_to_node_id},
+          {"restored_from", volume.restored_from},
           {"attached_to", std::move(pods)},
           {"attached_read_write", use.read_write},
           {"storage_price_per_gb_month_micros", volume.storage_price_per_gb_month.micros()},

@@ -85,7 +85,12 @@ struct VolumeUse {
   std::string home_node_name;
   core::Money cost;
 };
-std::string_view VolumeStateName(core::VolumeState state);  // "available", "moving"
+// "available", "moving", "restoring"
+std::string_view VolumeStateName(core::VolumeState state);
 boost::json::object VolumeView(const core::Volume& volume, const VolumeUse& use);
+
+std::string_view SnapshotStateName(core::SnapshotState state);  // "creating", "ready", "failed"
+// `snapshot` with its cost as given (the control plane adds what accrued since its last charge).
+boost::json::object SnapshotView(const core::Snapshot& snapshot);
 
 }  // namespace suanli::wire

@@ -337,6 +337,24 @@ try {
   await page.waitForSelector('text=No endpoints yet');
   check((await apiGet('/v1/endpoints', token)).endpoints.length === 0, 'the endpoint is deleted');
 
+  // Volumes: created from the form; a snapshot of a volume no pod has used is refused with the
+  // server's reason; deleted. (tests/volume_move_process_test.cc makes and restores real ones.)
+  await page.click('nav a[href="#/volumes"]');
+  await page.waitForSelector('text=No volumes yet');
+  check(await page.isVisible('text=No snapshots yet'), 'no snapshots yet, and the page says what one is');
+  await page.fill('#volume-name', 'notes');
+  await page.fill('#volume-size', '2');
+  await page.click('form.inline button[type=submit]');
+  await page.waitForSelector('table.volumes >> text=notes');
+  check((await apiGet('/v1/volumes', token)).volumes.some((v) => v.name === 'notes' && v.size_gb === 2), 'the volume is created');
+  await page.click('table.volumes button:has-text("Snapshot")');
+  await page.waitForSelector('.error');
+  check(/holds no data yet/.test(await page.textContent('.error')), 'a snapshot of an unused volume is refused with the reason');
+  await shot('volumes');
+  await page.click('table.volumes button:has-text("Delete")');
+  await page.waitForSelector('text=No volumes yet');
+  check((await apiGet('/v1/volumes', token)).volumes.length === 0, 'the volume is deleted');
+
   // A phone's width, then sign out.
   await page.setViewportSize({width: 390, height: 844});
   await page.click('nav a[href="#/gpus"]');

@@ -15,6 +15,7 @@
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "server/routes/volumes.h"
 #include "wire/agent_protocol.h"
 #include "wire/relay_protocol.h"
 
@@ -212,6 +213,7 @@ void AgentRequests(Call& call) {
     return call.Respond(core::InvalidArgumentError(fmt::format(
         "wait_s must be 0 to {} and max 1 to {}", call.plane().long_poll_limit_s(), kMaxPerPoll)));
   }
+  SendStorageWork(call.plane(), call.relay(), call.principal.node_id);
   auto shared = std::make_shared<Call>(std::move(call));
   shared->relay().Poll(shared->principal.node_id,
                        shared->clock().Now() + std::chrono::seconds(*wait_s),

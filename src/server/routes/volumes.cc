@@ -3,13 +3,16 @@
 // (docs/architecture.md, "Moving a volume").
 #include "server/routes/volumes.h"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "net/proxy_headers.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
@@ -36,6 +39,54 @@ namespace json = boost::json;
 using core::Result;
 using core::Status;
 
+// Making a snapshot of a large volume takes minutes; an answer later than this hands the work out
+// again (the agent answers a repeat with the archive the first request made).
+constexpr auto kStorageWorkAnswerWithin = std::chrono::minutes(10);
+
+ControlPlane::StorageWorkAnswer StorageAnswerOf(const net::HttpResponse& answer) {
+  ControlPlane::StorageWorkAnswer out;
+  out.status = answer.status;
+  for (const auto& [key, value] : answer.headers) {
+    const std::string name = net::LowerAscii(key);
+    if (name == net::LowerAscii(wire::kArchiveSizeHeader)) {
+      out.size_bytes = ParseInteger(value, 0, INT64_MAX).value_or(-1);
+    } else if (name == net::LowerAscii(wire::kArchiveSha256Header)) {
+      out.sha256 = value;
+    }
+  }
+  if (answer.status / 100 != 2) {
+    // The agent's error is {"error":{"code":...,"message":...}}; its message is what people need.
+    boost::system::error_code error;
+    const json::value body = json::parse(answer.body, error);
+    const json::value* message = error ? nullptr : body.find_pointer("/error/message", error);
+    out.error = message != nullptr && message->is_string() ? std::string(message->as_string())
+                                                           : answer.body.substr(0, 300);
+  }
+  return out;
+}
+
+}  // namespace
+
+void SendStorageWork(ControlPlane& plane, Relay& relay, const std::string& node_id) {
+  for (RelayRequest& work : plane.TakeStorageWork(node_id)) {
+    RelayRequest sent = work;
+    const Status submitted = relay.Submit(
+        node_id, node_id, std::move(sent),
+        [&plane, work](const net::HttpResponse& answer) {
+          plane.NoteStorageWork(work, StorageAnswerOf(answer));
+        },
+        kStorageWorkAnswerWithin);
+    // A full queue: the work goes out again at the agent's next poll.
+    if (!submitted.ok()) {
+      ControlPlane::StorageWorkAnswer busy;
+      busy.status = 503;
+      plane.NoteStorageWork(work, busy);
+    }
+  }
+}
+
+namespace {
+
 json::object VolumeInfoView(const VolumeInfo& info) {
   return wire::VolumeView(info.volume, info.use);
 }
@@ -52,9 +103,15 @@ void CreateVolume(Call& call) {
   JsonFields fields(*body);
   VolumeSpec spec;
   fields.String("name", &spec.name, {.required = true, .max_length = 64});
-  fields.Int("size_gb", &spec.size_gb, {1, 100'000, true});
+  fields.String("from_snapshot", &spec.from_snapshot, {.max_length = 64});
+  // From a snapshot, the size defaults to its volume's.
+  fields.Int("size_gb", &spec.size_gb, {1, 100'000, fields.Raw("from_snapshot") == nullptr});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(call.plane().CreateVolume(call.principal, std::move(spec)), VolumeInfoView, 201);
+  Result<Written<VolumeInfo>> created = call.plane().CreateVolume(call.principal, std::move(spec));
+  if (created.ok() && created->value.volume.state == core::VolumeState::kRestoring) {
+    SendStorageWork(call.plane(), call.relay(), created->value.volume.home_node_id);
+  }
+  call.Respond(std::move(created), VolumeInfoView, 201);
 }
 
 void GetVolume(Call& call) {
@@ -75,6 +132,38 @@ void DeleteVolume(Call& call) {
   Result<Written<VolumeInfo>> deleted = call.plane().DeleteVolume(call.principal, call.param(0));
   if (deleted.ok()) SendVolumeRemovals(call.plane(), call.relay());
   call.Respond(std::move(deleted), VolumeInfoView);
+}
+
+void CreateSnapshot(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body.empty() ? "{}" : call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  SnapshotSpec spec;
+  spec.volume = call.param(0);
+  fields.String("name", &spec.name, {.max_length = 64});
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  Result<Written<core::Snapshot>> created =
+      call.plane().CreateSnapshot(call.principal, std::move(spec));
+  if (created.ok()) SendStorageWork(call.plane(), call.relay(), created->value.node_id);
+  call.Respond(std::move(created), wire::SnapshotView, 201);
+}
+
+void ListSnapshots(Call& call) {
+  call.Respond(call.plane().ListSnapshots(call.principal),
+               [](const std::vector<core::Snapshot>& all) {
+                 return ListOf("snapshots", all, wire::SnapshotView);
+               });
+}
+
+void GetSnapshot(Call& call) {
+  call.Respond(call.plane().GetSnapshot(call.principal, call.param(0)), wire::SnapshotView);
+}
+
+void DeleteSnapshot(Call& call) {
+  Result<Written<core::Snapshot>> deleted =
+      call.plane().DeleteSnapshot(call.principal, call.param(0));
+  if (deleted.ok()) SendStorageWork(call.plane(), call.relay(), deleted->value.node_id);
+  call.Respond(std::move(deleted), wire::SnapshotView);
 }
 
 // The new node's agent asks for the bytes of a move's archive from `offset`; the node holding the
@@ -123,6 +212,10 @@ constexpr Route kVolumeRoutes[] = {
   {{"GET", "/v1/volumes/{id}", Access::kUser, "A volume (by id or name), with the pods that use it"}, GetVolume},
   {{"PATCH", "/v1/volumes/{id}", Access::kUser, "Grow a volume (size_gb)"}, ResizeVolume},
   {{"DELETE", "/v1/volumes/{id}", Access::kUser, "Delete a volume no pod uses"}, DeleteVolume},
+  {{"POST", "/v1/volumes/{id}/snapshots", Access::kUser, "Snapshot a volume (name optional): a point-in-time copy, made on its node"}, CreateSnapshot},
+  {{"GET", "/v1/snapshots", Access::kUser, "Your snapshots"}, ListSnapshots},
+  {{"GET", "/v1/snapshots/{id}", Access::kUser, "A snapshot (by id or name)"}, GetSnapshot},
+  {{"DELETE", "/v1/snapshots/{id}", Access::kUser, "Delete a snapshot no restore is reading"}, DeleteSnapshot},
   {{"GET", "/v1/agent/moves/{id}/archive", Access::kNode, "Agent: a range of a moving volume's archive (?offset=N&length=N), relayed from the node that holds it"}, MoveArchive},
 };
 // clang-format on

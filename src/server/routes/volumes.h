@@ -13,4 +13,9 @@ namespace suanli::server {
 // their answers are not awaited (best effort: a node that is away keeps its copy).
 void SendVolumeRemovals(ControlPlane& plane, Relay& relay);
 
+// Submits, through `relay`, what node `node_id`'s agent must do for snapshots now
+// (ControlPlane::TakeStorageWork) and tells the control plane each answer. Called as the agent
+// polls its relay, and after a change that gave its node work.
+void SendStorageWork(ControlPlane& plane, Relay& relay, const std::string& node_id);
+
 }  // namespace suanli::server
