@@ -351,7 +351,7 @@ const TASKS = ['serve', 'infer', 'lora', 'qlora', 'finetune', 'train'];
 const TRAINING = ['lora', 'qlora', 'finetune', 'train'];
 const HF_CONFIG = '';  // the model select's value for "paste a Hugging Face config.json"
 const WORK_FIELDS = ['tokens', 'samples', 'epochs', 'requests', 'images'];
-const advisorState = {model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '',
+const advisorState = {market: false, model: 'llama-3-8b', hfConfig: '', task: 'lora', precision: 'bf16', quant: '', batch: '', seq: '',
                       tokens: '', samples: '', epochs: '', requests: '', images: ''};
 
 // The amounts of work the advisor takes for a kind of model and task (as src/advisor/workload.cc
@@ -427,10 +427,12 @@ async function advisor() {
   model.addEventListener('input', () => shape(true));
   task.addEventListener('input', () => shape(false));
   shape(false);
+  // This cloud's GPU types (the default), or every type in the catalog.
+  const market = h('input', {id: 'advice-market', type: 'checkbox', checked: advisorState.market});
   const answer = h('div', {'aria-live': 'polite', class: 'advice-answer', tabindex: -1});
   const form = h('form', {class: 'card advisor-form', onsubmit: async (event) => {
     event.preventDefault();
-    Object.assign(advisorState, {model: model.value, hfConfig: hfConfig.value, task: task.value, precision: precision.value,
+    Object.assign(advisorState, {market: market.checked, model: model.value, hfConfig: hfConfig.value, task: task.value, precision: precision.value,
                                  quant: quant.value, batch: batch.value, seq: seq.value},
                   Object.fromEntries(WORK_FIELDS.map((id) => [id, work[id].value])));
     const workload = {task: task.value, precision: precision.value};
@@ -448,9 +450,9 @@ async function advisor() {
     if (batch.value) workload.batch = Number(batch.value);
     if (seq.value) workload.seq = Number(seq.value);
     for (const id of WORK_FIELDS) if (work[id].value) workload[id] = Number(work[id].value);
-    answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating on every GPU type...'));
+    answer.replaceChildren(h('p', {class: 'hint'}, 'Estimating...'));
     try {
-      const advised = await api('POST', '/v1/advise', {workload});
+      const advised = await api('POST', '/v1/advise', {workload, scope: market.checked ? 'market' : 'cluster'});
       destroyCharts();  // the previous answer's
       answer.replaceChildren(...advice(advised));
     } catch (error) {
@@ -464,6 +466,7 @@ async function advisor() {
   field('quant', 'Quantisation', quant), field('batch', 'Batch', batch), seqBox,
   h('p', {class: 'hint wide'}, 'Amount of work: one of these (empty: a default amount). They are cleared when the model changes.'),
   WORK_FIELDS.map((id) => workBoxes[id]),
+  h('label', {class: 'check wide'}, market, ' The whole market: every GPU type, not only those this cloud has'),
   h('div', {class: 'wide'}, h('button', {type: 'submit'}, 'Advise')));
   return [title('Which GPU?'), form, answer];
 }
@@ -524,17 +527,25 @@ function advice(answer) {
   const pick = answer.recommendation;
   const fitting = answer.estimates.filter((e) => e.fits);
   const chosen = answer.estimates.find((e) => e.gpu === pick.gpu && e.count === pick.count);
+  const cluster = answer.scope === 'cluster';
+  // "Deploy this" only for what this cloud has, and only the pick itself.
+  const deployable = chosen && chosen.cluster_gpus >= chosen.count;
   return [
     h('section', {class: 'card recommendation', 'aria-label': 'recommendation'},
       h('h2', {}, pick.gpu ? `Pick ${gpusText(pick.gpu, pick.count)}` : 'Nothing fits'),
       h('p', {}, pick.reason),
+      h('p', {class: 'hint', id: 'advice-scope'}, cluster
+        ? `Ranked on this cloud's GPU types (${answer.estimates.length}); tick "the whole market" to see every type.`
+        : (answer.scope_note ? `Every GPU type in the catalog: ${answer.scope_note}.` : 'Every GPU type in the catalog, this cloud\'s or not.')),
       h('p', {class: 'hint', id: 'advice-work'}, `${answer.workload.model}, ${answer.workload.task}: ${workText(answer.workload)}.`),
       buyOrRent(chosen),
-      pick.gpu ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this') : ''),
+      deployable ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this')
+        : (pick.gpu ? h('p', {class: 'hint'}, `This cloud has no ${gpusText(pick.gpu, pick.count)} to deploy on.`) : '')),
     fitting.length ? adviceCharts(fitting) : '',
-    h('h2', {}, `Every GPU type (${fitting.length} of ${answer.estimates.length} fit)`),
+    h('h2', {}, `${cluster ? "This cloud's GPU types" : 'Every GPU type'} (${fitting.length} of ${answer.estimates.length} fit)`),
     table([
       {title: 'GPU', cell: (e) => gpusText(e.gpu, e.count)},
+      {title: 'Here', numeric: true, cell: (e) => (e.cluster_gpus ? `${e.free_now} of ${e.cluster_gpus} free` : '-')},
       {title: 'Fits', cell: (e) => (e.fits ? 'yes' : 'no: ' + e.reason)},
       {title: 'Memory GB per GPU', numeric: true,
        cell: (e) => `${(e.memory_gb.total ?? 0).toFixed(1)} of ${(e.memory_gb.available ?? 0).toFixed(0)}`},

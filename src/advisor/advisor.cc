@@ -203,7 +203,7 @@ Advice Advise(const Workload& workload, const catalog::Catalog& catalog,
   advice.workload = workload;
   std::vector<GpuChoice> choices = options.gpus;
   if (choices.empty()) {
-    for (const catalog::GpuType& gpu : catalog.gpus()) choices.push_back({&gpu, 0});
+    for (const catalog::GpuType& gpu : catalog.gpus()) choices.push_back({&gpu, 0, 0});
   }
   for (const GpuChoice& choice : choices) {
     if (choice.count > 0) {
@@ -213,7 +213,8 @@ Advice Advise(const Workload& workload, const catalog::Catalog& catalog,
     }
     // The smallest power-of-two count that fits; the largest tried stands for "does not fit".
     Estimate estimate;
-    for (int count = 1; count <= options.max_count; count *= 2) {
+    const int most = choice.max_count > 0 ? choice.max_count : options.max_count;
+    for (int count = 1; count <= most; count *= 2) {
       estimate = EstimateOn(workload, *choice.gpu, count, efficiency, options.costs);
       if (estimate.fits || !estimate.supported) break;
     }

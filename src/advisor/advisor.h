@@ -18,6 +18,8 @@ namespace suanli::advisor {
 struct GpuChoice {
   const catalog::GpuType* gpu = nullptr;
   int count = 0;  // 0: the smallest count that fits
+  // With count 0: the most GPUs to try (a cluster's largest node of the type); 0: the options'.
+  int max_count = 0;
 };
 
 struct AdviseOptions {

@@ -186,7 +186,7 @@ core::Result<advisor::AdviseOptions> BuildOptions(const AdviseFlags& flags,
     core::Result<catalog::GpuMatch> match = catalog.Find(name);
     if (!match.ok()) return match.status();
     if (std::string note = match->Note(name); !note.empty()) err << "note: " << note << "\n";
-    options.gpus.push_back({match->gpu, count});
+    options.gpus.push_back({match->gpu, count, 0});
   }
   if (!flags.deadline.empty()) {
     core::Result<double> deadline = ParseDuration(flags.deadline);

@@ -132,6 +132,60 @@ TEST_F(ApiServerTest, TheAdvisorAnswersAtThisCloudsPricesAndRefusesABadWorkload)
   }
 }
 
+TEST_F(ApiServerTest, TheAdvisorRanksWhatThisCloudHasUnlessAskedForTheMarket) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const auto advise = [&](const std::string& workload, const std::string& scope = "") {
+    return api().Send("POST", "/v1/advise", renter.token,
+                      R"({"workload":)" + workload +
+                          (scope.empty() ? "" : R"(,"scope":")" + scope + R"(")") + "}");
+  };
+  const std::string lora = R"({"model":"llama-3-8b","task":"lora","tokens":5e7})";
+  // No node yet: the market, and the answer says why.
+  ApiReply advice = advise(lora);
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  EXPECT_EQ(Str(advice.json, "scope"), "market");
+  EXPECT_NE(Str(advice.json, "scope_note").find("no GPU nodes yet"), std::string::npos);
+  EXPECT_GE(Array(advice.json, "estimates").size(), 30u);
+
+  RegisterNode("pair", "RTX 4090", 2);
+  RegisterNode("single", "RTX 3090", 1);
+  advice = advise(lora);
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  EXPECT_EQ(Str(advice.json, "scope"), "cluster");
+  const std::map<std::string, int64_t> largest = {{"RTX 4090", 2}, {"RTX 3090", 1}};
+  std::set<std::string> types;
+  for (const json::value& estimate : Array(advice.json, "estimates")) {
+    const std::string gpu = Str(estimate, "gpu");
+    types.insert(gpu);
+    ASSERT_TRUE(largest.contains(gpu)) << gpu << " is not in this cloud";
+    EXPECT_LE(Int(estimate, "count"), largest.at(gpu)) << estimate;
+    EXPECT_EQ(Int(estimate, "cluster_gpus"), largest.at(gpu)) << estimate;
+    EXPECT_EQ(Int(estimate, "free_now"), largest.at(gpu)) << estimate;
+  }
+  EXPECT_EQ(types.size(), 2u);
+  EXPECT_TRUE(largest.contains(Str(advice.object().at("recommendation"), "gpu"))) << advice.text;
+
+  // Serving a 70B model in bf16 fits on none of them (two 4090s at most on one node): nothing
+  // is picked here, while the market has a pick this cloud does not have.
+  const std::string big = R"({"model":"llama-3-70b","task":"serve"})";
+  advice = advise(big);
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  EXPECT_TRUE(advice.object().at("recommendation").at("gpu").is_null())
+      << json::serialize(advice.object().at("recommendation"));
+  advice = advise(big, "market");
+  ASSERT_EQ(advice.status, 200) << advice.Describe();
+  EXPECT_EQ(Str(advice.json, "scope"), "market");
+  const std::string market_pick = Str(advice.object().at("recommendation"), "gpu");
+  EXPECT_FALSE(market_pick.empty()) << json::serialize(advice.object().at("recommendation"));
+  for (const json::value& estimate : Array(advice.json, "estimates")) {
+    if (Str(estimate, "gpu") == market_pick) {
+      EXPECT_EQ(Int(estimate, "cluster_gpus"), 0);
+    }
+  }
+  EXPECT_TRUE(IsApiError(advise(lora, "galaxy"), 400, "INVALID_ARGUMENT"));
+}
+
 TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const Account renter = CreateUser("renter", kPlentyOfCredits);

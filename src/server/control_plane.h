@@ -209,6 +209,7 @@ struct Availability {
   int free = 0;
   int stranded = 0;
   int largest_free_on_one_node = 0;
+  int largest_on_one_node = 0;  // the most of this type one node has, free or not
   // Shares: what partly used devices have left in all, and the most one of them has (milli-GPUs).
   int64_t shared_free_milli = 0;
   int largest_share_free_milli = 0;
@@ -766,6 +767,11 @@ class ControlPlane {
   // The volumes `spec` names (if it names any) into `endpoint.volumes`: its owner's.
   core::Status MountEndpointVolumes(const EndpointSpec& spec, serverless::Endpoint& endpoint) const
       REQUIRES(mutex_);
+  // A storage charge of `amount` for [from, to) of volume or snapshot `object_id` to its owner
+  // (a ledger entry of kind storage); none for zero. Returns what was charged.
+  core::Money ChargeStorage(Change& change, const std::string& owner_id,
+                            const std::string& object_id, core::Money amount, core::TimePoint from,
+                            core::TimePoint to, std::string note) REQUIRES(mutex_);
   void ChargeVolume(Change& change, core::Volume& volume, core::TimePoint to) REQUIRES(mutex_);
   void TickVolumes(Change& change, core::TimePoint now) REQUIRES(mutex_);
   core::Money UnbilledVolumes(const std::string& user_id, core::TimePoint now) const

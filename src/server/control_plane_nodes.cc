@@ -161,11 +161,13 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     // Free GPUs count only where a pod with the default vCPU and RAM could have them.
     const int free = sched::UsableFreeGpus(view);
     // MIG slices count as the GPUs they are part of.
-    entry.total +=
+    const int gpus =
         static_cast<int>((view.GpuMilliCapacity() + core::kMilliGpu / 2) / core::kMilliGpu);
+    entry.total += gpus;
     entry.free += free;
     entry.stranded += view.FreeGpus() - free;
     entry.largest_free_on_one_node = std::max(entry.largest_free_on_one_node, free);
+    entry.largest_on_one_node = std::max(entry.largest_on_one_node, gpus);
     const int share_cap = sched::LargestShareCovered(view.free);
     for (int left : view.gpu_free_milli) {
       if (left == core::kMilliGpu || left <= 0) continue;

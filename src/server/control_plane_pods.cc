@@ -208,7 +208,7 @@ Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::str
     if (!node.schedulable || free == 0 || !seen.insert(node.gpu_type).second) continue;
     Result<const catalog::GpuType*> gpu = catalog_.FindExact(node.gpu_type);
     if (!gpu.ok()) continue;
-    options.gpus.push_back({*gpu, 0});
+    options.gpus.push_back({*gpu, 0, 0});
     most_free = std::max(most_free, free);
   }
   if (options.gpus.empty()) {

@@ -340,18 +340,12 @@ void ControlPlane::LoseSnapshotsOn(Change& change, const core::Node& node) {
 
 void ControlPlane::ChargeSnapshot(Change& change, core::Snapshot& snapshot, core::TimePoint to) {
   if (to <= snapshot.storage_billed_to) return;
-  const Money amount = billing::UnbilledSnapshot(snapshot, to);
-  core::User& user = users_.at(snapshot.owner_id);
-  if (amount.micros() > 0) {
-    change.Append(core::LedgerEntry{
-        0, user.id, snapshot.id, core::LedgerKind::kStorage, Money() - amount,
-        snapshot.storage_billed_to, to, Now(),
-        std::to_string(billing::SnapshotGigabytes(snapshot)) + " GB snapshot " + snapshot.name});
-    user.balance = user.balance - amount;
-    snapshot.cost = snapshot.cost + amount;
-    charged_micros_ += amount.micros();
-    change.Dirty(Collection::kUsers, user.id);
-  }
+  snapshot.cost =
+      snapshot.cost +
+      ChargeStorage(
+          change, snapshot.owner_id, snapshot.id, billing::UnbilledSnapshot(snapshot, to),
+          snapshot.storage_billed_to, to,
+          std::to_string(billing::SnapshotGigabytes(snapshot)) + " GB snapshot " + snapshot.name);
   snapshot.storage_billed_to = to;
   change.Dirty(Collection::kSnapshots, snapshot.id);
 }

@@ -314,19 +314,25 @@ std::string ControlPlane::VolumesKept(const core::Pod& pod) const {
 
 // --- Billing -------------------------------------------------------------------------------------
 
+Money ControlPlane::ChargeStorage(Change& change, const std::string& owner_id,
+                                  const std::string& object_id, Money amount, core::TimePoint from,
+                                  core::TimePoint to, std::string note) {
+  if (amount.micros() <= 0) return Money();
+  core::User& user = users_.at(owner_id);
+  change.Append(core::LedgerEntry{0, user.id, object_id, core::LedgerKind::kStorage,
+                                  Money() - amount, from, to, Now(), std::move(note)});
+  user.balance = user.balance - amount;
+  charged_micros_ += amount.micros();
+  change.Dirty(Collection::kUsers, user.id);
+  return amount;
+}
+
 void ControlPlane::ChargeVolume(Change& change, core::Volume& volume, core::TimePoint to) {
   if (to <= volume.storage_billed_to) return;
-  const Money amount = billing::UnbilledStorage(volume, to);
-  core::User& user = users_.at(volume.owner_id);
-  if (amount.micros() > 0) {
-    change.Append(core::LedgerEntry{0, user.id, volume.id, core::LedgerKind::kStorage,
-                                    Money() - amount, volume.storage_billed_to, to, Now(),
-                                    std::to_string(volume.size_gb) + " GB volume " + volume.name});
-    user.balance = user.balance - amount;
-    volume.cost = volume.cost + amount;
-    charged_micros_ += amount.micros();
-    change.Dirty(Collection::kUsers, user.id);
-  }
+  volume.cost =
+      volume.cost + ChargeStorage(change, volume.owner_id, volume.id,
+                                  billing::UnbilledStorage(volume, to), volume.storage_billed_to,
+                                  to, std::to_string(volume.size_gb) + " GB volume " + volume.name);
   volume.storage_billed_to = to;
   change.Dirty(Collection::kVolumes, volume.id);
 }

@@ -116,13 +116,26 @@ try {
   check(await page.isVisible('table.compare'), 'two ticked GPUs are compared side by side');
   await shot('gpus');
 
-  // The advisor: a workload, every GPU type estimated, a pick with its reason, and "Deploy this".
+  // The advisor: first on this cloud's GPU types (the default), each with how many it has free.
   await page.click('nav a[href="#/advisor"]');
   await page.waitForSelector('#model option[value="llama-3-8b"]', {state: 'attached'});
   await page.selectOption('#model', 'llama-3-8b');
   await page.selectOption('#task', 'lora');
   await page.click('form button[type=submit]');
-  await page.waitForSelector('.recommendation h2');
+  await page.waitForSelector('#advice-scope');
+  const here = (await apiGet('/v1/availability', token)).gpus.filter((g) => g.total > 0).map((g) => g.gpu_type);
+  const clusterRows = await page.locator('table.advice tbody tr').allTextContents();
+  check(/this cloud's GPU types/.test(await page.textContent('#advice-scope')) && clusterRows.length === here.length &&
+        clusterRows.every((row) => here.some((gpu) => row.includes(gpu)) && /\d+ of \d+ free/.test(row)),
+        `by default only this cloud's ${here.length} GPU type(s) are ranked, with their free counts`);
+  const clusterPick = await page.textContent('.recommendation h2');
+  check(here.some((gpu) => clusterPick.endsWith(gpu)) && await page.isVisible('text=Deploy this'),
+        `its pick (${clusterPick}) is one of them, and can be deployed here`);
+
+  // Then every GPU type in the catalog: a pick with its reason, charts, buy or rent.
+  await page.check('#advice-market');
+  await page.click('form button[type=submit]');
+  await page.waitForSelector('#advice-scope:has-text("Every GPU type")');
   const pick = await page.textContent('.recommendation h2');
   check(pick.startsWith('Pick '), `the advisor recommends: ${pick}`);
   check((await page.textContent('.recommendation p')).length > 20, 'the recommendation says why');
@@ -176,6 +189,7 @@ try {
         'the advisor estimates a model from its config.json');
   await shot('advisor-hf-config');
   await page.selectOption('#model', 'llama-3-8b');
+  await page.uncheck('#advice-market');  // "Deploy this" is offered for this cloud's GPUs only
   await page.click('form button[type=submit]');
   await page.waitForSelector('.recommendation p:has-text("llama-3-8b")');
   await page.click('text=Deploy this');

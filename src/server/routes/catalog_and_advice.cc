@@ -1,7 +1,9 @@
 // Routes for choosing a GPU: the catalog with this cloud's prices, what is free now, the advisor's
 // model zoo, and its advice for a workload.
 #include <boost/json/value.hpp>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "advisor/advice_json.h"
@@ -37,6 +39,7 @@ void Availability(Call& call) {
                                        {"free", entry.free},
                                        {"stranded", entry.stranded},
                                        {"largest_free_on_one_node", entry.largest_free_on_one_node},
+                                       {"largest_on_one_node", entry.largest_on_one_node},
                                        {"shared_free_milli", entry.shared_free_milli},
                                        {"largest_share_free_milli", entry.largest_share_free_milli},
                                        {"price_per_hour_micros", entry.price_per_hour.micros()},
@@ -77,22 +80,56 @@ void FlagsToFieldNames(json::object& advice) {
   }
 }
 
+// The advice for a workload, by default on what this cloud has (docs/api.md, "Advice"): each GPU
+// type its nodes have, at most as many as its largest node of the type holds, at this cloud's
+// prices, with how many it has and has free now. "scope": "market" asks for every catalog type.
 void Advise(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   const std::optional<advisor::Workload> workload = ReadWorkload(fields, call.zoo());
+  std::string scope = "cluster";
+  fields.String("scope", &scope, {.max_length = 16});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   if (!workload) {
     return call.Respond(core::InvalidArgumentError(
         "workload: required, e.g. {\"model\": \"llama-3-8b\", \"task\": \"lora\"}"));
   }
-  // On every catalog type at this cloud's prices, free or not (see /v1/availability). The
-  // estimates point into the catalog, so they become JSON while it lives.
+  if (scope != "cluster" && scope != "market") {
+    return call.Respond(core::InvalidArgumentError(
+        "scope: cluster (the GPU types this cloud has; the default) or market (every catalog "
+        "type), not '" +
+        scope + "'"));
+  }
+  Result<Written<std::vector<server::Availability>>> available =
+      call.plane().GpuAvailability(call.principal);
+  if (!available.ok()) return call.Respond(available.status());
+  std::map<std::string, server::Availability> in_cluster;
+  for (server::Availability& entry : available->value) {
+    if (entry.total > 0) in_cluster.emplace(entry.gpu_type, std::move(entry));
+  }
+  // A cloud without nodes yet has nothing of its own to rank: the market, and it says so.
+  const bool market = scope == "market" || in_cluster.empty();
+  // The estimates point into the catalog, so they become JSON while it lives.
   call.Respond(call.plane().PricedCatalog(call.principal), [&](const catalog::Catalog& priced) {
-    json::object advice =
-        advisor::AdviceToJson(advisor::Advise(*workload, priced, advisor::AdviseOptions()));
+    advisor::AdviseOptions options;
+    for (const auto& [name, entry] : in_cluster) {
+      Result<const catalog::GpuType*> gpu = priced.FindExact(name);
+      if (!market && gpu.ok()) options.gpus.push_back({*gpu, 0, entry.largest_on_one_node});
+    }
+    json::object advice = advisor::AdviceToJson(advisor::Advise(*workload, priced, options));
     FlagsToFieldNames(advice);
+    advice["scope"] = market ? "market" : "cluster";
+    if (market && scope == "cluster") {
+      advice["scope_note"] = "this cloud has no GPU nodes yet, so every catalog type is shown";
+    }
+    if (json::value* estimates = advice.if_contains("estimates"); estimates != nullptr) {
+      for (json::value& estimate : estimates->as_array()) {
+        const auto it = in_cluster.find(std::string(estimate.at("gpu").as_string()));
+        estimate.as_object()["cluster_gpus"] = it == in_cluster.end() ? 0 : it->second.total;
+        estimate.as_object()["free_now"] = it == in_cluster.end() ? 0 : it->second.free;
+      }
+    }
     return advice;
   });
 }
