@@ -47,6 +47,8 @@ using namespace std::chrono_literals;
 
 constexpr std::string_view kImage = testing::kTestImage;
 constexpr int kFileMiB = 48;
+// Large enough that writing its archive takes a while to kill the agent in (about a second).
+constexpr int kSnapshotFileMiB = 256;
 
 class VolumeMoveTest : public ::testing::Test {
  protected:
@@ -196,10 +198,11 @@ class VolumeMoveTest : public ::testing::Test {
   std::unique_ptr<agent::Engine> engine_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<ApiClient> api_;
-  // GET `target` until `done` says so (or 60 s pass); the last answer.
+  // GET `target` until `done` says so (or `timeout` passes); the last answer.
   json::value WaitFor(const std::string& target,
-                      const std::function<bool(const json::value&)>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
+                      const std::function<bool(const json::value&)>& done,
+                      std::chrono::seconds timeout = 60s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     ApiReply reply;
     while (std::chrono::steady_clock::now() < deadline) {
       reply = api_->Get(target, renter_);
@@ -281,8 +284,9 @@ TEST_F(VolumeMoveTest, AStoppedPodResumesOnAnotherNodeWithItsVolumeAcrossAKilled
 }
 
 // Snapshot and restore on one node: the restored volume's files (names, modes, symlinks, bytes)
-// are those of the volume when it was snapshotted, though that volume was deleted in between.
-TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAfterItsVolumeIsGone) {
+// are those of the volume when it was snapshotted, though the agent was killed -9 while it wrote
+// the snapshot's archive and the volume was deleted before the restore.
+TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAcrossAKilledAgent) {
   StartAgent(0);
   const ApiReply data =
       api_->PostJson("/v1/volumes", renter_, json::object{{"name", "data"}, {"size_gb", 1}});
@@ -296,11 +300,12 @@ TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAfterItsVolumeI
       "cd /data && find . | sort | while read -r f; do if [ -L \"$f\" ]; then echo \"$f L "
       "$(readlink \"$f\")\"; elif [ -f \"$f\" ]; then echo \"$f $(stat -c %a \"$f\") "
       "$(sha256sum < \"$f\" | cut -d' ' -f1)\"; else echo \"$f $(stat -c %a \"$f\")\"; fi; done";
-  const std::string written = Exec(writer,
-                                   "head -c 12582912 /dev/urandom > /data/weights.bin && "
-                                   "mkdir -p /data/run/logs && echo step=100 > /data/run/state && "
-                                   "chmod 600 /data/run/state && ln -s run/state /data/latest && " +
-                                       manifest);
+  const std::string written =
+      Exec(writer, "head -c " + std::to_string(kSnapshotFileMiB << 20) +
+                       " /dev/urandom > /data/weights.bin && "
+                       "mkdir -p /data/run/logs && echo step=100 > /data/run/state && "
+                       "chmod 600 /data/run/state && ln -s run/state /data/latest && " +
+                       manifest);
   ASSERT_NE(written.find("weights.bin"), std::string::npos) << written;
 
   // Not while the pod writes it; once it is stopped, yes.
@@ -312,14 +317,28 @@ TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAfterItsVolumeI
       api_->Post("/v1/volumes/data/snapshots", renter_, R"({"name":"before-upgrade"})");
   ASSERT_EQ(made.status, 201) << made.Describe();
   EXPECT_EQ(Str(made.json, "state"), "creating");
-  const json::value ready = WaitFor("/v1/snapshots/before-upgrade", [](const json::value& s) {
-    return Str(s, "state") != "creating";
-  });
+  // The agent is killed -9 while it writes the archive; restarted, it is asked again (once the
+  // relay gives up on the request the dead agent had, 30 s) and makes it anew.
+  const fs::path snapshots = agents_[0].state_dir / "snapshots";
+  const fs::path partial = snapshots / (Str(made.json, "id") + ".tar.partial");
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!fs::exists(partial) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(2ms);
+  }
+  agents_[0].process->Signal(SIGKILL);
+  ASSERT_TRUE(agents_[0].process->Wait(10s));
+  const bool killed_mid_archive = fs::exists(partial);
+  EXPECT_TRUE(killed_mid_archive) << "the archive was not being written within 30 s";
+  StartAgent(0);
+  const json::value ready = WaitFor(
+      "/v1/snapshots/before-upgrade",
+      [](const json::value& s) { return Str(s, "state") != "creating"; }, 120s);
   ASSERT_EQ(Str(ready, "state"), "ready") << json::serialize(ready);
-  EXPECT_GT(Int(ready, "size_bytes"), 12 << 20);
+  EXPECT_GT(Int(ready, "size_bytes"), int64_t{kSnapshotFileMiB} << 20);
   EXPECT_EQ(Str(ready, "sha256").size(), 64u);
-  const fs::path archive = agents_[0].state_dir / "snapshots" / (Str(ready, "id") + ".tar");
+  const fs::path archive = snapshots / (Str(ready, "id") + ".tar");
   EXPECT_TRUE(fs::exists(archive));
+  EXPECT_FALSE(fs::exists(partial));
 
   // The volume goes, the snapshot stays.
   const ApiReply gone = api_->Send("DELETE", "/v1/pods/" + writer, renter_);
@@ -352,8 +371,8 @@ TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAfterItsVolumeI
   // Deleting the snapshot removes its archive from the node.
   const ApiReply deleted = api_->Send("DELETE", "/v1/snapshots/before-upgrade", renter_);
   ASSERT_EQ(deleted.status, 200) << deleted.Describe();
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (fs::exists(archive) && std::chrono::steady_clock::now() < deadline) {
+  const auto removal_deadline = std::chrono::steady_clock::now() + 20s;
+  while (fs::exists(archive) && std::chrono::steady_clock::now() < removal_deadline) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_FALSE(fs::exists(archive));

@@ -186,7 +186,8 @@ std::string NormalizeLogTimestamps(std::string_view logs) {
 
 namespace {
 
-RelayAnswer Do(Engine& engine, const RelayOptions& options, const RelayRequest& work) {
+RelayAnswer Do(Engine& engine, const RelayOptions& options, BackgroundJobs& jobs,
+               const RelayRequest& work) {
   switch (work.kind) {
     case RelayRequest::Kind::kLogs:
       return DoLogs(engine, work);
@@ -197,9 +198,15 @@ RelayAnswer Do(Engine& engine, const RelayOptions& options, const RelayRequest& 
     case RelayRequest::Kind::kRemoveVolume:
       return RemoveVolumeHere(engine, options.move_dir, work);
     case RelayRequest::Kind::kSnapshotVolume:
-      return SnapshotVolumeHere(engine, options.snapshot_dir, work);
+      return jobs.RunOrAsk("snapshot " + work.snapshot,
+                           [engine = &engine, dir = options.snapshot_dir, work] {
+                             return SnapshotVolumeHere(*engine, dir, work);
+                           });
     case RelayRequest::Kind::kRestoreSnapshot:
-      return RestoreSnapshotHere(engine, options.snapshot_dir, work);
+      return jobs.RunOrAsk("restore " + work.volume,
+                           [engine = &engine, dir = options.snapshot_dir, work] {
+                             return RestoreSnapshotHere(*engine, dir, work);
+                           });
     case RelayRequest::Kind::kRemoveSnapshot:
       return RemoveSnapshotHere(options.snapshot_dir, work);
   }
@@ -215,6 +222,7 @@ void ServeRelay(const RelayOptions& options, const std::function<std::string()>&
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
   };
+  BackgroundJobs jobs;  // outlives the workers, which hand it work
   std::list<Worker> workers;
   const auto reap = [&workers](bool all) {
     for (auto it = workers.begin(); it != workers.end();) {
@@ -278,8 +286,8 @@ void ServeRelay(const RelayOptions& options, const std::function<std::string()>&
     for (RelayRequest& work : *works) {
       auto done = std::make_shared<std::atomic<bool>>(false);
       workers.push_back(Worker{
-          std::thread([&options, &engine, &log, auth, done, work = std::move(work)] {
-            const RelayAnswer reply = Do(engine, options, work);
+          std::thread([&options, &engine, &jobs, &log, auth, done, work = std::move(work)] {
+            const RelayAnswer reply = Do(engine, options, jobs, work);
             core::Result<std::unique_ptr<net::HttpClient>> client =
                 net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
             if (client.ok()) {

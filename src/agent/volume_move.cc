@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "agent/volume_archive.h"
 #include "core/mutex.h"
@@ -192,6 +193,39 @@ RelayAnswer RemoveVolumeHere(Engine& engine, const fs::path& move_dir, const Rel
     return Error(409, "FAILED_PRECONDITION", removed.message());
   }
   return {204, {}, ""};
+}
+
+BackgroundJobs::~BackgroundJobs() {
+  std::vector<std::thread> running;
+  {
+    core::MutexLock lock(mutex_);
+    for (auto& [key, job] : jobs_) running.push_back(std::move(job->thread));
+  }
+  for (std::thread& thread : running) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+RelayAnswer BackgroundJobs::RunOrAsk(const std::string& key,
+                                     std::function<wire::RelayAnswer()> work) {
+  const RelayAnswer accepted{202, {}, ""};
+  core::MutexLock lock(mutex_);
+  if (const auto found = jobs_.find(key); found != jobs_.end()) {
+    if (!found->second->done) return accepted;
+    found->second->thread.join();
+    RelayAnswer answer = std::move(found->second->answer);
+    jobs_.erase(found);
+    return answer;
+  }
+  Job* job = jobs_.emplace(key, std::make_unique<Job>()).first->second.get();
+  // The job stores its answer under the lock, which is held until its thread is recorded.
+  job->thread = std::thread([this, job, work = std::move(work)] {
+    RelayAnswer answer = work();
+    core::MutexLock done(mutex_);
+    job->answer = std::move(answer);
+    job->done = true;
+  });
+  return accepted;
 }
 
 RelayAnswer SnapshotVolumeHere(Engine& engine, const fs::path& snapshot_dir,

@@ -18,11 +18,15 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "agent/engine.h"
 #include "core/clock.h"
 #include "core/domain.h"
+#include "core/mutex.h"
 #include "core/status.h"
 #include "wire/agent_protocol.h"
 #include "wire/relay_protocol.h"
@@ -41,6 +45,32 @@ wire::RelayAnswer ServeVolumeArchive(Engine& engine, const std::filesystem::path
 // "suanli-vol_...") and the archives made of it. 204, or the engine's refusal.
 wire::RelayAnswer RemoveVolumeHere(Engine& engine, const std::filesystem::path& move_dir,
                                    const wire::RelayRequest& work);
+
+// Relayed work that takes minutes (a snapshot's archive, a restore) runs in the background: its
+// request is answered 202 at once while it runs, and with its result when the server asks again
+// after it ended. So no request waits minutes on the relay, and a job an agent lost to a kill -9
+// starts again when the server asks next. Destroying this waits for the jobs that run (an agent
+// that stops finishes the archive it is making). Thread-safe.
+class BackgroundJobs {
+ public:
+  BackgroundJobs() = default;
+  BackgroundJobs(const BackgroundJobs&) = delete;
+  BackgroundJobs& operator=(const BackgroundJobs&) = delete;
+  ~BackgroundJobs();
+
+  // The answer of job `key` if it has ended (then forgotten); else 202, starting `work` as job
+  // `key` unless it runs already.
+  wire::RelayAnswer RunOrAsk(const std::string& key, std::function<wire::RelayAnswer()> work);
+
+ private:
+  struct Job {
+    std::thread thread;
+    bool done = false;
+    wire::RelayAnswer answer;
+  };
+  core::Mutex mutex_;
+  std::map<std::string, std::unique_ptr<Job>> jobs_ GUARDED_BY(mutex_);
+};
 
 // A kSnapshotVolume request: archives the engine volume work.volume as snapshot work.snapshot
 // (once: a repeated request answers with the archive made first) and answers 200 with its size

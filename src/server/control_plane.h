@@ -501,7 +501,8 @@ class ControlPlane {
   // (a removal: once). The API submits them as the agent polls its relay.
   std::vector<wire::RelayRequest> TakeStorageWork(const std::string& node_id) EXCLUDES(mutex_);
   // The agent's answer to a request of TakeStorageWork: a snapshot made (or failed), a volume
-  // restored (or not). A 5xx (the agent away, the answer late) hands the work out again. Returns
+  // restored (or not). A 202 (the agent is at work on it) or a 5xx (the agent away, the answer
+  // late) hands the work out again a moment later, when the agent answers with the result. Returns
   // the sequence after which what it wrote is durable.
   struct StorageWorkAnswer {
     int status = 0;  // the agent's HTTP status; 5xx: not done, hand it out again
@@ -907,9 +908,11 @@ class ControlPlane {
   std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> volume_removals_ GUARDED_BY(mutex_);
   std::map<std::string, core::Snapshot> snapshots_ GUARDED_BY(mutex_);
-  // Snapshots and restoring volumes whose work an agent has now (TakeStorageWork), and snapshots
-  // to remove: (node id, snapshot id), each handed out once (best effort, like volume removals).
-  std::set<std::string> storage_work_in_flight_ GUARDED_BY(mutex_);
+  // Snapshots and restoring volumes whose work is not to be handed out before a time: max while an
+  // agent has it (TakeStorageWork), a moment after an agent said it is at work on it (202) or could
+  // not take it (5xx). And snapshots to remove: (node id, snapshot id), each handed out once (best
+  // effort, like volume removals).
+  std::map<std::string, core::TimePoint> storage_work_held_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> snapshot_removals_ GUARDED_BY(mutex_);
   // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
   // memory: after a restart of the server they stay, which wastes disk but loses nothing).

@@ -14,6 +14,8 @@ namespace suanli::server {
 namespace {
 
 constexpr size_t kMaxSnapshotsPerUser = 100;
+// How long after an agent said it is at work (or could not take it) the work is asked for again.
+constexpr auto kAskAgainAfter = std::chrono::seconds(2);
 
 // "20261206-193000": a default snapshot name's time, UTC.
 std::string CompactUtc(core::TimePoint at) {
@@ -175,7 +177,7 @@ Result<Written<core::Snapshot>> ControlPlane::DeleteSnapshot(const Principal& ca
   core::Snapshot deleted = snapshot;
   spend_.UpdateSnapshot(snapshot, false);
   snapshot_removals_.emplace_back(snapshot.node_id, snapshot.id);
-  storage_work_in_flight_.erase(snapshot.id);
+  storage_work_held_.erase(snapshot.id);
   snapshots_.erase(deleted.id);
   change.Dirty(Collection::kSnapshots, deleted.id);
   change.Emit(SnapshotEvent(deleted, "volume.snapshot_deleted", "was deleted"));
@@ -213,10 +215,19 @@ Status ControlPlane::RestoreInto(const Principal& caller, std::string_view snaps
 
 std::vector<wire::RelayRequest> ControlPlane::TakeStorageWork(const std::string& node_id) {
   core::MutexLock lock(mutex_);
+  const core::TimePoint now = Now();
+  // Whether `id`'s work may go out now; if so it is held until the agent answers.
+  const auto claim = [&](const std::string& id) REQUIRES(mutex_) {
+    const auto [held, fresh] = storage_work_held_.try_emplace(id, core::TimePoint::max());
+    if (fresh) return true;
+    if (held->second > now) return false;
+    held->second = core::TimePoint::max();
+    return true;
+  };
   std::vector<wire::RelayRequest> work;
   for (const auto& [id, snapshot] : snapshots_) {
     if (snapshot.state != core::SnapshotState::kCreating || snapshot.node_id != node_id ||
-        !storage_work_in_flight_.insert(id).second) {
+        !claim(id)) {
       continue;
     }
     wire::RelayRequest& request = work.emplace_back();
@@ -228,7 +239,7 @@ std::vector<wire::RelayRequest> ControlPlane::TakeStorageWork(const std::string&
   for (const auto& [id, volume] : volumes_) {
     if (volume.state != core::VolumeState::kRestoring || volume.home_node_id != node_id) continue;
     const auto snapshot = snapshots_.find(volume.restored_from);
-    if (snapshot == snapshots_.end() || !storage_work_in_flight_.insert(id).second) continue;
+    if (snapshot == snapshots_.end() || !claim(id)) continue;
     wire::RelayRequest& request = work.emplace_back();
     request.kind = wire::RelayRequest::Kind::kRestoreSnapshot;
     request.pod_id = id;
@@ -255,9 +266,15 @@ uint64_t ControlPlane::NoteStorageWork(const wire::RelayRequest& work,
     return queue_.submitted();
   }
   const std::string& key = work.kind == Kind::kSnapshotVolume ? work.snapshot : work.pod_id;
-  storage_work_in_flight_.erase(key);
-  // The agent away, busy or late: the work is handed out again at its next poll.
-  if (answer.status >= 500) return queue_.submitted();
+  // At work on it (202), or away, busy or late (5xx): asked again a moment later, when the
+  // agent answers with the result.
+  if (answer.status == 202 || answer.status >= 500) {
+    if (const auto held = storage_work_held_.find(key); held != storage_work_held_.end()) {
+      held->second = Now() + kAskAgainAfter;
+    }
+    return queue_.submitted();
+  }
+  storage_work_held_.erase(key);
   const bool done = answer.status / 100 == 2;
   const std::string why =
       "its node answered " + std::to_string(answer.status) + ": " + answer.error;
@@ -323,14 +340,14 @@ void ControlPlane::LoseSnapshotsOn(Change& change, const core::Node& node) {
     snapshot.state = core::SnapshotState::kFailed;
     snapshot.state_reason = reason;
     spend_.UpdateSnapshot(snapshot, true);
-    storage_work_in_flight_.erase(id);
+    storage_work_held_.erase(id);
     change.Emit(SnapshotEvent(snapshot, "volume.snapshot_failed", "failed: " + reason));
   }
   for (auto& [id, volume] : volumes_) {
     if (volume.state != core::VolumeState::kRestoring || volume.home_node_id != node.id) continue;
     volume.state = core::VolumeState::kAvailable;
     volume.home_node_id.clear();  // nothing of it is anywhere
-    storage_work_in_flight_.erase(id);
+    storage_work_held_.erase(id);
     change.Emit(VolumeEvent(volume, "volume.restore_failed",
                             "could not be restored from snapshot " + volume.restored_from + " (" +
                                 reason + "); it is empty"));

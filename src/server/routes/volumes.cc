@@ -5,7 +5,6 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,10 +38,6 @@ namespace json = boost::json;
 using core::Result;
 using core::Status;
 
-// Making a snapshot of a large volume takes minutes; an answer later than this hands the work out
-// again (the agent answers a repeat with the archive the first request made).
-constexpr auto kStorageWorkAnswerWithin = std::chrono::minutes(10);
-
 ControlPlane::StorageWorkAnswer StorageAnswerOf(const net::HttpResponse& answer) {
   ControlPlane::StorageWorkAnswer out;
   out.status = answer.status;
@@ -70,12 +65,12 @@ ControlPlane::StorageWorkAnswer StorageAnswerOf(const net::HttpResponse& answer)
 void SendStorageWork(ControlPlane& plane, Relay& relay, const std::string& node_id) {
   for (RelayRequest& work : plane.TakeStorageWork(node_id)) {
     RelayRequest sent = work;
-    const Status submitted = relay.Submit(
-        node_id, node_id, std::move(sent),
-        [&plane, work](const net::HttpResponse& answer) {
-          plane.NoteStorageWork(work, StorageAnswerOf(answer));
-        },
-        kStorageWorkAnswerWithin);
+    // The agent answers at once (202 while the work runs in its background); a request lost
+    // with a killed agent ends in the relay's 504, and the work goes out again.
+    const Status submitted = relay.Submit(node_id, node_id, std::move(sent),
+                                          [&plane, work](const net::HttpResponse& answer) {
+                                            plane.NoteStorageWork(work, StorageAnswerOf(answer));
+                                          });
     // A full queue: the work goes out again at the agent's next poll.
     if (!submitted.ok()) {
       ControlPlane::StorageWorkAnswer busy;
