@@ -503,7 +503,7 @@ class ControlPlane {
   // The agent's answer to a request of TakeStorageWork: a snapshot made (or failed), a volume
   // restored (or not). A 202 (the agent is at work on it) or a 5xx (the agent away, the answer
   // late) hands the work out again a moment later, when the agent answers with the result. Returns
-  // the sequence after which what it wrote is durable.
+  // the sequence after which what it wrote is durable (0: it wrote nothing).
   struct StorageWorkAnswer {
     int status = 0;  // the agent's HTTP status; 5xx: not done, hand it out again
     // kSnapshotVolume done: the archive's size and SHA-256 (hex); -1 and "" when not said.

@@ -261,19 +261,19 @@ std::vector<wire::RelayRequest> ControlPlane::TakeStorageWork(const std::string&
 uint64_t ControlPlane::NoteStorageWork(const wire::RelayRequest& work,
                                        const StorageWorkAnswer& answer) {
   using Kind = wire::RelayRequest::Kind;
-  Locked locked(*this);
-  if (work.kind != Kind::kSnapshotVolume && work.kind != Kind::kRestoreSnapshot) {
-    return queue_.submitted();
-  }
+  if (work.kind != Kind::kSnapshotVolume && work.kind != Kind::kRestoreSnapshot) return 0;
   const std::string& key = work.kind == Kind::kSnapshotVolume ? work.snapshot : work.pod_id;
   // At work on it (202), or away, busy or late (5xx): asked again a moment later, when the
-  // agent answers with the result.
+  // agent answers with the result. This touches nothing but the map: it also runs as the server
+  // stops (the relay answers what still waits 503), when the store's queue may be gone.
   if (answer.status == 202 || answer.status >= 500) {
+    core::MutexLock lock(mutex_);
     if (const auto held = storage_work_held_.find(key); held != storage_work_held_.end()) {
       held->second = Now() + kAskAgainAfter;
     }
-    return queue_.submitted();
+    return 0;
   }
+  Locked locked(*this);
   storage_work_held_.erase(key);
   const bool done = answer.status / 100 == 2;
   const std::string why =
