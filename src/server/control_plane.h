@@ -908,11 +908,12 @@ class ControlPlane {
   std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> volume_removals_ GUARDED_BY(mutex_);
   std::map<std::string, core::Snapshot> snapshots_ GUARDED_BY(mutex_);
-  // Snapshots and restoring volumes whose work is not to be handed out before a time: max while an
-  // agent has it (TakeStorageWork), a moment after an agent said it is at work on it (202) or could
-  // not take it (5xx). And snapshots to remove: (node id, snapshot id), each handed out once (best
-  // effort, like volume removals).
-  std::map<std::string, core::TimePoint> storage_work_held_ GUARDED_BY(mutex_);
+  // The snapshots being made and the volumes being restored (by id), each with the time before
+  // which its work is not handed out: none at first, max while an agent has it (TakeStorageWork),
+  // a moment after an agent said it is at work on it (202) or could not take it (5xx); gone once
+  // it is done. And snapshots to remove: (node id, snapshot id), each handed out once (best effort,
+  // like volume removals).
+  std::map<std::string, core::TimePoint> storage_work_ GUARDED_BY(mutex_);
   std::vector<std::pair<std::string, std::string>> snapshot_removals_ GUARDED_BY(mutex_);
   // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
   // memory: after a restart of the server they stay, which wastes disk but loses nothing).

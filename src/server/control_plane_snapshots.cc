@@ -39,6 +39,7 @@ core::Snapshot WithAccrued(core::Snapshot snapshot, core::TimePoint now) {
 void ControlPlane::LoadSnapshots(std::vector<core::Snapshot> snapshots) {
   for (core::Snapshot& snapshot : snapshots) {
     spend_.UpdateSnapshot(snapshot, true);
+    if (snapshot.state == core::SnapshotState::kCreating) storage_work_[snapshot.id] = {};
     snapshots_[snapshot.id] = std::move(snapshot);
   }
 }
@@ -129,6 +130,7 @@ Result<Written<core::Snapshot>> ControlPlane::CreateSnapshot(const Principal& ca
   Change change(*this);
   const core::Snapshot& stored = snapshots_[snapshot.id] = std::move(snapshot);
   spend_.UpdateSnapshot(stored, true);
+  storage_work_[stored.id] = {};
   change.Dirty(Collection::kSnapshots, stored.id);
   change.Emit(SnapshotEvent(stored, "volume.snapshot_started",
                             "is being made on node " + NodeName(stored.node_id)));
@@ -177,7 +179,7 @@ Result<Written<core::Snapshot>> ControlPlane::DeleteSnapshot(const Principal& ca
   core::Snapshot deleted = snapshot;
   spend_.UpdateSnapshot(snapshot, false);
   snapshot_removals_.emplace_back(snapshot.node_id, snapshot.id);
-  storage_work_held_.erase(snapshot.id);
+  storage_work_.erase(snapshot.id);
   snapshots_.erase(deleted.id);
   change.Dirty(Collection::kSnapshots, deleted.id);
   change.Emit(SnapshotEvent(deleted, "volume.snapshot_deleted", "was deleted"));
@@ -216,36 +218,36 @@ Status ControlPlane::RestoreInto(const Principal& caller, std::string_view snaps
 std::vector<wire::RelayRequest> ControlPlane::TakeStorageWork(const std::string& node_id) {
   core::MutexLock lock(mutex_);
   const core::TimePoint now = Now();
-  // Whether `id`'s work may go out now; if so it is held until the agent answers.
-  const auto claim = [&](const std::string& id) REQUIRES(mutex_) {
-    const auto [held, fresh] = storage_work_held_.try_emplace(id, core::TimePoint::max());
-    if (fresh) return true;
-    if (held->second > now) return false;
-    held->second = core::TimePoint::max();
-    return true;
-  };
   std::vector<wire::RelayRequest> work;
-  for (const auto& [id, snapshot] : snapshots_) {
-    if (snapshot.state != core::SnapshotState::kCreating || snapshot.node_id != node_id ||
-        !claim(id)) {
+  // Only the work there is (every agent polls every few seconds: no walk over all volumes).
+  for (auto& [id, not_before] : storage_work_) {
+    if (not_before > now) continue;
+    if (const auto snapshot = snapshots_.find(id); snapshot != snapshots_.end()) {
+      if (snapshot->second.state != core::SnapshotState::kCreating ||
+          snapshot->second.node_id != node_id) {
+        continue;
+      }
+      wire::RelayRequest& request = work.emplace_back();
+      request.kind = wire::RelayRequest::Kind::kSnapshotVolume;
+      request.pod_id = snapshot->second.volume_id;  // for the agent's log: what it is about
+      request.volume = EngineVolume(snapshot->second.volume_id);
+      request.snapshot = id;
+    } else if (const auto volume = volumes_.find(id); volume != volumes_.end()) {
+      const auto from = snapshots_.find(volume->second.restored_from);
+      if (volume->second.state != core::VolumeState::kRestoring ||
+          volume->second.home_node_id != node_id || from == snapshots_.end()) {
+        continue;
+      }
+      wire::RelayRequest& request = work.emplace_back();
+      request.kind = wire::RelayRequest::Kind::kRestoreSnapshot;
+      request.pod_id = id;
+      request.volume = EngineVolume(id);
+      request.snapshot = from->first;
+      request.sha256 = from->second.sha256;
+    } else {
       continue;
     }
-    wire::RelayRequest& request = work.emplace_back();
-    request.kind = wire::RelayRequest::Kind::kSnapshotVolume;
-    request.pod_id = snapshot.volume_id;  // for the agent's log: what the request is about
-    request.volume = EngineVolume(snapshot.volume_id);
-    request.snapshot = id;
-  }
-  for (const auto& [id, volume] : volumes_) {
-    if (volume.state != core::VolumeState::kRestoring || volume.home_node_id != node_id) continue;
-    const auto snapshot = snapshots_.find(volume.restored_from);
-    if (snapshot == snapshots_.end() || !claim(id)) continue;
-    wire::RelayRequest& request = work.emplace_back();
-    request.kind = wire::RelayRequest::Kind::kRestoreSnapshot;
-    request.pod_id = id;
-    request.volume = EngineVolume(id);
-    request.snapshot = snapshot->first;
-    request.sha256 = snapshot->second.sha256;
+    not_before = core::TimePoint::max();  // held until the agent answers
   }
   std::erase_if(snapshot_removals_, [&](const std::pair<std::string, std::string>& removal) {
     if (removal.first != node_id) return false;
@@ -268,13 +270,13 @@ uint64_t ControlPlane::NoteStorageWork(const wire::RelayRequest& work,
   // stops (the relay answers what still waits 503), when the store's queue may be gone.
   if (answer.status == 202 || answer.status >= 500) {
     core::MutexLock lock(mutex_);
-    if (const auto held = storage_work_held_.find(key); held != storage_work_held_.end()) {
+    if (const auto held = storage_work_.find(key); held != storage_work_.end()) {
       held->second = Now() + kAskAgainAfter;
     }
     return 0;
   }
   Locked locked(*this);
-  storage_work_held_.erase(key);
+  storage_work_.erase(key);
   const bool done = answer.status / 100 == 2;
   const std::string why =
       "its node answered " + std::to_string(answer.status) + ": " + answer.error;
@@ -340,14 +342,14 @@ void ControlPlane::LoseSnapshotsOn(Change& change, const core::Node& node) {
     snapshot.state = core::SnapshotState::kFailed;
     snapshot.state_reason = reason;
     spend_.UpdateSnapshot(snapshot, true);
-    storage_work_held_.erase(id);
+    storage_work_.erase(id);
     change.Emit(SnapshotEvent(snapshot, "volume.snapshot_failed", "failed: " + reason));
   }
   for (auto& [id, volume] : volumes_) {
     if (volume.state != core::VolumeState::kRestoring || volume.home_node_id != node.id) continue;
     volume.state = core::VolumeState::kAvailable;
     volume.home_node_id.clear();  // nothing of it is anywhere
-    storage_work_held_.erase(id);
+    storage_work_.erase(id);
     change.Emit(VolumeEvent(volume, "volume.restore_failed",
                             "could not be restored from snapshot " + volume.restored_from + " (" +
                                 reason + "); it is empty"));

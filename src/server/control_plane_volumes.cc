@@ -29,6 +29,7 @@ std::string Joined(const std::vector<std::string>& items) {
 void ControlPlane::LoadVolumes(std::vector<core::Volume> volumes) {
   for (core::Volume& volume : volumes) {
     spend_.UpdateVolume(volume, true);
+    if (volume.state == core::VolumeState::kRestoring) storage_work_[volume.id] = {};
     volumes_[volume.id] = std::move(volume);
   }
 }
@@ -117,6 +118,7 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   spend_.UpdateVolume(stored, true);
   change.Dirty(Collection::kVolumes, stored.id);
   if (!stored.restored_from.empty()) {
+    storage_work_[stored.id] = {};
     change.Emit(VolumeEvent(stored, "volume.restore_started",
                             "is being restored from snapshot " + stored.restored_from +
                                 " on node " + NodeName(stored.home_node_id)));
