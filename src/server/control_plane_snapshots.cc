@@ -324,10 +324,15 @@ uint64_t ControlPlane::NoteStorageWork(const wire::RelayRequest& work,
 }
 
 bool ControlPlane::WaitsForSnapshot(const core::Pod& pod) const {
-  for (const auto& [id, snapshot] : snapshots_) {
-    if (snapshot.state != core::SnapshotState::kCreating) continue;
+  if (pod.volumes.empty()) return false;
+  // Only the snapshots being made (storage_work_), not all of them: this runs per pending pod.
+  for (const auto& [id, not_before] : storage_work_) {
+    const auto snapshot = snapshots_.find(id);
+    if (snapshot == snapshots_.end() || snapshot->second.state != core::SnapshotState::kCreating) {
+      continue;
+    }
     for (const core::VolumeMount& mount : pod.volumes) {
-      if (mount.volume_id == snapshot.volume_id && !mount.read_only) return true;
+      if (mount.volume_id == snapshot->second.volume_id && !mount.read_only) return true;
     }
   }
   return false;
