@@ -433,11 +433,11 @@ std::vector<Parameter> Parameters() {
       {"lora", [](Efficiency& e) -> double& { return e.lora; }, 0.05, 0.9},
       {"qlora", [](Efficiency& e) -> double& { return e.qlora; }, 0.02, 0.9},
       {"small_hidden", [](Efficiency& e) -> double& { return e.small_hidden; }, 0, 8192},
+      {"train_activation_passes",
+       [](Efficiency& e) -> double& { return e.train_activation_passes; }, 0, 40},
       {"vision", [](Efficiency& e) -> double& { return e.vision; }, 0.05, 0.95},
       {"vision_activation_passes",
        [](Efficiency& e) -> double& { return e.vision_activation_passes; }, 2, 100},
-      {"vision_l2_reference_mb", [](Efficiency& e) -> double& { return e.vision_l2_reference_mb; },
-       5, 10000},
       {"diffusion_bytes_per_flop",
        [](Efficiency& e) -> double& { return e.diffusion_bytes_per_flop; }, 0, 0.2},
       {"diffusion_pre_ampere", [](Efficiency& e) -> double& { return e.diffusion_pre_ampere; }, 0.2,
@@ -582,6 +582,14 @@ double ReportLeaveOneSourceOut(const std::vector<Case>& cases, bool verbose) {
     std::vector<Case> split = cases;
     for (Case& c : split) c.holdout = c.source == source;
     const Efficiency fitted = Fit(split, Efficiency{});
+    if (verbose) {
+      fmt::print("  fitted without {}:", source);
+      for (Parameter& p : Parameters()) {
+        Efficiency copy = fitted;
+        fmt::print(" {}={:.4g}", p.name, p.field(copy));
+      }
+      fmt::print("\n");
+    }
     for (const Case& c : split) {
       if (!c.holdout || c.metric == Metric::kOom) continue;
       const std::optional<double> predicted = Predict(c, fitted);

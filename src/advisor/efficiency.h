@@ -27,6 +27,12 @@ struct Efficiency {
   double qlora = 0.25;  // plus dequantising 4-bit weights on every use
   // Small matrices leave tensor cores idle: MFU is scaled by hidden / (hidden + this).
   double small_hidden = 1024;
+  // Memory traffic of a transformer training step's bandwidth-bound kernels (norms, activation
+  // functions, dropout, residuals, softmax without FlashAttention, and their gradients), in passes
+  // over the activations the step keeps. The prior is a count: forward writes each kept tensor and
+  // its element-wise neighbours read it (2), backward reads it and writes and reads its gradient
+  // (3), with recomputation or fused kernels shifting it by one or two.
+  double train_activation_passes = 5;
 
   // Vision training and inference: MFU, plus the memory traffic of the bandwidth-bound layers
   // (normalisation, activations) that alternate with the compute-bound convolutions, counted in
@@ -37,7 +43,6 @@ struct Efficiency {
   // only).
   double vision = 0.40;
   double vision_activation_passes = 20;
-  double vision_l2_reference_mb = 100;  // L2 that doubles the effective bandwidth
 
   // Diffusion: a UNet's convolutions run the same cuDNN kernels as a vision model's, at the vision
   // MFU above. Its own: the activation traffic of its normalisation and element-wise layers per

@@ -173,11 +173,30 @@ bool HasFastInterconnect(const catalog::GpuType& gpu) {
          gpu.interconnect.find("Infinity Fabric") != std::string::npos;
 }
 
-// Throughput kept when `count` GPUs work on one job: gradient all-reduce, tensor-parallel
-// collectives.
+// Throughput kept when `count` GPUs train one transformer with FSDP/ZeRO-3 (its per-layer
+// all-gathers and reduce-scatters; fitted rows of 8-GPU FSDP runs keep it). Data-parallel vision
+// training and tensor-parallel inference count their collectives' bytes instead
+// (DataParallelStepSeconds, DecodeStepSeconds, PrefillTokensPerSecond).
 double ScalingEfficiency(const catalog::GpuType& gpu, int count) {
   if (count <= 1) return 1.0;
   return std::pow(HasFastInterconnect(gpu) ? 0.95 : 0.85, std::log2(static_cast<double>(count)));
+}
+
+// Bytes per second a GPU's share of a ring all-reduce moves: NVLink (bridges included) or PCIe 4.0
+// x16 as NCCL reaches it through the host (about 16 of its 32 GB/s).
+double CollectiveBytesPerSecond(const catalog::GpuType& gpu) {
+  return HasFastInterconnect(gpu) ? 100e9 : 16e9;
+}
+
+// One data-parallel (DDP) training step on `count` GPUs, from its time on one (`step_s`): the
+// gradients (`bytes`) are all-reduced in buckets while the backward pass runs (two thirds of the
+// step); a ring moves 2 (count - 1) / count of them through each GPU's link, and only what does
+// not fit under the backward pass adds to the step.
+double DataParallelStepSeconds(const catalog::GpuType& gpu, int count, double step_s,
+                               double bytes) {
+  if (count <= 1) return step_s;
+  const double comm_s = 2.0 * (count - 1) / count * bytes / CollectiveBytesPerSecond(gpu);
+  return step_s + std::max(0.0, comm_s - 2.0 / 3 * step_s);
 }
 
 // Amounts beyond a trillion dollars are not estimates anyone acts on; saturating keeps Money's
@@ -203,8 +222,11 @@ class Estimator {
     }
     if (peak_.tensor) {
       // Only an 8-bit rate that is really there doubles the cap (not Volta's FP16 fallback).
+      // A TF32 FLOP costs about the energy of two 16-bit ones (datasheets give it half the 16-bit
+      // rate at the same power), an 8-bit one about half.
       const bool eight_bit = EightBit(w.precision) && peak_.note.empty();
-      const double per_watt = eff.tensor_tflops_per_watt * (eight_bit ? 2 : 1);
+      const double energy = eight_bit ? 0.5 : (w.precision == Precision::kTf32 ? 2 : 1);
+      const double per_watt = eff.tensor_tflops_per_watt / energy;
       peak_.flops = std::min(peak_.flops, gpu.tdp_w * per_watt * 1e12);
     }
     if (!peak_.note.empty()) e_.notes.push_back(peak_.note);
@@ -281,6 +303,7 @@ class Estimator {
     const double batch = w_.batch;
     double forward_multiple = 3;  // forward + backward (twice the forward)
     double mfu = m_.kind == ModelKind::kEncoder ? eff_.train_encoder : eff_.train_decoder;
+    double state_bytes_per_step = 0;  // optimizer traffic, per GPU
 
     if (w_.task == Task::kLora || w_.task == Task::kQlora) {
       const double adapters = LoraParams(m_);
@@ -289,6 +312,7 @@ class Estimator {
       e_.memory.optimizer = adapters * 12;
       forward_multiple = 2;  // no weight gradients for the frozen base
       mfu = w_.task == Task::kLora ? eff_.lora : eff_.qlora;
+      state_bytes_per_step = adapters * (2 + 2 + 2 * 12);
       if (w_.task == Task::kQlora)
         e_.notes.push_back("4-bit base weights, dequantised to 16-bit on every use");
     } else {
@@ -308,6 +332,8 @@ class Estimator {
       e_.memory.weights = n * weight_bytes / shard;
       e_.memory.gradients = n * weight_bytes / shard;
       e_.memory.optimizer = n * optimizer_bytes / shard;
+      // The optimizer reads the gradients, reads and writes its states, writes the weights.
+      state_bytes_per_step = (2 * weight_bytes + 2 * optimizer_bytes) * n / shard;
     }
     const double per_layer =
         ActivationBytesPerLayer(m_, seq, w_.flash_attention) * batch * (mixed ? 1 : 2);
@@ -327,7 +353,20 @@ class Estimator {
     double peak = peak_.flops;
     if (w_.precision == Precision::kFp8)
       peak = peak / 2 * eff_.fp8_training_gain;  // FP8 peak is 2x BF16's
-    const double per_gpu = mfu * SmallModelFactor() * peak / flops_per_token;
+    const double compute_s = flops_per_token / (mfu * SmallModelFactor() * peak);
+    // Between the matmuls run kernels bound by memory bandwidth, one after another with them (not
+    // overlapped): norms, activation functions, dropout, residual adds, softmax over the s x s
+    // scores where FlashAttention is not used, their gradients, and the optimizer step. Counted as
+    // passes over the activations a step keeps, plus reading and writing the trained state once a
+    // step. So a GeForce card with half a workstation card's tensor rate but more bandwidth (RTX
+    // 3090 against RTX A6000) trains closer to its speed than the tensor rates say.
+    const bool flash = w_.flash_attention && HasFlashAttention(gpu_);
+    const double kept_per_token = ActivationBytesPerLayer(m_, seq, flash) * (mixed ? 1 : 2) *
+                                  m_.layers / seq * forward_multiple / 3;
+    const double traffic_per_token =
+        eff_.train_activation_passes * kept_per_token + state_bytes_per_step / (seq * batch);
+    const double memory_s = traffic_per_token / bandwidth_;
+    const double per_gpu = 1 / (compute_s + memory_s);
     const double tokens_per_s = per_gpu * count_ * ScalingEfficiency(gpu_, count_);
     e_.throughput.train_tokens_per_s = tokens_per_s;
     e_.throughput.samples_per_s = tokens_per_s / seq;
@@ -351,7 +390,7 @@ class Estimator {
         m_.params * (w_.optimizer == Optimizer::kSgd ? (mixed ? 8 : 4) : (mixed ? 12 : 8));
     e_.memory.activations = m_.activation_bytes_per_sample * scale * w_.batch * (mixed ? 1 : 2);
     e_.memory.overhead = 0.05 * e_.memory.activations;
-    VisionSpeed(flops, /*traffic_share=*/1.0, "1k images");
+    VisionSpeed(flops, /*traffic_share=*/1.0, "1k images", m_.params * weight_bytes);
     e_.fits = true;
   }
 
@@ -374,18 +413,18 @@ class Estimator {
     }
     e_.memory.weights = m_.params * BytesPerWeight(w_);
     e_.memory.activations = m_.activation_bytes_per_sample * PixelScale() * w_.batch * 0.15;
-    VisionSpeed(m_.forward_flops * PixelScale(), /*traffic_share=*/1.0 / 3, "1k images");
+    VisionSpeed(m_.forward_flops * PixelScale(), /*traffic_share=*/1.0 / 3, "1k images",
+                /*gradient_bytes=*/0);
     e_.fits = true;
   }
-
-  // A large L2 (Ada's 72-96 MB) keeps more of each layer's activations on chip (Dettmers, 2023):
-  // the effective bandwidth of activation traffic.
-  double L2Gain() const { return 1 + gpu_.l2_cache_mb.value_or(0) / eff_.vision_l2_reference_mb; }
 
   // A roofline: the slower of compute and the activations' memory traffic (normalisations and
   // element-wise layers between the convolutions). traffic_share: 1 for a training step, a third
   // for inference (the forward pass only).
-  void VisionSpeed(double flops_per_sample, double traffic_share, const char* unit) {
+  // gradient_bytes: all-reduced each step when training on several GPUs (0 for inference, whose
+  // GPUs work independently).
+  void VisionSpeed(double flops_per_sample, double traffic_share, const char* unit,
+                   double gradient_bytes) {
     const double compute_s = flops_per_sample / (eff_.vision * peak_.flops);
     // FP32/TF32 activations are 4 bytes, twice the traffic of 16-bit ones.
     const bool wide = w_.precision == Precision::kFp32 || w_.precision == Precision::kTf32;
@@ -393,9 +432,13 @@ class Estimator {
     const double traffic = wide ? 2 : (EightBit(w_.precision) ? 0.5 : 1);
     const double bytes = eff_.vision_activation_passes * traffic_share *
                          m_.activation_bytes_per_sample * PixelScale() * traffic;
-    const double memory_s = bytes / (bandwidth_ * L2Gain());
-    const double samples_per_s =
-        count_ * ScalingEfficiency(gpu_, count_) / std::max(compute_s, memory_s);
+    // No gain from a large L2 (round 2 had one): a training step's activations at these batches
+    // are gigabytes, and a layer's output is evicted from a 40-96 MB L2 before the next kernel
+    // reads it.
+    const double memory_s = bytes / bandwidth_;
+    const double step_s = DataParallelStepSeconds(
+        gpu_, count_, w_.batch * std::max(compute_s, memory_s), gradient_bytes);
+    const double samples_per_s = count_ * w_.batch / step_s;
     e_.throughput.samples_per_s = samples_per_s;
     e_.throughput.images_per_s = samples_per_s;
     e_.throughput.steps_per_s = samples_per_s / (w_.batch * count_);
@@ -447,13 +490,18 @@ class Estimator {
   // Bytes of weights one decode step reads: an MoE step at batch b touches only the experts its
   // tokens were routed to.
   double WeightBytesReadPerStep(double batch) const {
-    const double all = m_.params * BytesPerWeight(w_);
+    // An untied input embedding is a lookup: a step reads one row of it per token, not all of it.
+    const double lookup = m_.kind == ModelKind::kDecoderLm && !m_.tied_embeddings && m_.vocab > 0
+                              ? static_cast<double>(m_.vocab) * m_.hidden
+                              : 0;
+    const double all = (m_.params - lookup) * BytesPerWeight(w_);
     if (m_.experts <= 0 || m_.experts_per_token <= 0) return all;
     const double k_over_e = static_cast<double>(m_.experts_per_token) / m_.experts;
     if (k_over_e >= 1) return all;  // every expert runs for every token: a dense model
     const double touched = 1 - std::pow(1 - k_over_e, batch);
     const double active = ActiveParams(m_);
-    const double read = active + (m_.params - active) * (touched - k_over_e) / (1 - k_over_e);
+    const double read =
+        active - lookup + (m_.params - active) * (touched - k_over_e) / (1 - k_over_e);
     return read * BytesPerWeight(w_);
   }
 
@@ -472,8 +520,15 @@ class Estimator {
     const double memory_s = bytes / (engine.decode_bandwidth * bandwidth_);
     const double compute_s =
         batch * ForwardFlopsPerToken(m_, context) / ParallelGpus() / (engine.prefill * peak_.flops);
-    const double collectives_s =
-        ParallelGpus() > 1 ? 2.0 * m_.layers * (HasFastInterconnect(gpu_) ? 8e-6 : 25e-6) : 0;
+    // Tensor parallelism all-reduces each layer's attention and MLP outputs (batch x hidden 16-bit
+    // values, two per layer): a latency per all-reduce, plus its bytes through the link, which at
+    // a serving batch over PCIe takes longer than reading the weights.
+    const int tp = ParallelGpus();
+    const double all_reduce_bytes = 2.0 * (tp - 1) / tp * batch * m_.hidden * 2;
+    const double collectives_s = tp > 1 ? 2.0 * m_.layers *
+                                              ((HasFastInterconnect(gpu_) ? 8e-6 : 25e-6) +
+                                               all_reduce_bytes / CollectiveBytesPerSecond(gpu_))
+                                        : 0;
     e_.bound = memory_s >= compute_s ? Bound::kMemory : Bound::kCompute;
     double layer_overhead_s = engine.decode_layer_overhead_s;
     if (w_.quant && !w_.quant->gguf && w_.engine == Engine::kPytorch)
@@ -484,8 +539,14 @@ class Estimator {
 
   double PrefillTokensPerSecond(double prompt) const {
     const EngineEfficiency& engine = eff_.For(w_.engine);
-    return engine.prefill * SmallModelFactor() * peak_.flops * ParallelGpus() *
-           ScalingEfficiency(gpu_, ParallelGpus()) / ForwardFlopsPerToken(m_, prompt / 2);
+    const int tp = ParallelGpus();
+    const double compute_s = ForwardFlopsPerToken(m_, prompt / 2) /
+                             (engine.prefill * SmallModelFactor() * peak_.flops * tp);
+    // Tensor parallelism all-reduces two hidden-sized 16-bit vectors per token and layer.
+    const double collectives_s = tp > 1 ? 2.0 * m_.layers * 2.0 * (tp - 1) / tp * m_.hidden * 2 /
+                                              CollectiveBytesPerSecond(gpu_)
+                                        : 0;
+    return 1 / (compute_s + collectives_s);
   }
 
   void InferenceMemory(double batch) {

@@ -205,7 +205,9 @@ TEST(SpeedTest, Int8LlmServingReadsOneByteAWeight) {
   EXPECT_DOUBLE_EQ(int8.memory.weights, Llama3_8b().params);
   w.precision = Precision::kFp16;
   const Estimate fp16 = EstimateFor(w, "L40S");
-  EXPECT_GT(*int8.throughput.decode_tokens_per_s, 1.5 * *fp16.throughput.decode_tokens_per_s);
+  // Half the bytes a step; the engine's fixed cost a step (scheduling, sampling: ~10 ms fitted on
+  // TensorRT-LLM's serving rows) keeps batch 1 from the full 2x.
+  EXPECT_GT(*int8.throughput.decode_tokens_per_s, 1.3 * *fp16.throughput.decode_tokens_per_s);
   EXPECT_GT(*int8.throughput.prefill_tokens_per_s, *fp16.throughput.prefill_tokens_per_s);
 }
 
@@ -301,6 +303,28 @@ TEST(SpeedTest, ThroughputIsTheTotalOverAllGpus) {
   EXPECT_LE(eight, 8 * one);
 }
 
+TEST(SpeedTest, TrainingAddsTheTrafficOfItsBandwidthBoundKernels) {
+  // The RTX 3090 has 46 % of the RTX A6000's tensor rate (FP32 accumulation at half rate) and 122 %
+  // of its bandwidth: norms, activations and the optimizer step run at the bandwidth, so it trains
+  // at more than 46 % of the A6000's speed.
+  Workload w = Make(Llama2_7b(), Task::kLora);
+  const double geforce = *EstimateFor(w, "RTX 3090").throughput.train_tokens_per_s;
+  const double workstation = *EstimateFor(w, "RTX A6000").throughput.train_tokens_per_s;
+  EXPECT_GT(geforce / workstation, 71.0 / 154.8);
+  EXPECT_LT(geforce / workstation, 1.0);
+}
+
+TEST(SpeedTest, Tf32IsPowerCappedAtHalfThe16BitRate) {
+  // A B200's 2250 TFLOPS BF16 peak is capped by its 1000 W; TF32 costs twice the energy a FLOP, so
+  // the cap halves with it (round 2 capped both alike and had TF32 nearly as fast as BF16).
+  Workload bf16 = Make(Llama2_7b(), Task::kFinetune);
+  Workload tf32 = bf16;
+  tf32.precision = Precision::kTf32;
+  const double bf16_tps = *EstimateFor(bf16, "B200").throughput.train_tokens_per_s;
+  const double tf32_tps = *EstimateFor(tf32, "B200").throughput.train_tokens_per_s;
+  EXPECT_LT(tf32_tps / bf16_tps, 0.55);
+}
+
 TEST(SpeedTest, ServingUsesTheLargestBatchTheKvCacheAllows) {
   Workload w = Make(Llama3_8b(), Task::kServe);
   const Estimate small = EstimateFor(w, "L40S");
@@ -367,6 +391,22 @@ TEST(VisionTest, ResNetTrainingScalesWithBatchMemoryAndResolutionFlops) {
   w.image_size = 448;
   const Estimate big = EstimateFor(w, "RTX 3090");
   EXPECT_NEAR(*e.throughput.images_per_s / *big.throughput.images_per_s, 4.0, 0.01);
+}
+
+TEST(VisionTest, DataParallelTrainingHidesItsAllReduceUnderTheBackwardPass) {
+  // ResNet-50's 51 MB of 16-bit gradients take ~6 ms to all-reduce over PCIe, under a backward
+  // pass of ~150 ms at this batch: eight PCIe cards train nearly eight times as fast as one
+  // (Lambda's 8x RTX 6000 Ada: 8.0x).
+  Workload w = Make(ResNet50(), Task::kTrain);
+  w.batch = 256;
+  const double one = *EstimateFor(w, "RTX 6000 Ada", 1).throughput.images_per_s;
+  const double eight = *EstimateFor(w, "RTX 6000 Ada", 8).throughput.images_per_s;
+  EXPECT_GT(eight, 7.5 * one);
+  EXPECT_LE(eight, 8 * one);
+  // Inference on several GPUs is independent replicas: exactly eight times one.
+  Workload infer = Make(ResNet50(), Task::kInfer);
+  EXPECT_DOUBLE_EQ(*EstimateFor(infer, "RTX 6000 Ada", 8).throughput.images_per_s,
+                   8 * *EstimateFor(infer, "RTX 6000 Ada", 1).throughput.images_per_s);
 }
 
 TEST(DiffusionTest, StepsPerSecondFallWithBatch) {
