@@ -37,7 +37,7 @@ trap 'echo "volume_move_bench: failed at line $LINENO" >&2' ERR
 field() { sed -n "s|.*\"$1\":\"\\([^\"]*\\)\".*|\\1|p" | head -1; }  # field KEY < JSON (strings)
 number() { grep -o "\"$1\":[0-9.eE+-]*" | head -1 | cut -d: -f2; }  # number KEY < JSON
 
-"$suanli" server --listen 127.0.0.1:0 --data-dir "$work/data" >"$work/server.log" 2>&1 &
+"$suanli" server --listen 127.0.0.1:0 --data-dir "$work/data" --max-data-wait 0 >"$work/server.log" 2>&1 &
 pids+=($!)
 port=
 for _ in $(seq 100); do

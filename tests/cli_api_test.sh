@@ -160,6 +160,7 @@ check "snapshot of no data" 5 "" "holds no data yet" -- volumes snapshot data --
 check "no snapshots" 0 "^ID +NAME +VOLUME +STATE" "" -- volumes snapshots
 check "restore of nothing" 3 "" "no snapshot nope" -- volumes create copy --from-snapshot nope
 check "create without a size" 2 "" "--size is required" -- volumes create copy
+check "shared with no backend" 5 "" "no node of this cloud has the shared backend.*--shared-volumes" -- volumes create team --size 5 --shared
 check "snapshot-rm of nothing" 3 "" "no snapshot nope" -- volumes snapshot-rm nope
 sed -i 's|mount_path: /data|mount_path: /mnt/data|' spec.yaml
 check "apply a changed pod" 5 "^pod trainer: exists \\(pod_[^)]*\\) and differs in volumes" "" -- apply -f spec.yaml

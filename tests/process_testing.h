@@ -126,9 +126,11 @@ class ChildProcess {
 // it prints once it listens (LISTEN may end in :0).
 class ServerProcess : public ChildProcess {
  public:
+  // `more`: further flags of `suanli server`.
   ServerProcess(const std::filesystem::path& data_dir, const std::filesystem::path& log,
-                std::string listen = "127.0.0.1:0", const std::string& store = "")
-      : ChildProcess(Arguments(data_dir, listen, store), log),
+                std::string listen = "127.0.0.1:0", const std::string& store = "",
+                const std::vector<std::string>& more = {})
+      : ChildProcess(Arguments(data_dir, listen, store, more), log),
         host_(listen.substr(0, listen.rfind(':'))) {}
 
   // Waits until the server prints that it listens; false if it exits or the deadline passes.
@@ -146,13 +148,15 @@ class ServerProcess : public ChildProcess {
 
  private:
   static std::vector<std::string> Arguments(const std::filesystem::path& data_dir,
-                                            const std::string& listen, const std::string& store) {
+                                            const std::string& listen, const std::string& store,
+                                            const std::vector<std::string>& more) {
     std::vector<std::string> arguments = {SUANLI_BINARY, "server",     "--listen",
                                           listen,        "--data-dir", data_dir.string()};
     if (!store.empty()) {
       arguments.push_back("--store");
       arguments.push_back(store);
     }
+    arguments.insert(arguments.end(), more.begin(), more.end());
     return arguments;
   }
 

@@ -60,7 +60,11 @@ class VolumeMoveTest : public ::testing::Test {
     engine_ = std::move(engine).value();
     auto present = engine_->ImagePresent(kImage);
     ASSERT_TRUE(present.ok() && *present) << "the test image " << kImage << " is missing";
-    server_ = std::make_unique<ServerProcess>(root_.path() / "data", root_.path() / "server.log");
+    // A pod whose data's node is full waits at most 5 s for it before its data moves (the
+    // default, 600 s, would be the move's estimated time here: 1 GB at 50 MB/s, 20 s).
+    server_ = std::make_unique<ServerProcess>(root_.path() / "data", root_.path() / "server.log",
+                                              "127.0.0.1:0", "",
+                                              std::vector<std::string>{"--max-data-wait", "5"});
     ASSERT_TRUE(server_->WaitUntilListening()) << server_->log_text();
     api_ = std::make_unique<ApiClient>(server_->url());
     admin_ = testing::ReadAdminToken(root_.path() / "data");
@@ -102,6 +106,7 @@ class VolumeMoveTest : public ::testing::Test {
                                      "1xRTX 4090",
                                      "--engine",
                                      socket_};
+    args.insert(args.end(), agent_flags_.begin(), agent_flags_.end());
     if (agent.node_id.empty()) {
       const ApiReply join = api_->Post("/v1/join-tokens", admin_, "{}");
       ASSERT_EQ(join.status, 201) << join.Describe();
@@ -184,6 +189,15 @@ class VolumeMoveTest : public ::testing::Test {
     ASSERT_EQ(reply.status, 200) << reply.Describe();
   }
 
+  // Waits (20 s at most) until `path` is removed (by an agent, asked through the relay).
+  static bool Gone(const fs::path& path) {
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (fs::exists(path) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(50ms);
+    }
+    return !fs::exists(path);
+  }
+
   // The size of the receiver's part file of a move in flight; 0 for none.
   static uintmax_t PartBytes(const fs::path& state_dir) {
     std::error_code error;
@@ -217,6 +231,7 @@ class VolumeMoveTest : public ::testing::Test {
   std::string admin_, renter_, pod_;
   std::vector<Agent> agents_;
   std::vector<std::string> engine_volumes_;  // removed at the end, whatever happened
+  std::vector<std::string> agent_flags_;     // more flags for every agent
 };
 
 TEST_F(VolumeMoveTest, AStoppedPodResumesOnAnotherNodeWithItsVolumeAcrossAKilledReceiver) {
@@ -238,8 +253,13 @@ TEST_F(VolumeMoveTest, AStoppedPodResumesOnAnotherNodeWithItsVolumeAcrossAKilled
   WaitPod(filler, RunningOn(agents_[0].node_id));
   Cordon(agents_[1], false);
 
-  // The start goes to B, whose agent fetches the volume; it is killed -9 once bytes arrive.
+  // The start waits for A a while (moving would take about as long), then goes to B, whose agent
+  // fetches the volume; it is killed -9 once bytes arrive.
   Act(pod_, "start");
+  const ApiReply waiting = api_->Get("/v1/pods/" + pod_, renter_);
+  EXPECT_EQ(Str(waiting.json, "state"), "pending") << waiting.Describe();
+  EXPECT_NE(Str(waiting.json, "state_reason").find("moving the data"), std::string::npos)
+      << waiting.Describe();
   const json::value starting = WaitPod(
       pod_, [&](const json::value& pod) { return Str(pod, "node_id") == agents_[1].node_id; });
   ASSERT_EQ(Array(starting, "moves").size(), 1u) << json::serialize(starting);
@@ -371,11 +391,55 @@ TEST_F(VolumeMoveTest, ASnapshotRestoresIntoANewVolumeByteForByteAcrossAKilledAg
   // Deleting the snapshot removes its archive from the node.
   const ApiReply deleted = api_->Send("DELETE", "/v1/snapshots/before-upgrade", renter_);
   ASSERT_EQ(deleted.status, 200) << deleted.Describe();
-  const auto removal_deadline = std::chrono::steady_clock::now() + 20s;
-  while (fs::exists(archive) && std::chrono::steady_clock::now() < removal_deadline) {
-    std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(Gone(archive));
+}
+
+// The shared backend: both agents mount one directory (here a local one standing in for an NFS
+// export). A pod's file written on node A is there when the pod resumes on node B, and nothing
+// moved; deleting the volume deletes its directory.
+TEST_F(VolumeMoveTest, AVolumeOnTheSharedBackendResumesOnAnotherNodeWithNoMove) {
+  const fs::path backend = root_.path() / "nfs";
+  fs::create_directories(backend);
+  agent_flags_ = {"--shared-volumes", backend.string()};
+  StartAgent(0);
+  StartAgent(1);
+  const ApiReply data = api_->PostJson(
+      "/v1/volumes", renter_, json::object{{"name", "data"}, {"size_gb", 1}, {"shared", true}});
+  ASSERT_EQ(data.status, 201) << data.Describe();
+  EXPECT_EQ(Str(data.json, "home_node"), "any");
+  EXPECT_TRUE(data.json.at("shared").as_bool());
+  const fs::path directory = backend / ("suanli-" + Str(data.json, "id"));
+
+  Cordon(agents_[1], true);
+  const std::string pod =
+      CreatePod("shared", 0, json::array{json::object{{"name", "data"}, {"mount_path", "/data"}}});
+  WaitPod(pod, RunningOn(agents_[0].node_id));
+  const std::string written =
+      Exec(pod,
+           "head -c 3000000 /dev/urandom > /data/blob && echo hi > /data/note && "
+           "sha256sum /data/blob | cut -d' ' -f1");
+  ASSERT_EQ(written.size(), 65u) << written;
+  EXPECT_TRUE(fs::exists(directory / "note")) << "the file is on the backend, not in the engine";
+
+  Act(pod, "stop");
+  WaitPod(pod, [](const json::value& got) { return Str(got, "state") == "stopped"; });
+  Cordon(agents_[0], true);
+  Cordon(agents_[1], false);
+  Act(pod, "start");
+  WaitPod(pod, RunningOn(agents_[1].node_id));
+  EXPECT_EQ(Exec(pod, "sha256sum /data/blob | cut -d' ' -f1 && cat /data/note"), written + "hi\n");
+  const ApiReply events = api_->Get("/v1/events?pod=" + pod + "&limit=100", renter_);
+  ASSERT_EQ(events.status, 200) << events.Describe();
+  for (const json::value& event : Array(events.json, "events")) {
+    EXPECT_FALSE(Str(event, "kind").starts_with("volume.mov")) << json::serialize(event);
   }
-  EXPECT_FALSE(fs::exists(archive));
+
+  const ApiReply terminated = api_->Send("DELETE", "/v1/pods/" + pod + "?force=true", renter_);
+  ASSERT_EQ(terminated.status, 200) << terminated.Describe();
+  WaitPod(pod, [](const json::value& got) { return Str(got, "state") == "terminated"; });
+  const ApiReply deleted = api_->Send("DELETE", "/v1/volumes/data", renter_);
+  ASSERT_EQ(deleted.status, 200) << deleted.Describe();
+  EXPECT_TRUE(Gone(directory));
 }
 
 }  // namespace

@@ -818,7 +818,7 @@ async function volumes() {
         : table([
           {title: 'Volume', cell: (v) => v.name},
           {title: 'Size', numeric: true, cell: (v) => `${v.size_gb} GB`},
-          {title: 'Node', cell: (v) => v.home_node || '-'},
+          {title: 'Node', cell: (v) => v.shared ? 'any (shared backend)' : (v.home_node || '-')},
           {title: 'State', cell: (v) => v.state},
           {title: 'Pods', cell: (v) => v.attached_to.length ? v.attached_to.join(', ') + (v.attached_read_write ? ' (rw)' : ' (ro)') : '-'},
           {title: '$/month', numeric: true, cell: (v) => moneyCell(v.storage_price_per_gb_month_micros * v.size_gb)},
@@ -849,13 +849,17 @@ async function volumes() {
   poll(3000, refresh);
   const name = h('input', {id: 'volume-name', required: true, maxlength: 64, placeholder: 'name', 'aria-label': 'volume name'});
   const size = h('input', {id: 'volume-size', type: 'number', min: 1, max: 100000, placeholder: 'GB', 'aria-label': 'size in GB'});
+  const shared = h('input', {id: 'volume-shared', type: 'checkbox'});
   const create = h('form', {class: 'inline', onsubmit: (event) => {
     event.preventDefault();
     const body = {name: name.value.trim()};
     if (size.value) body.size_gb = Number(size.value);
     if (from.value) body.from_snapshot = from.value;
+    if (shared.checked) body.shared = true;
     act(async () => { await api('POST', '/v1/volumes', body); name.value = ''; });
-  }}, name, h('label', {}, 'size ', size), from, h('button', {type: 'submit'}, 'Create volume'));
+  }}, name, h('label', {}, 'size ', size), from,
+  h('label', {title: 'On the shared backend (an NFS export every such node mounts): any of those nodes runs its pods, and its data never moves'}, shared, ' shared backend'),
+  h('button', {type: 'submit'}, 'Create volume'));
   return [title('Volumes'), h('p', {class: 'hint'}, 'Billed per GB-month by the second, attached or not. The same: suanli volumes.'),
     volumeList, h('h2', {}, 'New volume'), create, out, h('h2', {}, 'Snapshots'), snapshotList];
 }

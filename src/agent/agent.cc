@@ -1,7 +1,10 @@
 #include "agent/agent.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -85,6 +88,7 @@ class AgentImpl final : public Agent {
       relay.pod_address = ProbeAddress();
       relay.move_dir = options_.state_dir / "moves";
       relay.snapshot_dir = options_.state_dir / "snapshots";
+      relay.shared_volume_dir = options_.shared_volume_dir;
       ServeRelay(
           relay,
           [this] {
@@ -161,6 +165,7 @@ class AgentImpl final : public Agent {
     report.agent_version = kAgentVersion;
     if (purpose == wire::NodeReportFor::kRegistration) report.name = options_.name;
     report.address = options_.public_address;
+    report.labels = options_.labels;
     if (purpose == wire::NodeReportFor::kHeartbeat)
       report.pod_activity = sampler_.Sample(IdlePods());
     return wire::EncodeNodeReport(report);
@@ -624,11 +629,41 @@ class AgentImpl final : public Agent {
     }
   }
 
+  // Each of the pod's volumes on the shared backend gets its directory there on first use, owned
+  // by the pod's root (the remapped one when pods run remapped).
+  Status MakeSharedVolumes(const core::Pod& pod) const {
+    for (const core::VolumeMount& mount : pod.volumes) {
+      if (!mount.shared) continue;
+      if (options_.shared_volume_dir.empty()) {
+        return core::FailedPreconditionError(
+            "volume " + mount.volume_id +
+            " is on the shared backend, which this node lacks (start its agent with "
+            "--shared-volumes PATH)");
+      }
+      const std::filesystem::path dir =
+          SharedVolumeDirectory(options_.shared_volume_dir.string(), mount.volume_id);
+      std::error_code error;
+      if (std::filesystem::create_directory(dir, error) && options_.user_namespace == "remap") {
+        if (::chown(dir.c_str(), kRemappedRootId, kRemappedRootId) != 0)
+          error.assign(errno, std::generic_category());
+      }
+      if (error) {
+        return core::UnavailableError("the shared backend's directory " + dir.string() +
+                                      " could not be made: " + error.message());
+      }
+    }
+    return Status::Ok();
+  }
+
   void CreatePod(const DesiredPod& desired) EXCLUDES(mutex_) {
     const core::Pod& pod = desired.pod;
     // Its data comes first when it is on another node (volume_move.h): the container starts once
     // every move is in.
     if (!MovesDone(pod)) return MoveFor(pod);
+    if (Status shared = MakeSharedVolumes(pod); !shared.ok()) {
+      Queue(pod.id, PodState::kFailed, clock_.Now(), "", {}, shared.message());
+      return;
+    }
     // One per pod port. Once started (or given up), the engine holds them: the kernel will not
     // hand them out.
     std::vector<int> host_ports;
@@ -653,7 +688,8 @@ class AgentImpl final : public Agent {
     const ContainerSpec spec = BuildContainerSpec(
         desired, host_ports,
         {node_id(), options_.publish_address, gpus_.gpus, gpu_access_, options_.pids_limit,
-         options_.pod_network == "owner", options_.user_namespace == "remap"});
+         options_.pod_network == "owner", options_.user_namespace == "remap",
+         options_.shared_volume_dir.string()});
     if (!spec.network.empty()) {
       if (Status made = engine_->CreateIsolatedNetwork(
               spec.network, {{std::string(kNetworkLabel), pod.owner_id}});

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,12 @@ struct AgentOptions {
   // The address renters reach this host's pod ports at (SSH); empty: the server uses the address
   // the agent's requests come from, which is wrong behind NAT or a proxy.
   std::string public_address;
+  // The node's labels (`--label KEY=VALUE`), which pods' node_selector match.
+  std::map<std::string, std::string> labels;
+  // A directory every node of the shared backend mounts (an NFS export): volumes created shared
+  // live there, each in a subdirectory, and need no move. The node gets the label
+  // core::kSharedVolumesLabel. "": none.
+  std::filesystem::path shared_volume_dir;
   std::chrono::milliseconds heartbeat_interval{5'000};
   std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
   std::chrono::seconds long_poll{10};

@@ -1,5 +1,7 @@
 // Agent::Start and `suanli agent`: the options checked and completed, the GPUs discovered, the
 // engine and the state directory opened; then agent.cc's threads take over (BeginAgent).
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,6 +13,8 @@
 #include "agent/gpus.h"
 #include "agent/host_inventory.h"
 #include "agent/state_db.h"
+#include "core/domain.h"
+#include "core/mount_path.h"
 #include "core/stop_signal.h"
 #include "net/http_client.h"
 
@@ -18,6 +22,29 @@ namespace suanli::agent {
 
 using core::Result;
 using core::Status;
+
+namespace {
+
+// The shared backend must be there and writable before the node says it has it: a missing NFS
+// mount would otherwise show up as pods writing into an empty local directory.
+Status CheckSharedVolumeDir(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) {
+    return core::InvalidArgumentError("--shared-volumes: " + dir.string() +
+                                      " is not a directory; mount the shared backend there first");
+  }
+  const std::filesystem::path probe = dir / (".suanli-probe-" + HostName());
+  std::ofstream(probe) << "suanli";
+  if (!std::filesystem::exists(probe, error)) {
+    return core::InvalidArgumentError("--shared-volumes: cannot write in " + dir.string() +
+                                      " (read-only, or another user's); the agent must own it");
+  }
+  std::filesystem::remove(probe, error);
+  // Each volume's directory is bound into containers as it is named here.
+  return core::CheckMountPath(dir.string(), "--shared-volumes");
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
                                             const catalog::Catalog& catalog, core::Clock& clock,
@@ -69,6 +96,20 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
         "--user-namespace must be off or remap (each pod's root an unprivileged id on the host) "
         "(got '" +
         options.user_namespace + "')");
+  }
+  if (!options.shared_volume_dir.empty()) {
+    std::error_code error;
+    options.shared_volume_dir = std::filesystem::canonical(options.shared_volume_dir, error);
+    if (error) {
+      return core::InvalidArgumentError("--shared-volumes: " + given.shared_volume_dir.string() +
+                                        ": " + error.message() +
+                                        "; mount the shared backend there first");
+    }
+    SUANLI_RETURN_IF_ERROR(CheckSharedVolumeDir(options.shared_volume_dir));
+    options.labels[std::string(core::kSharedVolumesLabel)] = "true";
+  } else if (options.labels.contains(std::string(core::kSharedVolumesLabel))) {
+    return core::InvalidArgumentError(std::string(core::kSharedVolumesLabel) +
+                                      " is set by --shared-volumes PATH, not as a --label");
   }
   std::unique_ptr<Nvml> nvml;
   Result<GpuInventory> gpus = DiscoverGpus(catalog, options.simulate_gpus, &nvml);

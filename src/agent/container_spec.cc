@@ -74,6 +74,13 @@ void AddGpus(const core::Pod& pod, const ContainerHost& host, ContainerSpec& spe
 
 }  // namespace
 
+std::string SharedVolumeDirectory(const std::string& shared_dir, const std::string& volume_id) {
+  // Trailing slashes off, so that the bind's source is a clean path.
+  std::string_view base = shared_dir;
+  while (base.size() > 1 && base.back() == '/') base.remove_suffix(1);
+  return std::string(base) + "/" + VolumeName(volume_id);
+}
+
 std::string AuthorizedKeys(const DesiredPod& desired) {
   std::string keys;
   for (const std::string& key : desired.ssh_keys) keys += key + "\n";
@@ -127,7 +134,9 @@ ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int>
     spec.volume_mount_path = pod.volume_mount_path;
   }
   for (const core::VolumeMount& mount : pod.volumes) {
-    spec.more_volumes.push_back({VolumeName(mount.volume_id), mount.mount_path, mount.read_only});
+    spec.more_volumes.push_back(
+        {VolumeName(mount.volume_id), mount.mount_path, mount.read_only,
+         mount.shared ? SharedVolumeDirectory(host.shared_volume_dir, mount.volume_id) : ""});
   }
   AddGpus(pod, host, spec);
   return spec;

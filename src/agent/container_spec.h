@@ -15,6 +15,8 @@
 //  - its owner's network (OwnerNetworkName), unless the host puts every pod on the engine's own;
 //  - limits: the pod's vCPUs and memory, the host's pids limit, its volume (none when volume_gb
 //    is 0);
+//  - its volumes of their own: named engine volumes, or those on the shared backend bound in from
+//    their directory there (SharedVolumeDirectory);
 //  - only the pod's GPUs: SUANLI_GPUS lists their indices; simulated GPUs have no devices, so the
 //    container is told which it would have and that they are simulated (SUANLI_GPUS_SIMULATED=1,
 //    NVIDIA_VISIBLE_DEVICES=void); real ones reach it as CDI ids (the indices) or, as device
@@ -41,12 +43,18 @@ struct ContainerHost {
   // Each pod on its owner's network (OwnerNetworkName), or all on the engine's default one.
   bool owner_networks = true;
   bool remap_user_namespace = false;  // ContainerSpec::remap_user_namespace
+  // The shared backend's directory (AgentOptions::shared_volume_dir): a volume there is its
+  // subdirectory named as the engine volume would be; "": the host has none.
+  std::string shared_volume_dir{};
 };
 
 // The container for `desired`. `host_ports[i]` is the host port for `desired.pod.ports[i]`
 // (REQUIRES: one per port; a mismatch is the agent's bug and crashes).
 ContainerSpec BuildContainerSpec(const DesiredPod& desired, std::span<const int> host_ports,
                                  const ContainerHost& host);
+
+// Where the volume `volume_id` ("vol_...") lives on a host whose shared backend is `shared_dir`.
+std::string SharedVolumeDirectory(const std::string& shared_dir, const std::string& volume_id);
 
 // The owner's public keys, one a line, as PUBLIC_KEY and ~/.ssh/authorized_keys carry them; empty
 // when the owner has none.

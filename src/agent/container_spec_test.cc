@@ -82,6 +82,21 @@ TEST(ContainerSpecTest, EachOwnersPodsShareANetworkOfTheirOwnUnlessTheHostSaysNo
       << "the engine's default network";
 }
 
+TEST(ContainerSpecTest, AVolumeOnTheSharedBackendIsItsDirectoryThereOthersNamedVolumes) {
+  DesiredPod desired = Jupyter();
+  desired.pod.volumes = {{"vol_local", "/data", false, false}, {"vol_team", "/team", true, true}};
+  ContainerHost host = Host();
+  host.shared_volume_dir = "/mnt/nfs/suanli/";
+  const ContainerSpec spec = BuildContainerSpec(desired, std::vector<int>{20001, 20002}, host);
+  ASSERT_EQ(spec.more_volumes.size(), 2U);
+  EXPECT_EQ(spec.more_volumes[0].name, "suanli-vol_local");
+  EXPECT_EQ(spec.more_volumes[0].host_path, "") << "a named engine volume";
+  EXPECT_FALSE(spec.more_volumes[0].read_only);
+  EXPECT_EQ(spec.more_volumes[1].host_path, "/mnt/nfs/suanli/suanli-vol_team");
+  EXPECT_EQ(spec.more_volumes[1].mount_path, "/team");
+  EXPECT_TRUE(spec.more_volumes[1].read_only);
+}
+
 TEST(ContainerSpecTest, EachPortIsPublishedAsTcpAndNamedInAVariable) {
   const std::vector<int> host_ports = {20001, 20002};
   const ContainerSpec spec = BuildContainerSpec(Jupyter(), host_ports, Host());

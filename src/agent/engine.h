@@ -62,11 +62,13 @@ struct ContainerSpec {
   int64_t pids_limit = 0;    // processes and threads in the container; 0: the engine's default
   std::string volume_name;   // a named volume, created on first use; empty: none
   std::string volume_mount_path;
-  // More named volumes (a pod's volumes of their own), each created on first use.
+  // More volumes (a pod's volumes of their own): named ones, each created on first use, or, with
+  // `host_path`, a directory of the host bound in (a volume on the shared backend).
   struct Volume {
     std::string name;
     std::string mount_path;
     bool read_only = false;
+    std::string host_path;  // absolute; "": the named volume `name`
   };
   std::vector<Volume> more_volumes;
   GpuAccess gpu_access = GpuAccess::kNone;

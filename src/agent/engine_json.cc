@@ -143,6 +143,11 @@ core::Status CheckSpec(const ContainerSpec& spec) {
     SUANLI_RETURN_IF_ERROR(CheckReference(volume.name, "volume name", /*image=*/false));
     SUANLI_RETURN_IF_ERROR(
         core::CheckMountPath(volume.mount_path, "volume '" + volume.name + "' mount path"));
+    // A bind's source is a clean absolute path as well (no ':' either, which would end it).
+    if (!volume.host_path.empty()) {
+      SUANLI_RETURN_IF_ERROR(
+          core::CheckMountPath(volume.host_path, "volume '" + volume.name + "' host path"));
+    }
   }
   if (spec.nano_cpus < 0 || spec.memory_bytes < 0 || spec.pids_limit < 0) {
     return core::InvalidArgumentError("CPU, memory and pids limits cannot be negative");
@@ -193,7 +198,9 @@ std::string CompatCreateBody(const ContainerSpec& spec) {
     binds.emplace_back(spec.volume_name + ":" + spec.volume_mount_path);
   }
   for (const ContainerSpec::Volume& volume : spec.more_volumes) {
-    binds.emplace_back(volume.name + ":" + volume.mount_path + (volume.read_only ? ":ro" : ""));
+    // A path before the colon binds that directory; a name, the named volume.
+    binds.emplace_back((volume.host_path.empty() ? volume.name : volume.host_path) + ":" +
+                       volume.mount_path + (volume.read_only ? ":ro" : ""));
   }
   if (!binds.empty()) host["Binds"] = std::move(binds);
   // An init process as PID 1 forwards SIGTERM and reaps zombies: most images' main process does
@@ -259,12 +266,23 @@ std::string LibpodCreateBody(const ContainerSpec& spec) {
   if (!spec.volume_name.empty()) {
     volumes.push_back(json::object{{"Name", spec.volume_name}, {"Dest", spec.volume_mount_path}});
   }
+  json::array binds;  // libpod takes a host directory as an OCI mount, not as a named volume
   for (const ContainerSpec::Volume& volume : spec.more_volumes) {
+    if (!volume.host_path.empty()) {
+      json::array options{"rbind"};
+      if (volume.read_only) options.emplace_back("ro");
+      binds.push_back(json::object{{"type", "bind"},
+                                   {"source", volume.host_path},
+                                   {"destination", volume.mount_path},
+                                   {"options", std::move(options)}});
+      continue;
+    }
     json::object named{{"Name", volume.name}, {"Dest", volume.mount_path}};
     if (volume.read_only) named["Options"] = json::array{"ro"};
     volumes.push_back(std::move(named));
   }
   if (!volumes.empty()) body["volumes"] = std::move(volumes);
+  if (!binds.empty()) body["mounts"] = std::move(binds);
   // Podman's own default is 10 s, which a forced Remove would wait out before killing; the
   // compatible API's containers get 0, and Stop passes its grace explicitly anyway.
   body["stop_timeout"] = 0;

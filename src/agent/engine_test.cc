@@ -23,6 +23,7 @@
 #include "agent/tar.h"
 #include "gtest/gtest.h"
 #include "net/http_client.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::agent {
 namespace {
@@ -435,6 +436,36 @@ TEST_F(EngineTest, PutArchiveWritesIntoTheVolumeBeforeTheStart) {
             core::StatusCode::kNotFound);
 }
 
+// A volume on the shared backend: a host directory bound in, read-write in one place and
+// read-only in another (the compatible API's Binds; the libpod body's mounts are in the CDI test).
+TEST_F(EngineTest, BindsAHostDirectoryReadWriteOrReadOnly) {
+  const suanli::testing::TempDir bound("suanli-bind");
+  const std::string dir = bound.path().string();
+  std::ofstream(dir + "/hello") << "from the host\n";
+  ContainerSpec spec = Spec("bind", {"sh", "-c",
+                                     "cat /in/hello && echo written > /out/made && "
+                                     "( (echo no > /in/denied) 2>/dev/null && echo wrote-ro || "
+                                     "echo ro-refused)"});
+  spec.more_volumes = {{"suanli-vol_in", "/in", /*read_only=*/true, dir},
+                       {"suanli-vol_out", "/out", /*read_only=*/false, dir}};
+  const std::string id = CreateAndStart(spec);
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(WaitExited(id).exit_code, 0);
+  EXPECT_EQ(engine_->Logs(id, {}).value(), "from the host\nro-refused\n");
+  std::ifstream made(dir + "/made");
+  std::string line;
+  std::getline(made, line);
+  EXPECT_EQ(line, "written");
+  EXPECT_FALSE(std::ifstream(dir + "/denied").good());
+  // Neither named volume was made: the directory stood in for them.
+  EXPECT_EQ(engine_->RemoveVolume("suanli-vol_out").code(), core::StatusCode::kNotFound);
+
+  spec.more_volumes[0].host_path = "relative/dir";
+  EXPECT_EQ(engine_->Create(spec).status().code(), core::StatusCode::kInvalidArgument);
+  spec.more_volumes[0].host_path = "/tmp/a:/etc";
+  EXPECT_EQ(engine_->Create(spec).status().code(), core::StatusCode::kInvalidArgument);
+}
+
 TEST_F(EngineTest, RefusesADuplicateName) {
   ContainerSpec spec = Spec("dup", {"sleep", "60"});
   ASSERT_TRUE(engine_->Create(spec).ok());
@@ -519,7 +550,11 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
     ASSERT_TRUE(file.good()) << "cannot write " << spec_path << " (run the tests as root)";
   }
   const int port = FreePort();
-  ContainerSpec spec = Spec("cdi", {"sh", "-c", "echo device=$SUANLI_CDI_DEVICE; exec sleep 60"});
+  const suanli::testing::TempDir bound("suanli-cdi-bind");
+  std::ofstream(bound.File("hello")) << "bound\n";
+  ContainerSpec spec =
+      Spec("cdi", {"sh", "-c", "echo device=$SUANLI_CDI_DEVICE; cat /shared/hello; exec sleep 60"});
+  spec.more_volumes = {{"suanli-vol_cdi", "/shared", /*read_only=*/true, bound.path().string()}};
   spec.gpu_access = GpuAccess::kCdi;
   spec.gpu_ids = {vendor_class + "=0"};
   spec.labels = {{"suanli.test", "cdi"}};
@@ -537,7 +572,11 @@ TEST_F(EngineTest, CdiDevicesReachThePodOnPodman) {
     text = engine_->Logs(id, {}).value();
     return !text.empty();
   }));
-  EXPECT_EQ(text, "device=zero\n");
+  EXPECT_TRUE(WaitFor([&] {
+    text = engine_->Logs(id, {}).value();
+    return text.find("bound") != std::string::npos;
+  }));
+  EXPECT_EQ(text, "device=zero\nbound\n") << "the libpod body's bind mount";
   ContainerInfo info = engine_->Inspect(id).value();
   EXPECT_EQ(info.labels.at("suanli.test"), "cdi");
   ASSERT_EQ(info.ports.size(), 1u);

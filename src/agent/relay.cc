@@ -196,7 +196,7 @@ RelayAnswer Do(Engine& engine, const RelayOptions& options, BackgroundJobs& jobs
     case RelayRequest::Kind::kVolumeArchive:
       return ServeVolumeArchive(engine, options.move_dir, work);
     case RelayRequest::Kind::kRemoveVolume:
-      return RemoveVolumeHere(engine, options.move_dir, work);
+      return RemoveVolumeHere(engine, options.move_dir, options.shared_volume_dir, work);
     case RelayRequest::Kind::kSnapshotVolume:
       return jobs.RunOrAsk("snapshot " + work.snapshot,
                            [engine = &engine, dir = options.snapshot_dir, work] {

@@ -37,6 +37,7 @@ struct RelayOptions {
   std::filesystem::path move_dir;
   // Where this node keeps the snapshots of its volumes (until the server removes them).
   std::filesystem::path snapshot_dir;
+  std::filesystem::path shared_volume_dir;  // AgentOptions::shared_volume_dir
 };
 
 // Serves relayed requests until `stopping()` returns true, then waits for the requests in flight

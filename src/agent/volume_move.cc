@@ -44,8 +44,10 @@ bool SafeId(std::string_view id, std::string_view prefix) {
 bool SafeMoveId(std::string_view id) { return SafeId(id, "mv_"); }
 bool SafeSnapshotId(std::string_view id) { return SafeId(id, "snap_"); }
 
+// A name the server gave, also used as a file name here: no '/' may take it elsewhere.
 bool SuanliVolume(std::string_view name) {
-  return name.starts_with("suanli-pod_") || name.starts_with("suanli-vol_");
+  return (name.starts_with("suanli-pod_") || name.starts_with("suanli-vol_")) &&
+         name.find('/') == std::string_view::npos;
 }
 
 bool WriteWhole(const fs::path& file, const std::string& text) {
@@ -172,7 +174,8 @@ RelayAnswer ServeVolumeArchive(Engine& engine, const fs::path& move_dir, const R
           std::move(bytes)};
 }
 
-RelayAnswer RemoveVolumeHere(Engine& engine, const fs::path& move_dir, const RelayRequest& work) {
+RelayAnswer RemoveVolumeHere(Engine& engine, const fs::path& move_dir, const fs::path& shared_dir,
+                             const RelayRequest& work) {
   if (!SuanliVolume(work.volume)) {
     return Error(400, "INVALID_ARGUMENT", "not a suanli volume: " + work.volume);
   }
@@ -187,6 +190,13 @@ RelayAnswer RemoveVolumeHere(Engine& engine, const fs::path& move_dir, const Rel
       fs::remove(archive.replace_extension(".tar"), error);
       fs::remove(entry.path(), error);
     }
+  }
+  // A volume on the shared backend is a directory there (named as the engine volume would be);
+  // the server asks a node that has the backend.
+  if (!shared_dir.empty()) {
+    std::error_code error;
+    fs::remove_all(shared_dir / work.volume, error);
+    if (error) return Error(409, "FAILED_PRECONDITION", error.message());
   }
   const core::Status removed = engine.RemoveVolume(work.volume);
   if (!removed.ok() && removed.code() != core::StatusCode::kNotFound) {

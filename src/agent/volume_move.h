@@ -42,8 +42,10 @@ wire::RelayAnswer ServeVolumeArchive(Engine& engine, const std::filesystem::path
                                      const wire::RelayRequest& work);
 
 // A kRemoveVolume request: deletes the engine volume (only suanli's: "suanli-pod_..." or
-// "suanli-vol_...") and the archives made of it. 204, or the engine's refusal.
+// "suanli-vol_..."), its directory on the shared backend `shared_dir` (when the node has one) and
+// the archives made of it. 204, or the engine's refusal.
 wire::RelayAnswer RemoveVolumeHere(Engine& engine, const std::filesystem::path& move_dir,
+                                   const std::filesystem::path& shared_dir,
                                    const wire::RelayRequest& work);
 
 // Relayed work that takes minutes (a snapshot's archive, a restore) runs in the background: its

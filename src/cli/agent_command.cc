@@ -1,10 +1,15 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "agent/agent.h"
 #include "agent/engine.h"
+#include "agent/gpu_probe.h"
 #include "agent/gpus.h"
 #include "cli/command.h"
 
@@ -58,8 +63,51 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
                      "server sees the agent's requests come from");
 }
 
+struct DoctorOptions {
+  bool bench = false;  // also measure each GPU with suanli-gpu-probe
+};
+
+// `doctor --bench`: each GPU's measured memory bandwidth and tensor rates beside its datasheet's.
+// No probe, or no GPU, is one "skip" line that fails no check (the host still runs pods); a probe
+// that fails on a GPU is a check that failed.
+void RunBench(const catalog::Catalog& catalog, const core::Result<agent::GpuInventory>& gpus,
+              CommandContext& context,
+              const std::function<void(bool, const std::string&, const std::string&)>& line) {
+  auto skip = [&](const std::string& detail) { context.out << "skip  bench: " << detail << "\n"; };
+  core::Result<std::filesystem::path> probe = agent::FindGpuProbe();
+  if (!probe.ok()) return skip(probe.status().message());
+  context.err << "measuring each GPU with " << probe->string() << " (a few seconds each)...\n";
+  core::Result<std::vector<agent::MeasuredGpu>> measured = agent::RunGpuProbe(*probe);
+  if (!measured.ok() && measured.status().code() == core::StatusCode::kFailedPrecondition) {
+    return skip(measured.status().message() +
+                "; --bench needs an NVIDIA GPU and its driver (nvidia-smi lists them)");
+  }
+  if (!measured.ok()) return line(false, "bench", measured.status().message());
+  for (const agent::MeasuredGpu& gpu : *measured) {
+    // The type NVML discovery gave this GPU (by UUID), else one from its name and memory.
+    std::string type;
+    if (gpus.ok()) {
+      for (const agent::Gpu& known : gpus->gpus) {
+        if (known.uuid == gpu.uuid && !known.type.empty()) type = known.type;
+      }
+    }
+    if (type.empty()) type = agent::CatalogTypeForNvmlName(gpu.name, gpu.memory_gb, catalog);
+    const catalog::GpuType* datasheet = nullptr;
+    if (!type.empty()) {
+      if (core::Result<const catalog::GpuType*> found = catalog.FindExact(type); found.ok()) {
+        datasheet = *found;
+      }
+    }
+    line(true, "bench",
+         "GPU " + std::to_string(gpu.index) + " " + gpu.name +
+             (datasheet ? " = " + datasheet->name : "") + ": " +
+             agent::CompareWithDatasheet(gpu, datasheet));
+  }
+}
+
 // `suanli agent doctor`: each check on one line, OK or what is wrong and how to fix it.
-core::Status RunDoctor(const agent::AgentOptions& options, CommandContext& context) {
+core::Status RunDoctor(const agent::AgentOptions& options, const DoctorOptions& doctor,
+                       CommandContext& context) {
   int problems = 0;
   auto line = [&](bool ok, const std::string& what, const std::string& detail) {
     context.out << (ok ? "ok    " : "FIX   ") << what << ": " << detail << "\n";
@@ -132,6 +180,7 @@ core::Status RunDoctor(const agent::AgentOptions& options, CommandContext& conte
       if (created.ok()) (void)engine->Remove(*created);
     }
   }
+  if (doctor.bench) RunBench(*catalog, gpus, context, line);
   if (problems == 0) return core::Status();
   return core::FailedPreconditionError(std::to_string(problems) +
                                        " check(s) failed; fix them as shown above");
@@ -151,14 +200,32 @@ CommandRun DefineAgentCommand(CLI::App& command) {
                   "Where the agent keeps its identity and unsent reports")
       ->capture_default_str();
   command.add_option("--name", options->name, "The node's name; default: the host name");
+  auto labels = std::make_shared<std::vector<std::string>>();
+  command.add_option(
+      "--label", *labels,
+      "A label of this node, KEY=VALUE (repeatable): pods' node_selector picks nodes by them");
+  command.add_option("--shared-volumes", options->shared_volume_dir,
+                     "A directory every node of the shared backend mounts (an NFS export): "
+                     "volumes created --shared live there and never move");
   AddAgentFlags(command, *options);
   CLI::App* doctor = command.add_subcommand(
       "doctor", "Check the engine, GPUs, driver, disk, and a test container");
   AddAgentFlags(*doctor, *options);
+  auto doctor_options = std::make_shared<DoctorOptions>();
+  doctor->add_flag("--bench", doctor_options->bench,
+                   "Also measure each GPU's memory bandwidth and fp16/bf16/fp8 tensor throughput "
+                   "(suanli-gpu-probe, a few seconds a GPU) beside its datasheet figures");
   auto run_doctor = std::make_shared<bool>(false);
   doctor->callback([run_doctor] { *run_doctor = true; });
-  return [options, run_doctor](CommandContext& context) -> core::Status {
-    if (*run_doctor) return RunDoctor(*options, context);
+  return [options, labels, run_doctor, doctor_options](CommandContext& context) -> core::Status {
+    if (*run_doctor) return RunDoctor(*options, *doctor_options, context);
+    for (const std::string& label : *labels) {
+      const size_t equals = label.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        return core::InvalidArgumentError("--label: '" + label + "' is not KEY=VALUE");
+      }
+      options->labels[label.substr(0, equals)] = label.substr(equals + 1);
+    }
     if (options->server_url.empty()) {
       return core::InvalidArgumentError(
           "--server is required: the control plane's URL, e.g. --server http://10.0.0.2:7070");

@@ -106,6 +106,13 @@ CommandRun DefineServerCommand(CLI::App& command) {
                   "Delete audit entries older than this")
       ->capture_default_str()
       ->check(CLI::Range(1, 36'500));
+  command
+      .add_option("--max-data-wait", options->max_data_wait_s,
+                  "Seconds a pod whose data's node is full waits for it before the data moves "
+                  "to another node (it waits as long as the move would take, at most this; 0: "
+                  "moves at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 7 * 24 * 3600));
   return [options](CommandContext& context) -> core::Status {
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();

@@ -19,6 +19,7 @@ struct VolumesFlags {
   std::string name;
   int size_gb = 0;
   std::string from_snapshot;
+  bool shared = false;
   bool wait = false;
 };
 
@@ -60,8 +61,9 @@ std::string VolumeDetail(const boost::json::value& volume) {
   const std::string node = JsonText(volume, "home_node");
   const std::string from = JsonText(volume, "restored_from");
   return "id:        " + JsonText(volume, "id") + "\nname:      " + JsonText(volume, "name") +
-         "\nsize:      " + std::to_string(JsonInteger(volume, "size_gb")) +
-         " GB\nnode:      " + (node.empty() ? "- (no data yet)" : node) +
+         "\nsize:      " + std::to_string(JsonInteger(volume, "size_gb")) + " GB\nnode:      " +
+         (node.empty() ? "- (no data yet)"
+                       : node + (JsonBool(volume, "shared") ? " (the shared backend)" : "")) +
          "\nstate:     " + JsonText(volume, "state") + "\npods:      " + PodsOf(volume) +
          "\nprice:     " + MoneyText(volume, "storage_price_per_hour_micros") +
          "/h\ncost:      " + MoneyText(volume, "cost_micros") +
@@ -170,6 +172,7 @@ core::Status RunCreate(const VolumesFlags& flags, CommandContext& context) {
   boost::json::object body{{"name", flags.name}};
   if (flags.size_gb > 0) body["size_gb"] = flags.size_gb;
   if (!flags.from_snapshot.empty()) body["from_snapshot"] = flags.from_snapshot;
+  if (flags.shared) body["shared"] = true;
   return PrintResult(
       context, flags.json, (*api)->Post("/v1/volumes", body), [](const boost::json::value& volume) {
         const std::string restoring =
@@ -229,6 +232,9 @@ CommandRun DefineVolumesCommand(CLI::App& command) {
       ->check(PositiveInteger(100'000));
   create.add_option("--from-snapshot", flags->from_snapshot,
                     "Fill it with a snapshot's files (ID or name; suanli volumes snapshots)");
+  create.add_flag("--shared", flags->shared,
+                  "On the shared backend (nodes started with --shared-volumes): any of them "
+                  "runs its pods, and its data never moves");
   AddJsonFlag(create, flags->json);
 
   CLI::App& resize = group.Add("resize", "Grow a volume", [flags](CommandContext& context) {

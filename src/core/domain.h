@@ -122,6 +122,8 @@ struct VolumeMount {
   std::string volume_id;   // "vol_..."
   std::string mount_path;  // absolute, core::CheckMountPath's rule
   bool read_only = false;
+  bool shared =
+      false;  // on the shared backend (the volume's home is kAnyNode, which never changes)
 
   friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
@@ -217,8 +219,12 @@ struct Pod {
 
 // A volume as a resource of its own (suanli volumes): it outlives the pods that use it and follows
 // them from node to node. Its data lives in the engine volume "suanli-<id>" on its home node (or
-// on the shared backend, home kAnyNode, where every node sees it and nothing moves).
+// on the shared backend, home kAnyNode, where every node that has the backend sees it and nothing
+// moves).
 inline constexpr std::string_view kAnyNode = "any";
+// The node label of nodes whose agent has the shared backend (`suanli agent --shared-volumes
+// PATH`), value "true": a pod with a volume there goes only to such a node.
+inline constexpr std::string_view kSharedVolumesLabel = "suanli.io/shared-volumes";
 
 // kRestoring: being filled from a snapshot (core::Snapshot) on its home node; no pod may attach
 // it until that is done.

@@ -28,7 +28,9 @@ ControlPlane::ControlPlane(store::Store& store, store::CommitQueue& queue, catal
       clock_(clock),
       entropy_(entropy),
       options_(options),
-      credentials_(entropy) {}
+      credentials_(entropy) {
+  move_bytes_per_second_ = static_cast<double>(std::max<int64_t>(options.move_bytes_per_second, 1));
+}
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::Open(
     store::Store& store, store::CommitQueue& queue, catalog::Catalog catalog, core::Clock& clock,
@@ -336,6 +338,8 @@ uint64_t ControlPlane::TickPods() {
   }
   TickVolumes(change, now);
   EnforceLimits(change, now);
+  // A pod that waited for the node holding its data long enough moves it now (PlaceNearData).
+  if (data_wait_until_ && now >= *data_wait_until_) capacity_changed_ = true;
   Schedule(change, now);
   waiters_.Expire(now);  // long polls whose time is up answer with what they have
   return change.Commit();

@@ -87,6 +87,11 @@ struct ControlPlaneOptions {
   core::Duration audit_retention = std::chrono::hours(24 * 365);
   // A user whose balance lasts less than this at their spend rate gets one balance.low event.
   core::Duration low_balance_runway = std::chrono::hours(1);
+  // A pod whose data's node is full waits for it as long as moving the data would take, at most
+  // this long, then moves it (docs/architecture.md, "Move or wait"); 0: moves at once.
+  core::Duration max_data_wait = std::chrono::minutes(10);
+  // What a move is assumed to carry per second until moves of 100 MB or more have been measured.
+  int64_t move_bytes_per_second = 50'000'000;
 };
 
 // A user's quotas as an admin sets them: each 0 for the default, absent to leave it as it is.
@@ -223,6 +228,7 @@ struct VolumeSpec {
   std::string name;
   int size_gb = 0;
   std::string from_snapshot;
+  bool shared = false;  // on the shared backend (home kAnyNode) rather than on the first pod's node
 };
 
 // A snapshot as its owner asks for it: of their volume `volume` (id or name), named `name` (""
@@ -778,8 +784,15 @@ class ControlPlane {
   core::Money UnbilledVolumes(const std::string& user_id, core::TimePoint now) const
       REQUIRES(mutex_);
   // Scheduling: the node that holds the pod's data (preferred), or must run it (a volume in use
-  // by a pod bound there, or on its way there); "" for none.
-  void PlaceNearData(const core::Pod& pod, sched::PodRequest& request) const REQUIRES(mutex_);
+  // by a pod bound there, or on its way there, or a node that is away); "" for none. Returns the
+  // time until which the pod waits for that node rather than move its data, when it does.
+  std::optional<core::TimePoint> PlaceNearData(const core::Pod& pod, sched::PodRequest& request,
+                                               core::TimePoint now) const REQUIRES(mutex_);
+  // When a pod pending since `pod.state_since` stops waiting for `node`, which holds its data and
+  // is full, and moves the data instead: after as long as the move would take (max_data_wait at
+  // most). nullopt when it should not wait (or no longer): `node` could never hold it, is cordoned.
+  std::optional<core::TimePoint> DataWaitEnd(const core::Pod& pod, const core::Node& node,
+                                             core::TimePoint now) const REQUIRES(mutex_);
   // As `pod` is bound to node `to_node` (before its last_node_id changes): the moves of the data
   // it lacks there.
   void PlanMoves(Change& change, core::Pod& pod, const std::string& to_node, core::TimePoint now)
@@ -860,6 +873,9 @@ class ControlPlane {
   int64_t last_audit_seq_ GUARDED_BY(mutex_) = 0;
   std::optional<core::TimePoint> last_expiry_ GUARDED_BY(mutex_);  // of old events and audit
   std::optional<core::TimePoint> last_auto_terminate_ GUARDED_BY(mutex_);
+  // Pods warned that terminate_after_stopped will tear them down, with the stop it was counted
+  // from (in memory: a restart may warn again).
+  std::map<std::string, core::TimePoint> terminate_warned_ GUARDED_BY(mutex_);
   // Users told their balance is low, until it lasts again (in memory: a restart may tell again).
   std::set<std::string> low_balance_warned_ GUARDED_BY(mutex_);
   // Running pods with auto-stop settings: their last sign of use and the warnings given (in
@@ -914,6 +930,10 @@ class ControlPlane {
   // it is done. And snapshots to remove: (node id, snapshot id), each handed out once (best effort,
   // like volume removals).
   std::map<std::string, core::TimePoint> storage_work_ GUARDED_BY(mutex_);
+  // The earliest end of a pod's wait for the node that holds its data (DataWaitEnd): the pending
+  // pods are tried again then. And the rate moves have shown (bytes a second), in memory.
+  std::optional<core::TimePoint> data_wait_until_ GUARDED_BY(mutex_);
+  double move_bytes_per_second_ GUARDED_BY(mutex_) = 0;
   std::vector<std::pair<std::string, std::string>> snapshot_removals_ GUARDED_BY(mutex_);
   // Per pod: the copies its finished moves left on their source nodes, removed once it runs (in
   // memory: after a restart of the server they stay, which wastes disk but loses nothing).

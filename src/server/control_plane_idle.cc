@@ -172,21 +172,46 @@ void ControlPlane::AutoTerminate(Change& change, core::TimePoint now) {
   if (last_auto_terminate_ && now - *last_auto_terminate_ < std::chrono::minutes(1)) return;
   last_auto_terminate_ = now;
   std::vector<std::string> due;
+  std::vector<std::string> warn;
   for (const auto& [id, pod] : pods_) {
     const bool left_stopped = pod.state == PodState::kStopped || pod.state == PodState::kExited ||
                               pod.state == PodState::kFailed;
-    if (pod.terminate_after_stopped_s > 0 && left_stopped &&
-        pod.desired != core::DesiredState::kTerminated &&
-        now - pod.state_since >= std::chrono::seconds(pod.terminate_after_stopped_s)) {
+    if (pod.terminate_after_stopped_s <= 0 || !left_stopped ||
+        pod.desired == core::DesiredState::kTerminated) {
+      continue;
+    }
+    const core::Duration limit = std::chrono::seconds(pod.terminate_after_stopped_s);
+    // Its owner hears a day ahead (half the limit, when that is shorter), once per stop: time
+    // to start it, or to copy what it holds, before it goes.
+    const core::Duration notice = std::min<core::Duration>(std::chrono::hours(24), limit / 2);
+    if (now - pod.state_since >= limit) {
       due.push_back(id);
+    } else if (now - pod.state_since >= limit - notice) {
+      const auto warned = terminate_warned_.find(id);
+      if (warned == terminate_warned_.end() || warned->second != pod.state_since)
+        warn.push_back(id);
     }
   }
+  for (const std::string& id : warn) {
+    const core::Pod& pod = pods_.at(id);
+    terminate_warned_[id] = pod.state_since;
+    const core::TimePoint at =
+        pod.state_since + std::chrono::seconds(pod.terminate_after_stopped_s);
+    NotifyPod(change, pod, "pod.terminate_warning",
+              "will be terminated at " + FormatTime(at) + ", left " +
+                  std::string(core::PodStateName(pod.state)) +
+                  " for its terminate_after_stopped of " +
+                  DurationWords(pod.terminate_after_stopped_s) + ": start it to keep it" +
+                  VolumesKept(pod));
+  }
+  std::erase_if(terminate_warned_, [&](const auto& entry) { return !pods_.contains(entry.first); });
   for (const std::string& id : due) {
     core::Pod& pod = pods_.at(id);
     const std::string reason = "terminated: left " + std::string(core::PodStateName(pod.state)) +
                                " for its terminate_after_stopped of " +
                                DurationWords(pod.terminate_after_stopped_s);
     NotifyPod(change, pod, "pod.auto_terminate", reason);
+    terminate_warned_.erase(id);
     SetDesired(change, pod, core::DesiredState::kTerminated, reason + VolumesKept(pod));
   }
 }

@@ -198,6 +198,19 @@ Status ControlPlane::CheckNodeReport(NodeReport& report) const {
     return core::InvalidArgumentError("address: '" + report.address +
                                       "' is not a host name or an IP address");
   }
+  for (const auto& [key, value] : report.labels) {
+    auto label_text = [](std::string_view text, size_t most) {
+      return !text.empty() && text.size() <= most && std::ranges::all_of(text, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+               c == '/';
+      });
+    };
+    if (!label_text(key, 128) || !label_text(value, 128)) {
+      return core::InvalidArgumentError("labels: '" + key + "=" + value +
+                                        "' is not a label; keys and values are 1 to 128 letters, "
+                                        "digits, '.', '-', '_' or '/'");
+    }
+  }
   std::set<int> indices;
   for (core::GpuDevice& gpu : report.gpus) {
     Result<catalog::GpuMatch> type = catalog_.Find(gpu.type);
@@ -278,7 +291,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
                   same_gpus) ||
       node.vcpu != report.vcpu || node.memory_gb != report.memory_gb ||
       node.disk_gb != report.disk_gb || node.agent_version != report.agent_version ||
-      node.address != report.address) {
+      node.address != report.address || node.labels != report.labels) {
     // Fewer GPUs than registered means a GPU failed or fell off the bus (XID 79): its pods may be
     // running on hardware that is gone, so the node takes no pods and its pods stop until an
     // admin has looked (and uncordons it). More GPUs are simply capacity.
@@ -293,6 +306,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
     node.disk_gb = report.disk_gb;
     node.agent_version = report.agent_version;
     node.address = report.address;
+    node.labels = std::move(report.labels);  // the agent's --label and --shared-volumes
     changed = true;
   }
   if (changed) {

@@ -1,5 +1,7 @@
 // The control plane: pods, their state and billing as it changes, and scheduling.
+#include <algorithm>
 #include <bit>
+#include <map>
 
 #include "advisor/advisor.h"
 #include "billing/spend.h"
@@ -36,6 +38,11 @@ std::vector<sched::Node> CapacityOf(const std::map<std::string, core::Node>& nod
 }
 
 sched::PodRequest RequestOf(const core::Pod& pod) {
+  std::map<std::string, std::string> node_selector = pod.node_selector;
+  // Its volumes on the shared backend are there only on nodes that have it.
+  if (std::ranges::any_of(pod.volumes, &core::VolumeMount::shared)) {
+    node_selector[std::string(core::kSharedVolumesLabel)] = "true";
+  }
   return {pod.id,
           pod.gpu_type,
           pod.gpu_count,
@@ -45,7 +52,7 @@ sched::PodRequest RequestOf(const core::Pod& pod) {
           pod.priority,
           pod.sequence,
           pod.interruptible,
-          pod.node_selector,
+          std::move(node_selector),
           /*data_node=*/"",
           /*node_required=*/false};
 }
@@ -541,11 +548,17 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   std::vector<sched::Node> nodes = SchedulerNodes();
   std::vector<sched::PodRequest> requests;
   requests.reserve(candidates.size());
+  // Every pending pod is tried this round: the waits for data are all worked out again.
+  if (capacity_changed_) data_wait_until_.reset();
+  std::map<std::string, std::pair<std::string, core::TimePoint>> data_waits;  // node, until
   for (const std::string& id : candidates) {
     const core::Pod& pod = pods_.at(id);
     if (WaitsForSnapshot(pod)) continue;  // tried again once the snapshot is made
     requests.push_back(RequestOf(pod));
-    PlaceNearData(pod, requests.back());
+    if (const auto wait = PlaceNearData(pod, requests.back(), now)) {
+      data_waits[pod.id] = {requests.back().data_node, *wait};
+      data_wait_until_ = std::min(data_wait_until_.value_or(*wait), *wait);
+    }
   }
   // Every bound pod: the mix packing keeps room for; the interruptible ones meant to run may be
   // preempted.
@@ -567,6 +580,9 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   for (const sched::Binding& binding : plan.bindings) {
     core::Pod& pod = pods_.at(binding.pod_id);
     PlanMoves(change, pod, binding.node_id, now);
+    // Report sequence numbers are counted by each node's agent (its state file): the new node's
+    // first report is seq 1, however far the last node's went.
+    if (pod.last_node_id != binding.node_id) pod.report_seq = 0;
     pod.node_id = binding.node_id;
     pod.last_node_id = binding.node_id;
     pod.gpu_indices = binding.gpu_indices;
@@ -579,8 +595,15 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   }
   for (const sched::Unplaced& unplaced : plan.unplaced) {
     core::Pod& pod = pods_.at(unplaced.pod_id);
-    if (pod.state_reason != unplaced.reason) {
-      pod.state_reason = unplaced.reason;
+    std::string reason = unplaced.reason;
+    if (const auto wait = data_waits.find(pod.id); wait != data_waits.end()) {
+      const auto& [node_id, until] = wait->second;
+      reason = "waiting for room on node " + NodeName(node_id) + ", which holds its data, until " +
+               FormatTime(until) +
+               " (about as long as moving the data elsewhere would take); then it moves the data";
+    }
+    if (pod.state_reason != reason) {
+      pod.state_reason = std::move(reason);
       change.Dirty(Collection::kPods, pod.id);
     }
   }

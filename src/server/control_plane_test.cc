@@ -1180,9 +1180,23 @@ TEST_P(ControlPlaneTest, APodLeftStoppedPastTerminateAfterStoppedIsTerminatedVol
   Reopen();  // the setting is kept with the pod
   EXPECT_EQ(Get(alice, id).terminate_after_stopped_s, 7 * 24 * 3600);
 
-  clock_.Advance(std::chrono::hours(7 * 24) - std::chrono::minutes(1));
+  // A day ahead, its owner is told once (an event, a notice, the webhooks).
+  clock_.Advance(std::chrono::hours(6 * 24) - std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  EXPECT_TRUE(plane_->Events(alice, OfKind("pod.terminate_warning"))->empty());
+  clock_.Advance(std::chrono::minutes(1));
+  Durable(plane_->Tick());
+  const std::vector<core::Event> warned =
+      plane_->Events(alice, OfKind("pod.terminate_warning")).value();
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_NE(warned[0].message.find("will be terminated at"), std::string::npos)
+      << warned[0].message;
+  EXPECT_NE(warned[0].message.find("its own 10 GB volume is deleted"), std::string::npos)
+      << warned[0].message;
+  clock_.Advance(std::chrono::hours(24) - std::chrono::minutes(1));
   Durable(plane_->Tick());
   EXPECT_EQ(Get(alice, id).state, PodState::kStopped) << "not before its time";
+  EXPECT_EQ(plane_->Events(alice, OfKind("pod.terminate_warning"))->size(), 1u) << "told once";
   clock_.Advance(std::chrono::minutes(1));
   Durable(plane_->Tick());
   const core::Pod gone = Get(alice, id);

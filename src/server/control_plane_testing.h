@@ -35,7 +35,7 @@ class ControlPlaneOnStoreTest : public ::testing::TestWithParam<std::string> {
     queue_ = std::make_unique<store::CommitQueue>(*store_);
     std::string token;
     auto plane = ControlPlane::Open(*store_, *queue_, *catalog::LoadBuiltInCatalog(), clock_,
-                                    entropy_, ControlPlaneOptions(), &token);
+                                    entropy_, options_, &token);
     ASSERT_TRUE(plane.ok()) << plane.status().ToString();
     plane_ = std::move(*plane);
     if (!token.empty()) admin_token_ = token;
@@ -57,6 +57,7 @@ class ControlPlaneOnStoreTest : public ::testing::TestWithParam<std::string> {
   }
 
   suanli::testing::TempDir dir_;
+  ControlPlaneOptions options_;  // a test may change them, then Reopen
   std::optional<store::testing::StoreUnderTest> store_under_test_;
   core::ManualClock clock_;
   OpenSslEntropy entropy_;

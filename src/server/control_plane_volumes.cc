@@ -22,6 +22,11 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
+bool HasSharedBackend(const core::Node& node) {
+  const auto label = node.labels.find(std::string(core::kSharedVolumesLabel));
+  return label != node.labels.end() && label->second == "true";
+}
+
 }  // namespace
 
 // --- Volumes -------------------------------------------------------------------------------------
@@ -99,6 +104,21 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   core::User& user = users_.at(caller.user_id);
   core::Volume volume;
   volume.size_gb = spec.size_gb;
+  if (spec.shared) {
+    if (!spec.from_snapshot.empty()) {
+      return core::InvalidArgumentError(
+          "shared and from_snapshot: a restore lands on the node that keeps the snapshot; restore "
+          "it into a volume of its own");
+    }
+    if (!std::ranges::any_of(nodes_,
+                             [](const auto& node) { return HasSharedBackend(node.second); })) {
+      return core::FailedPreconditionError(
+          "no node of this cloud has the shared backend: an operator starts agents with "
+          "--shared-volumes PATH (a directory every such node mounts, e.g. an NFS export); or "
+          "create the volume without shared, on the node of its first pod");
+    }
+    volume.home_node_id = core::kAnyNode;
+  }
   if (!spec.from_snapshot.empty()) {
     SUANLI_RETURN_IF_ERROR(RestoreInto(caller, spec.from_snapshot, volume));
   }
@@ -209,7 +229,15 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
   Change change(*this);
   ChargeVolume(change, volume, now);
   VolumeInfo info = InfoOf(volume, now);
-  if (!volume.home_node_id.empty() && volume.home_node_id != core::kAnyNode) {
+  if (volume.home_node_id == core::kAnyNode) {
+    // Any node with the backend can delete the files; one that is there now does (none: they
+    // stay, as a node's copy does while it is away).
+    const auto remover = std::ranges::find_if(nodes_, [](const auto& node) {
+      return node.second.state == core::NodeState::kReady && HasSharedBackend(node.second);
+    });
+    if (remover != nodes_.end())
+      volume_removals_.emplace_back(remover->first, EngineVolume(volume.id));
+  } else if (!volume.home_node_id.empty()) {
     volume_removals_.emplace_back(volume.home_node_id, EngineVolume(volume.id));
   }
   spend_.UpdateVolume(volume, false);
@@ -266,7 +294,8 @@ Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
         return core::InvalidArgumentError("volumes: " + request.volume + " is named twice");
       }
     }
-    mounts.push_back({volume->id, request.mount_path, request.read_only});
+    mounts.push_back({volume->id, request.mount_path, request.read_only,
+                      volume->home_node_id == core::kAnyNode});
   }
   return mounts;
 }
@@ -363,7 +392,9 @@ Money ControlPlane::UnbilledVolumes(const std::string& user_id, core::TimePoint 
 
 // --- Data and scheduling -------------------------------------------------------------------------
 
-void ControlPlane::PlaceNearData(const core::Pod& pod, sched::PodRequest& request) const {
+std::optional<core::TimePoint> ControlPlane::PlaceNearData(const core::Pod& pod,
+                                                           sched::PodRequest& request,
+                                                           core::TimePoint now) const {
   // A volume on its way somewhere, or in use by a pod bound to a node, cannot move: the pod must
   // go where it is.
   for (const core::VolumeMount& mount : pod.volumes) {
@@ -378,23 +409,58 @@ void ControlPlane::PlaceNearData(const core::Pod& pod, sched::PodRequest& reques
     if (!pinned.empty()) {
       request.data_node = pinned;
       request.node_required = true;
-      return;
+      return std::nullopt;
     }
   }
   // Data on a node that is away cannot move: the pod waits for that node rather than start
-  // elsewhere without it.
+  // elsewhere without it. On a node that is there but full, it waits a while (DataWaitEnd).
+  std::optional<core::TimePoint> wait;
   const auto prefer = [&](const std::string& node_id) REQUIRES(mutex_) {
     const auto node = nodes_.find(node_id);
     if (node == nodes_.end()) return false;
     request.data_node = node_id;
     request.node_required = node->second.state != core::NodeState::kReady;
+    if (!request.node_required) wait = DataWaitEnd(pod, node->second, now);
+    request.node_required = request.node_required || wait.has_value();
     return true;
   };
-  if (pod.ran && pod.volume_gb > 0 && prefer(pod.last_node_id)) return;
+  if (pod.ran && pod.volume_gb > 0 && prefer(pod.last_node_id)) return wait;
   for (const core::VolumeMount& mount : pod.volumes) {
     const auto volume = volumes_.find(mount.volume_id);
-    if (volume != volumes_.end() && prefer(volume->second.home_node_id)) return;
+    if (volume != volumes_.end() && prefer(volume->second.home_node_id)) return wait;
   }
+  return std::nullopt;
+}
+
+// Ski rental: the node that holds the data may free up at any moment or never, and a move costs
+// its bytes' time. Waiting for the node as long as the move would take, then moving, never costs
+// more than twice what the better choice would have, whatever the node does; moving at once can
+// cost hours for a large volume whose node frees up a minute later, and waiting alone can cost
+// forever. The bytes are the volumes' sizes (what they may hold: the server does not know what
+// they do hold), the rate what moves have shown.
+std::optional<core::TimePoint> ControlPlane::DataWaitEnd(const core::Pod& pod,
+                                                         const core::Node& node,
+                                                         core::TimePoint now) const {
+  if (options_.max_data_wait <= core::Duration::zero() || node.cordoned || node.draining) {
+    return std::nullopt;
+  }
+  // A node that could never hold the pod (fewer GPUs of its type than it asks for) is not waited
+  // for: only a move helps.
+  const auto own_type = std::ranges::count_if(
+      node.gpus, [&](const core::GpuDevice& gpu) { return gpu.type == pod.gpu_type; });
+  if (own_type < pod.gpu_count) return std::nullopt;
+  int64_t gigabytes = pod.ran && pod.last_node_id == node.id ? pod.volume_gb : 0;
+  for (const core::VolumeMount& mount : pod.volumes) {
+    const auto volume = volumes_.find(mount.volume_id);
+    if (volume != volumes_.end() && volume->second.home_node_id == node.id) {
+      gigabytes += volume->second.size_gb;
+    }
+  }
+  const auto move_time = std::chrono::duration_cast<core::Duration>(
+      std::chrono::duration<double>(static_cast<double>(gigabytes) * 1e9 / move_bytes_per_second_));
+  const core::TimePoint until = pod.state_since + std::min(move_time, options_.max_data_wait);
+  if (now >= until) return std::nullopt;
+  return until;
 }
 
 void ControlPlane::PlanMoves(Change& change, core::Pod& pod, const std::string& to_node,
@@ -492,6 +558,13 @@ void ControlPlane::NoteMove(Change& change, core::Pod& pod, const wire::MoveProg
                             std::to_string(progress.bytes) + " bytes in " +
                             std::to_string(progress.elapsed_ms) + " ms",
                         figures));
+  // What the next pods' waits for their data are weighed with (DataWaitEnd). Small moves are
+  // mostly the archive's and the relay's fixed costs, not a rate.
+  if (progress.bytes >= 100'000'000 && progress.elapsed_ms > 0) {
+    const double rate =
+        static_cast<double>(progress.bytes) * 1000 / static_cast<double>(progress.elapsed_ms);
+    move_bytes_per_second_ = (move_bytes_per_second_ + rate) / 2;
+  }
   // The source's copy goes once the pod runs here (NoteRunning): until then it is the one that
   // a failed start would fall back on.
   leftover_copies_[pod.id].emplace_back(move->from_node_id, move->volume);

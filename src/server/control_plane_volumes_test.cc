@@ -26,11 +26,12 @@ class VolumesTest : public ControlPlaneOnStoreTest {
     Durable(user->sequence);
     return Principal{user->value.id, core::Role::kUser, "", ""};
   }
-  Principal NewNode(std::string name, int gpus) {
+  Principal NewNode(std::string name, int gpus, std::map<std::string, std::string> labels = {}) {
     auto join = plane_->CreateJoinToken(admin_, "test");
     EXPECT_TRUE(join.ok());
     NodeReport report;
     report.name = std::move(name);
+    report.labels = std::move(labels);
     for (int i = 0; i < gpus; ++i) {
       report.gpus.push_back(
           {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
@@ -225,7 +226,7 @@ TEST_P(VolumesTest, AVolumeIsBilledEachSecondOnceAtTheSizeItHadThen) {
             StatusCode::kResourceExhausted);
 }
 
-TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseMovesItsVolume) {
+TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseWaitsAsLongAsAMoveThenMoves) {
   const Principal alice = NewUser("alice", "100");
   const Principal a = NewNode("a", 1);
   const core::Pod pod = NewPod(alice, 20);
@@ -238,11 +239,23 @@ TEST_P(VolumesTest, AStoppedPodResumesOnItsNodeWhenThereIsRoomElseMovesItsVolume
   EXPECT_TRUE(Get(alice, pod.id).moves.empty());
   RunAndStop(alice, pod, a);
 
-  // A is full: the pod starts on B, and its volume moves there first.
+  // A is full: the pod waits for A as long as moving its 20 GB would take (at the assumed
+  // 50 MB/s, 400 s), then starts on B, and its volume moves there first.
   Fill(alice, a, b);
   auto started = plane_->Act(alice, pod.id, core::PodAction::kStart);
   ASSERT_TRUE(started.ok()) << started.status().ToString();
   Durable(started->sequence);
+  const core::Pod waiting = Get(alice, pod.id);
+  EXPECT_EQ(waiting.state, PodState::kPending);
+  EXPECT_NE(waiting.state_reason.find("about as long as moving the data"), std::string::npos)
+      << waiting.state_reason;
+  clock_.Advance(std::chrono::seconds(399));
+  Beat(a);
+  Beat(b);
+  Durable(plane_->Tick());
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kPending);
+  clock_.Advance(std::chrono::seconds(1));
+  Durable(plane_->Tick());
   const core::Pod moving = Get(alice, pod.id);
   ASSERT_EQ(moving.node_id, b.node_id);
   ASSERT_EQ(moving.moves.size(), 1u);
@@ -303,7 +316,39 @@ TEST_P(VolumesTest, APodWhoseDataIsOnANodeThatIsAwayWaitsForItRatherThanStartEmp
   EXPECT_NE(waiting.state_reason.find("holds its data"), std::string::npos) << waiting.state_reason;
 }
 
+// A node that frees up while the pod waits for it: nothing moves.
+TEST_P(VolumesTest, APodWaitingForItsDataNodeStartsThereWhenItFreesUp) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);
+  const core::Pod pod = NewPod(alice, 20);
+  RunAndStop(alice, pod, a);
+  const Principal b = NewNode("b", 1);
+  const core::Pod filler = Fill(alice, a, b);
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  ASSERT_EQ(Get(alice, pod.id).state, PodState::kPending);
+  clock_.Advance(std::chrono::seconds(100));
+  Beat(a);
+  Beat(b);
+  ASSERT_TRUE(plane_->Act(alice, filler.id, core::PodAction::kTerminate).ok());
+  Report(a, filler.id, PodState::kTerminated);
+  Durable(plane_->Tick());
+  const core::Pod resumed = Get(alice, pod.id);
+  EXPECT_EQ(resumed.node_id, a.node_id);
+  EXPECT_TRUE(resumed.moves.empty());
+  EXPECT_TRUE(EventsOf(pod.id, "volume.move_started").empty());
+
+  // With no wait configured (server --max-data-wait 0), a full node's data moves at once; so it
+  // does when the node holding it is cordoned (it will not free up for the pod).
+  RunAndStop(alice, pod, a);
+  ASSERT_TRUE(plane_->ActOnNode(admin_, a.node_id, ControlPlane::NodeAction::kCordon).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  EXPECT_EQ(Get(alice, pod.id).node_id, b.node_id);
+  EXPECT_EQ(Get(alice, pod.id).moves.size(), 1u);
+}
+
 TEST_P(VolumesTest, APodStoppedMidMoveKeepsItsDataWhereItWas) {
+  options_.max_data_wait = core::Duration::zero();  // it moves at once
+  Reopen();
   const Principal alice = NewUser("alice", "100");
   const Principal a = NewNode("a", 1);
   const core::Pod pod = NewPod(alice, 20);
@@ -340,6 +385,75 @@ TEST_P(VolumesTest, ANamedVolumeLivesWhereItWasFirstUsedAndReadersShareItsNode) 
   EXPECT_NE(waiting.state_reason.find("node " + a.node_id), std::string::npos)
       << waiting.state_reason;
   (void)b;
+}
+
+TEST_P(VolumesTest, AVolumeOnTheSharedBackendRunsItsPodsOnAnyNodeWithItAndNeverMoves) {
+  const std::map<std::string, std::string> shared = {
+      {std::string(core::kSharedVolumesLabel), "true"}};
+  const Principal alice = NewUser("alice", "100");
+  const Principal a = NewNode("a", 1);  // no shared backend
+  auto refused = plane_->CreateVolume(alice, {"data", 10, "", /*shared=*/true});
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("--shared-volumes"), std::string::npos)
+      << refused.status().message();
+  const Principal b = NewNode("b", 1, shared);
+  const Principal c = NewNode("c", 1, shared);
+  auto created = plane_->CreateVolume(alice, {"data", 10, "", /*shared=*/true});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Durable(created->sequence);
+  EXPECT_EQ(created->value.volume.home_node_id, core::kAnyNode);
+  EXPECT_EQ(plane_->CreateVolume(alice, {"copy", 0, "snap_x", true}).status().code(),
+            StatusCode::kInvalidArgument);
+
+  // A has room, but not the backend: the pod goes to B or C, mounting the volume from it.
+  const core::Pod pod = NewPod(alice, 0, {{"data", "/data", false}});
+  const core::Pod placed = Get(alice, pod.id);
+  ASSERT_TRUE(placed.node_id == b.node_id || placed.node_id == c.node_id) << placed.node_id;
+  ASSERT_EQ(placed.volumes.size(), 1u);
+  EXPECT_TRUE(placed.volumes[0].shared);
+  const Principal& first = placed.node_id == b.node_id ? b : c;
+  const Principal& second = placed.node_id == b.node_id ? c : b;
+  RunAndStop(alice, pod, first);
+  // Its first node is cordoned: it resumes on the other, and nothing moves.
+  ASSERT_TRUE(plane_->ActOnNode(admin_, first.node_id, ControlPlane::NodeAction::kCordon).ok());
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kStart).ok());
+  Reopen();  // the mount's backend is stored with the pod
+  const core::Pod resumed = Get(alice, pod.id);
+  EXPECT_EQ(resumed.node_id, second.node_id);
+  EXPECT_TRUE(resumed.moves.empty());
+  ASSERT_EQ(resumed.volumes.size(), 1u);
+  EXPECT_TRUE(resumed.volumes[0].shared);
+  EXPECT_TRUE(EventsOf(pod.id, "volume.move_started").empty());
+  EXPECT_EQ(plane_->GetVolume(alice, "data")->value.volume.home_node_id, core::kAnyNode);
+  // The new node's agent counts its reports of the pod from 1, below the first node's count.
+  PodReport running;
+  running.seq = 1;
+  running.state = PodState::kRunning;
+  running.at = plane_->Now();
+  ASSERT_TRUE(plane_->ReportPod(second, pod.id, running).ok());
+  EXPECT_EQ(Get(alice, pod.id).state, PodState::kRunning);
+  ASSERT_TRUE(plane_->Act(alice, pod.id, core::PodAction::kTerminate).ok());
+  Report(second, pod.id, PodState::kTerminated);
+
+  // A node that gains the backend (its agent restarted with --shared-volumes) says so in its
+  // heartbeat; then it takes such pods too.
+  reports_[a.node_id].labels = shared;
+  Beat(a);
+  ASSERT_TRUE(plane_->ActOnNode(admin_, second.node_id, ControlPlane::NodeAction::kCordon).ok());
+  const core::Pod reader = NewPod(alice, 0, {{"data", "/in", true}});
+  EXPECT_EQ(Get(alice, reader.id).node_id, a.node_id);
+  ASSERT_TRUE(plane_->Act(alice, reader.id, core::PodAction::kTerminate).ok());
+  Report(a, reader.id, PodState::kTerminated);
+
+  // Deleting it asks one node that has the backend to delete its files.
+  (void)plane_->TakeVolumeRemovals();
+  auto deleted = plane_->DeleteVolume(alice, "data");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  const auto removals = plane_->TakeVolumeRemovals();
+  ASSERT_EQ(removals.size(), 1u);
+  EXPECT_TRUE(removals[0].first == a.node_id || removals[0].first == b.node_id ||
+              removals[0].first == c.node_id);
+  EXPECT_EQ(removals[0].second, "suanli-" + created->value.volume.id);
 }
 
 // Snapshots (control_plane_snapshots.cc): made by the volume's node through the relay, billed

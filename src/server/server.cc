@@ -178,6 +178,7 @@ class ServerImpl final : public Server {
     plane_options.worker_url = worker_url_;
     plane_options.event_retention = std::chrono::hours(24 * options_.event_retention_days);
     plane_options.audit_retention = std::chrono::hours(24 * options_.audit_retention_days);
+    plane_options.max_data_wait = std::chrono::seconds(options_.max_data_wait_s);
     auto queue = std::make_unique<store::CommitQueue>(*store);
     core::Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(
         *store, *queue, *catalog_, clock_, entropy_, std::move(plane_options), &admin_token);

@@ -34,6 +34,8 @@ struct ServerOptions {
   // Retention of the event stream and the audit log, in days.
   int event_retention_days = 30;
   int audit_retention_days = 365;
+  // ControlPlaneOptions::max_data_wait, in seconds.
+  int max_data_wait_s = 600;
 };
 
 class Server {

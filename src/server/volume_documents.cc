@@ -146,9 +146,11 @@ std::string DocumentText(const core::Snapshot& snapshot) {
 json::array VolumeMountsDocument(const std::vector<core::VolumeMount>& mounts) {
   json::array out;
   for (const core::VolumeMount& mount : mounts) {
-    out.push_back(json::object{{"volume_id", mount.volume_id},
-                               {"mount_path", mount.mount_path},
-                               {"read_only", mount.read_only}});
+    json::object document{{"volume_id", mount.volume_id},
+                          {"mount_path", mount.mount_path},
+                          {"read_only", mount.read_only}};
+    if (mount.shared) document["shared"] = true;
+    out.push_back(std::move(document));
   }
   return out;
 }
@@ -170,6 +172,7 @@ void ReadVolumeMounts(JsonFields& fields, std::vector<core::VolumeMount>* out) {
     read.String("volume_id", &mount.volume_id, kText);
     read.String("mount_path", &mount.mount_path, kText);
     read.Bool("read_only", &mount.read_only);
+    read.Bool("shared", &mount.shared);  // absent before the shared backend, and when false
     out->push_back(std::move(mount));
   });
 }

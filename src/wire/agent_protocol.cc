@@ -352,6 +352,7 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
       read.String("volume_id", &mount.volume_id, {.required = true, .max_length = 64});
       read.String("mount_path", &mount.mount_path, {.required = true, .max_length = 4096});
       read.Bool("read_only", &mount.read_only);
+      read.Bool("shared", &mount.shared);
       pod.volumes.push_back(std::move(mount));
     });
     view.Objects("moves", kMaxPodVolumes + 1, [&pod](JsonFields& read) {

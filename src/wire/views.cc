@@ -91,9 +91,11 @@ int64_t UptimeSeconds(const core::Pod& pod, core::TimePoint now) {
 json::array VolumeMountsView(const std::vector<core::VolumeMount>& mounts) {
   json::array out;
   for (const core::VolumeMount& mount : mounts) {
-    out.push_back(json::object{{"volume_id", mount.volume_id},
-                               {"mount_path", mount.mount_path},
-                               {"read_only", mount.read_only}});
+    json::object view{{"volume_id", mount.volume_id},
+                      {"mount_path", mount.mount_path},
+                      {"read_only", mount.read_only}};
+    if (mount.shared) view["shared"] = true;  // only then: agents of before the backend read it
+    out.push_back(std::move(view));
   }
   return out;
 }
@@ -412,6 +414,7 @@ json::object VolumeView(const core::Volume& volume, const VolumeUse& use) {
           {"size_gb", volume.size_gb},
           {"home_node_id", volume.home_node_id},
           {"home_node", use.home_node_name},
+          {"shared", volume.home_node_id == core::kAnyNode},
           {"state", VolumeStateName(volume.state)},
           {"moving_to_node_id", volume.moving_to_node_id},
           {"restored_from", volume.restored_from},

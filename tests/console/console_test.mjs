@@ -365,6 +365,14 @@ try {
   await page.waitForSelector('.error');
   check(/holds no data yet/.test(await page.textContent('.error')), 'a snapshot of an unused volume is refused with the reason');
   await shot('volumes');
+  // A volume on the shared backend: this cloud's agent has none, and the refusal says how to get one.
+  await page.fill('#volume-name', 'team');
+  await page.fill('#volume-size', '1');
+  await page.check('#volume-shared');
+  await page.click('form.inline button[type=submit]');
+  await page.waitForSelector('.error >> text=/--shared-volumes/');
+  check(!(await apiGet('/v1/volumes', token)).volumes.some((v) => v.name === 'team'), 'no shared volume is made without a node that has the backend');
+  await page.uncheck('#volume-shared');
   await page.click('table.volumes button:has-text("Delete")');
   await page.waitForSelector('text=No volumes yet');
   check((await apiGet('/v1/volumes', token)).volumes.length === 0, 'the volume is deleted');
