@@ -17,9 +17,11 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "advisor/advisor.h"
+#include "advisor/error_band.h"
 #include "advisor/model_zoo.h"
 #include "catalog/catalog_file.h"
 
@@ -570,7 +572,9 @@ double Report(const std::vector<Case>& cases, const Efficiency& efficiency, bool
 // Leave-one-source-out: for each source, fit on the rows of all the others (the every-4th rows
 // included) and score the rows of the one left out. The fit starts from the struct's defaults, not
 // from the shipped factors, which have seen every source. Returns the median error, in percent.
-double ReportLeaveOneSourceOut(const std::vector<Case>& cases, bool verbose) {
+// Prints the leave-one-source-out tables; returns the MdAPE (percent) by kind.
+std::map<std::string, std::pair<double, int>> ReportLeaveOneSourceOut(
+    const std::vector<Case>& cases, bool verbose) {
   std::map<std::string, std::vector<double>> by_kind, by_source;
   std::vector<double> all;
   std::vector<std::string> sources;
@@ -614,7 +618,35 @@ double ReportLeaveOneSourceOut(const std::vector<Case>& cases, bool verbose) {
     fmt::print("{:48} {:>6} {:>7.1f}%\n", source, errors.size(), 100 * Median(errors));
   fmt::print("\nleave-one-source-out median absolute percentage error: {:.1f}% ({} rows)\n",
              100 * Median(all), all.size());
-  return 100 * Median(all);
+  std::map<std::string, std::pair<double, int>> out;
+  for (const auto& [kind, errors] : by_kind) {
+    out[kind] = {100 * Median(errors), static_cast<int>(errors.size())};
+  }
+  return out;
+}
+
+// The bands the API shows (advisor/error_band.cc) against what was just measured: each kind's
+// figure to the printed tenth of a percent, and its row count. False, with what to write, when one
+// differs.
+bool CheckErrorBands(const std::map<std::string, std::pair<double, int>>& measured) {
+  bool same = true;
+  for (const auto& [kind, figures] : measured) {
+    if (kind == "llm_inference_memory") continue;  // memory, not speed
+    const auto band = std::ranges::find(SpeedErrors(), kind, &SpeedError::kind);
+    const bool listed = band != SpeedErrors().end();
+    if (listed && std::fabs(band->median_percent - figures.first) < 0.05 &&
+        band->rows == figures.second) {
+      continue;
+    }
+    same = false;
+    fmt::print(
+        "FAIL: error band of {} is {} in advisor/error_band.cc; measured {:.1f}% on {} rows\n",
+        kind,
+        listed ? fmt::format("{:.1f}% on {} rows", band->median_percent, band->rows)
+               : std::string("missing"),
+        figures.first, figures.second);
+  }
+  return same;
 }
 
 int Main(int argc, char** argv) {
@@ -623,6 +655,7 @@ int Main(int argc, char** argv) {
   bool fit = false;
   bool verbose = false;
   bool leave_one_source_out = false;        // about a second of fitting per source
+  bool check_error_bands = false;           // with it: exit 1 if error_band.cc is out of date
   std::optional<double> max_holdout_mdape;  // percent; exit 1 above it (the ctest guard)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -632,6 +665,8 @@ int Main(int argc, char** argv) {
       verbose = true;
     } else if (arg == "--leave-one-source-out") {
       leave_one_source_out = true;
+    } else if (arg == "--check-error-bands") {
+      leave_one_source_out = check_error_bands = true;
     } else if (arg == "--csv" && i + 1 < argc) {
       csv = argv[++i];
     } else if (arg == "--max-holdout-mdape" && i + 1 < argc) {
@@ -639,7 +674,7 @@ int Main(int argc, char** argv) {
     } else {
       std::cerr
           << "usage: advisor_accuracy [--csv PATH] [--fit] [--verbose] [--leave-one-source-out]\n"
-             "                        [--max-holdout-mdape PCT]\n";
+             "                        [--max-holdout-mdape PCT] [--check-error-bands]\n";
       return 2;
     }
   }
@@ -678,7 +713,10 @@ int Main(int argc, char** argv) {
     for (Parameter& p : Parameters()) fmt::print("  {} = {:.4g}\n", p.name, p.field(efficiency));
   }
   const double holdout_mdape = Report(cases, efficiency, verbose);
-  if (leave_one_source_out) ReportLeaveOneSourceOut(cases, verbose);
+  if (leave_one_source_out) {
+    const auto by_kind = ReportLeaveOneSourceOut(cases, verbose);
+    if (check_error_bands && !CheckErrorBands(by_kind)) return 1;
+  }
   if (max_holdout_mdape && !(holdout_mdape <= *max_holdout_mdape)) {
     fmt::print("FAIL: held-out median error {:.1f}% is above {:.1f}%\n", holdout_mdape,
                *max_holdout_mdape);

@@ -530,6 +530,10 @@ function advice(answer) {
   const cluster = answer.scope === 'cluster';
   // "Deploy this" only for what this cloud has, and only the pick itself.
   const deployable = chosen && chosen.cluster_gpus >= chosen.count;
+  // How far speed, time and cost may be off: the advisor's median error on measurements from
+  // sources it was not fitted on, for this kind of work (docs/advisor.md).
+  const error = answer.speed_error;
+  const band = (text) => (error && text !== '-' ? h('span', {}, text, h('span', {class: 'hint band'}, ` ±${Math.round(error.median_percent)}%`)) : text);
   return [
     h('section', {class: 'card recommendation', 'aria-label': 'recommendation'},
       h('h2', {}, pick.gpu ? `Pick ${gpusText(pick.gpu, pick.count)}` : 'Nothing fits'),
@@ -538,6 +542,9 @@ function advice(answer) {
         ? `Ranked on this cloud's GPU types (${answer.estimates.length}); tick "the whole market" to see every type.`
         : (answer.scope_note ? `Every GPU type in the catalog: ${answer.scope_note}.` : 'Every GPU type in the catalog, this cloud\'s or not.')),
       h('p', {class: 'hint', id: 'advice-work'}, `${answer.workload.model}, ${answer.workload.task}: ${workText(answer.workload)}.`),
+      h('p', {class: 'hint', id: 'advice-error'}, error
+        ? `Speed, time and cost are typically within ±${error.median_percent.toFixed(1)} %: the median error of these predictions (${error.kind.replaceAll('_', ' ')}) on ${error.rows} published measurements from sources the advisor was not fitted on.`
+        : 'No published measurements of this kind of work to check the predictions against: treat speed, time and cost as rough.'),
       buyOrRent(chosen),
       deployable ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this')
         : (pick.gpu ? h('p', {class: 'hint'}, `This cloud has no ${gpusText(pick.gpu, pick.count)} to deploy on.`) : '')),
@@ -549,9 +556,9 @@ function advice(answer) {
       {title: 'Fits', cell: (e) => (e.fits ? 'yes' : 'no: ' + e.reason)},
       {title: 'Memory GB per GPU', numeric: true,
        cell: (e) => `${(e.memory_gb.total ?? 0).toFixed(1)} of ${(e.memory_gb.available ?? 0).toFixed(0)}`},
-      {title: 'Speed', numeric: true, cell: rate},
-      {title: 'Time', numeric: true, cell: (e) => (e.fits ? hours(e.time_s) : '-')},
-      {title: 'Cost', numeric: true, cell: (e) => (e.fits ? '$' + e.cost_usd.toFixed(2) : '-')},
+      {title: 'Speed', numeric: true, cell: (e) => band(rate(e))},
+      {title: 'Time', numeric: true, cell: (e) => (e.fits ? band(hours(e.time_s)) : '-')},
+      {title: 'Cost', numeric: true, cell: (e) => (e.fits ? band('$' + e.cost_usd.toFixed(2)) : '-')},
       {title: '$/h', numeric: true, cell: (e) => '$' + e.rent_usd_per_hour.toFixed(2)},
       {title: 'Buying pays off after', numeric: true,
        cell: (e) => (e.break_even_hours ? hours(e.break_even_hours * 3600) + ' of use' : '-')},

@@ -2,6 +2,9 @@
 
 #include <boost/json/array.hpp>
 #include <cmath>
+#include <optional>
+
+#include "advisor/error_band.h"
 
 namespace suanli::advisor {
 namespace {
@@ -138,9 +141,17 @@ boost::json::object AdviceToJson(const Advice& advice) {
   } else {
     recommendation["gpu"] = nullptr;
   }
+  boost::json::value speed_error = nullptr;
+  if (const std::optional<SpeedError> band = SpeedErrorOf(advice.workload)) {
+    speed_error = boost::json::object{{"kind", band->kind},
+                                      {"median_percent", band->median_percent},
+                                      {"rows", band->rows},
+                                      {"basis", "leave_one_source_out"}};
+  }
   return {{"workload", WorkloadToJson(advice.workload)},
           {"estimates", std::move(estimates)},
-          {"recommendation", std::move(recommendation)}};
+          {"recommendation", std::move(recommendation)},
+          {"speed_error", std::move(speed_error)}};
 }
 
 }  // namespace suanli::advisor

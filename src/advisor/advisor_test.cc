@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "advisor/advice_json.h"
+#include "advisor/error_band.h"
 #include "advisor/model_zoo.h"
 #include "advisor/test_models.h"
 #include "catalog/catalog_file.h"
@@ -164,6 +165,33 @@ TEST(AdviceJsonTest, HasTheContractFields) {
       EXPECT_FALSE(e.at("throughput").as_object().contains("train_tokens_per_s"));
     }
   }
+}
+
+// The error band is the one measured for the kind of work asked about (advisor_error_bands checks
+// the figures themselves against the bench); work no measurement covers has none, and says so.
+TEST(AdviceJsonTest, CarriesTheErrorBandOfItsKindOfWork) {
+  const auto kind_of = [](const Workload& w) {
+    const std::optional<SpeedError> band = SpeedErrorOf(w);
+    return band ? std::string(band->kind) : std::string("none");
+  };
+  EXPECT_EQ(kind_of(Make(Llama3_8b(), Task::kInfer)), "llm_decode");
+  EXPECT_EQ(kind_of(Make(Llama3_8b(), Task::kServe)), "llm_serving_throughput");
+  EXPECT_EQ(kind_of(Make(Llama3_8b(), Task::kLora)), "finetune_llm");
+  EXPECT_EQ(kind_of(Make(Llama3_8b(), Task::kTrain)), "train_transformer");
+  EXPECT_EQ(kind_of(Make(ResNet50(), Task::kTrain)), "train_cnn");
+  EXPECT_EQ(kind_of(Make(Sd15(), Task::kInfer)), "diffusion_inference");
+  EXPECT_EQ(kind_of(Make(ResNet50(), Task::kInfer)), "none");  // no measurements of it
+
+  const boost::json::object served =
+      AdviceToJson(Advise(Make(Llama3_8b(), Task::kServe), Catalog(), {}));
+  const boost::json::object& band = served.at("speed_error").as_object();
+  EXPECT_EQ(band.at("kind").as_string(), "llm_serving_throughput");
+  EXPECT_GT(band.at("median_percent").as_double(), 0);
+  EXPECT_GT(band.at("rows").as_int64(), 0);
+  EXPECT_TRUE(AdviceToJson(Advise(Make(ResNet50(), Task::kInfer), Catalog(), {}))
+                  .at("speed_error")
+                  .is_null());
+  for (const SpeedError& each : SpeedErrors()) EXPECT_LT(each.median_percent, 30) << each.kind;
 }
 
 // Every model of the zoo, every task it accepts, every GPU: numbers a person can act on (finite,

@@ -27,6 +27,8 @@ page.on('console', (message) => {
 page.on('dialog', (dialog) => dialog.accept());  // terminate asks first
 const apiGet = async (path, secret) =>
   (await fetch(url + path, {headers: {Authorization: 'Bearer ' + secret}})).json();
+const apiPost = async (path, secret, body) => (await fetch(url + path, {
+  method: 'POST', headers: {Authorization: 'Bearer ' + secret, 'Content-Type': 'application/json'}, body: JSON.stringify(body)})).json();
 // What a chart on the page draws, read from Chart.js itself: {labels, datasets: [{label, data}]}.
 const chartData = (selector) => page.evaluate((s) => {
   const drawn = window.Chart.getChart(document.querySelector(s + ' canvas'));
@@ -151,6 +153,13 @@ try {
   check(scales.every((s) => s.sort().join() === 'x,y'), `each chart has one value scale (${scales.join('; ')})`);
   check(pick.endsWith(costBars.labels[0]), `the chart starts with the pick (${costBars.labels[0]})`);
   check(/pays off after [\d,]+ hours of use/.test(await page.textContent('#buy-or-rent')), 'buy or rent is answered');
+  // Each prediction carries its error band: a LoRA fine-tune's, from the bench's leave-one-source-out table.
+  const band = (await apiPost('/v1/advise', token, {workload: {model: 'llama-3-8b', task: 'lora'}, scope: 'market'})).speed_error;
+  check(band && band.kind === 'finetune_llm' && band.median_percent > 0 &&
+        (await page.textContent('#advice-error')).includes(`±${band.median_percent.toFixed(1)} %`),
+        `the answer says how far off its predictions typically are (${JSON.stringify(band)})`);
+  const firstFit = await page.textContent('table.advice tbody tr:has(td:text-is("yes"))');
+  check(firstFit.split(`±${Math.round(band.median_percent)}%`).length - 1 === 3, `speed, time and cost each show the band: ${firstFit}`);
   check(await inView('.recommendation'), 'the answer is scrolled into view, not left below the form');
   await shot('advisor');
 
@@ -168,6 +177,7 @@ try {
   await page.click('form button[type=submit]');
   await page.waitForSelector('#advice-work:has-text("5,000 images")');
   check((await page.textContent('#advice-work')).startsWith('sd-1.5, infer'), 'sd-1.5 is estimated for 5,000 images');
+  check(/diffusion inference/.test(await page.textContent('#advice-error')), 'a diffusion answer has the diffusion band');
   await page.selectOption('#model', 'llama-3-8b');
   check(await page.isHidden('#images') && await page.isVisible('#tokens') && await page.inputValue('#tokens') === '',
         'back on a language model: tokens, empty, and no images');
