@@ -204,7 +204,8 @@ void ControlPlane::AutoTerminate(Change& change, core::TimePoint now) {
                   DurationWords(pod.terminate_after_stopped_s) + ": start it to keep it" +
                   VolumesKept(pod));
   }
-  std::erase_if(terminate_warned_, [&](const auto& entry) { return !pods_.contains(entry.first); });
+  std::erase_if(terminate_warned_,
+                [&](const auto& entry) REQUIRES(mutex_) { return !pods_.contains(entry.first); });
   for (const std::string& id : due) {
     core::Pod& pod = pods_.at(id);
     const std::string reason = "terminated: left " + std::string(core::PodStateName(pod.state)) +
