@@ -106,7 +106,7 @@ Result<std::unique_ptr<Agent>> Agent::Start(const AgentOptions& given,
                                         "; mount the shared backend there first");
     }
     SUANLI_RETURN_IF_ERROR(CheckSharedVolumeDir(options.shared_volume_dir));
-    options.labels[std::string(core::kSharedVolumesLabel)] = "true";
+    options.labels[std::string(core::kSharedVolumesLabel)] = core::kSharedVolumesLabelValue;
   } else if (options.labels.contains(std::string(core::kSharedVolumesLabel))) {
     return core::InvalidArgumentError(std::string(core::kSharedVolumesLabel) +
                                       " is set by --shared-volumes PATH, not as a --label");

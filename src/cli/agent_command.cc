@@ -11,6 +11,7 @@
 #include "agent/engine.h"
 #include "agent/gpu_probe.h"
 #include "agent/gpus.h"
+#include "cli/api_command.h"
 #include "cli/command.h"
 
 namespace suanli::cli {
@@ -63,10 +64,6 @@ void AddAgentFlags(CLI::App& command, agent::AgentOptions& options) {
                      "server sees the agent's requests come from");
 }
 
-struct DoctorOptions {
-  bool bench = false;  // also measure each GPU with suanli-gpu-probe
-};
-
 // `doctor --bench`: each GPU's measured memory bandwidth and tensor rates beside its datasheet's.
 // No probe, or no GPU, is one "skip" line that fails no check (the host still runs pods); a probe
 // that fails on a GPU is a check that failed.
@@ -106,8 +103,8 @@ void RunBench(const catalog::Catalog& catalog, const core::Result<agent::GpuInve
 }
 
 // `suanli agent doctor`: each check on one line, OK or what is wrong and how to fix it.
-core::Status RunDoctor(const agent::AgentOptions& options, const DoctorOptions& doctor,
-                       CommandContext& context) {
+// With `bench`, each GPU is also measured (RunBench).
+core::Status RunDoctor(const agent::AgentOptions& options, bool bench, CommandContext& context) {
   int problems = 0;
   auto line = [&](bool ok, const std::string& what, const std::string& detail) {
     context.out << (ok ? "ok    " : "FIX   ") << what << ": " << detail << "\n";
@@ -180,7 +177,7 @@ core::Status RunDoctor(const agent::AgentOptions& options, const DoctorOptions& 
       if (created.ok()) (void)engine->Remove(*created);
     }
   }
-  if (doctor.bench) RunBench(*catalog, gpus, context, line);
+  if (bench) RunBench(*catalog, gpus, context, line);
   if (problems == 0) return core::Status();
   return core::FailedPreconditionError(std::to_string(problems) +
                                        " check(s) failed; fix them as shown above");
@@ -211,20 +208,18 @@ CommandRun DefineAgentCommand(CLI::App& command) {
   CLI::App* doctor = command.add_subcommand(
       "doctor", "Check the engine, GPUs, driver, disk, and a test container");
   AddAgentFlags(*doctor, *options);
-  auto doctor_options = std::make_shared<DoctorOptions>();
-  doctor->add_flag("--bench", doctor_options->bench,
+  auto bench = std::make_shared<bool>(false);
+  doctor->add_flag("--bench", *bench,
                    "Also measure each GPU's memory bandwidth and fp16/bf16/fp8 tensor throughput "
                    "(suanli-gpu-probe, a few seconds a GPU) beside its datasheet figures");
   auto run_doctor = std::make_shared<bool>(false);
   doctor->callback([run_doctor] { *run_doctor = true; });
-  return [options, labels, run_doctor, doctor_options](CommandContext& context) -> core::Status {
-    if (*run_doctor) return RunDoctor(*options, *doctor_options, context);
-    for (const std::string& label : *labels) {
-      const size_t equals = label.find('=');
-      if (equals == std::string::npos || equals == 0) {
-        return core::InvalidArgumentError("--label: '" + label + "' is not KEY=VALUE");
-      }
-      options->labels[label.substr(0, equals)] = label.substr(equals + 1);
+  return [options, labels, run_doctor, bench](CommandContext& context) -> core::Status {
+    if (*run_doctor) return RunDoctor(*options, *bench, context);
+    core::Result<boost::json::object> given = ParseKeyValues(*labels, "--label");
+    if (!given.ok()) return given.status();
+    for (const auto& [key, value] : *given) {
+      options->labels[std::string(key)] = std::string(value.as_string());
     }
     if (options->server_url.empty()) {
       return core::InvalidArgumentError(

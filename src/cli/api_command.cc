@@ -33,8 +33,7 @@ core::Result<boost::json::object> ParseKeyValues(const std::vector<std::string>&
     const size_t equals = item.find('=');
     if (equals == std::string::npos || equals == 0) {
       return core::InvalidArgumentError(std::string(flag) + " '" + item +
-                                        "' is not KEY=VALUE, such as " + std::string(flag) +
-                                        " HF_HOME=/workspace");
+                                        "' is not KEY=VALUE (a name, '=', then its value)");
     }
     object[item.substr(0, equals)] = item.substr(equals + 1);
   }

@@ -122,8 +122,8 @@ struct VolumeMount {
   std::string volume_id;   // "vol_..."
   std::string mount_path;  // absolute, core::CheckMountPath's rule
   bool read_only = false;
-  bool shared =
-      false;  // on the shared backend (the volume's home is kAnyNode, which never changes)
+  // On the shared backend (the volume's home is kAnyNode, which never changes).
+  bool shared = false;
 
   friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
@@ -223,8 +223,10 @@ struct Pod {
 // moves).
 inline constexpr std::string_view kAnyNode = "any";
 // The node label of nodes whose agent has the shared backend (`suanli agent --shared-volumes
-// PATH`), value "true": a pod with a volume there goes only to such a node.
+// PATH`), with the value kSharedVolumesLabelValue: a pod with a volume there goes only to such a
+// node.
 inline constexpr std::string_view kSharedVolumesLabel = "suanli.io/shared-volumes";
+inline constexpr std::string_view kSharedVolumesLabelValue = "true";
 
 // kRestoring: being filled from a snapshot (core::Snapshot) on its home node; no pod may attach
 // it until that is done.

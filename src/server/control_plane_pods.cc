@@ -41,7 +41,7 @@ sched::PodRequest RequestOf(const core::Pod& pod) {
   std::map<std::string, std::string> node_selector = pod.node_selector;
   // Its volumes on the shared backend are there only on nodes that have it.
   if (std::ranges::any_of(pod.volumes, &core::VolumeMount::shared)) {
-    node_selector[std::string(core::kSharedVolumesLabel)] = "true";
+    node_selector[std::string(core::kSharedVolumesLabel)] = core::kSharedVolumesLabelValue;
   }
   return {pod.id,
           pod.gpu_type,

@@ -24,7 +24,7 @@ std::string Joined(const std::vector<std::string>& items) {
 
 bool HasSharedBackend(const core::Node& node) {
   const auto label = node.labels.find(std::string(core::kSharedVolumesLabel));
-  return label != node.labels.end() && label->second == "true";
+  return label != node.labels.end() && label->second == core::kSharedVolumesLabelValue;
 }
 
 }  // namespace
