@@ -435,6 +435,7 @@ std::vector<Parameter> Parameters() {
       {"lora", [](Efficiency& e) -> double& { return e.lora; }, 0.05, 0.9},
       {"qlora", [](Efficiency& e) -> double& { return e.qlora; }, 0.02, 0.9},
       {"small_hidden", [](Efficiency& e) -> double& { return e.small_hidden; }, 0, 8192},
+      {"cuda_core_matmul", [](Efficiency& e) -> double& { return e.cuda_core_matmul; }, 0.1, 0.95},
       {"train_activation_passes",
        [](Efficiency& e) -> double& { return e.train_activation_passes; }, 0, 40},
       {"vision", [](Efficiency& e) -> double& { return e.vision; }, 0.05, 0.95},

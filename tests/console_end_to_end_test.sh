@@ -12,6 +12,17 @@ source "$here/up_testing.sh" "$1"
 [ -d "$here/console/node_modules/playwright-core" ] ||
   fail "playwright-core is not installed in tests/console; run: sudo bash scripts/install-deps.sh"
 mkdir -p "$shots"
+# A simulated GPU probe (the real one needs a GPU): it prints what suanli-gpu-probe prints for the
+# local agent's two simulated RTX 4090s, copying 635 GB/s (70 % of a healthy card's 907), so the
+# advisor page shows this cloud's measured figures.
+cat >"$workdir/simulated-gpu-probe" <<'END'
+#!/bin/sh
+for index in 0 1; do
+  echo "{\"index\":$index,\"name\":\"RTX 4090\",\"uuid\":\"SIM-GPU-$index-rtx-4090\",\"compute_capability\":\"8.9\",\"memory_gb\":24,\"memory_bandwidth_gbps\":635,\"fp16_tflops\":160}"
+done
+END
+chmod +x "$workdir/simulated-gpu-probe"
+export SUANLI_GPU_PROBE="$workdir/simulated-gpu-probe"
 start_up
 
 renter=$("$suanli" users create renter --credits 20 --json | json_field token)

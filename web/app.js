@@ -523,6 +523,15 @@ function adviceCharts(fitting) {
       (v) => hours(v * (inHours ? 3600 : 60))));
 }
 
+// Types whose agents ran suanli-gpu-probe are predicted from what their GPUs measured (a card
+// slower than a healthy one of its model is predicted slower), the rest from their datasheets.
+function measuredNote(estimates) {
+  const measured = [...new Map(estimates.filter((e) => e.measured).map((e) => [e.gpu, e.measured])).entries()];
+  if (!measured.length) return '';
+  const said = measured.map(([gpu, m]) => `${gpu} (${m.gpus} GPU${m.gpus > 1 ? 's' : ''}: memory at ${Math.round(m.bandwidth_scale * 100)} %, tensor at ${Math.round(m.compute_scale * 100)} % of a healthy card)`);
+  return h('p', {class: 'hint', id: 'advice-measured'}, `Predicted from what this cloud's GPUs measured, not their datasheets: ${said.join('; ')}.`);
+}
+
 function advice(answer) {
   const pick = answer.recommendation;
   const fitting = answer.estimates.filter((e) => e.fits);
@@ -545,13 +554,14 @@ function advice(answer) {
       h('p', {class: 'hint', id: 'advice-error'}, error
         ? `Speed, time and cost are typically within ±${error.median_percent.toFixed(1)} %: the median error of these predictions (${error.kind.replaceAll('_', ' ')}) on ${error.rows} published measurements from sources the advisor was not fitted on.`
         : 'No published measurements of this kind of work to check the predictions against: treat speed, time and cost as rough.'),
+      measuredNote(answer.estimates),
       buyOrRent(chosen),
       deployable ? h('a', {class: 'button', href: `#/deploy?gpu=${encodeURIComponent(pick.gpu)}&count=${pick.count}`}, 'Deploy this')
         : (pick.gpu ? h('p', {class: 'hint'}, `This cloud has no ${gpusText(pick.gpu, pick.count)} to deploy on.`) : '')),
     fitting.length ? adviceCharts(fitting) : '',
     h('h2', {}, `${cluster ? "This cloud's GPU types" : 'Every GPU type'} (${fitting.length} of ${answer.estimates.length} fit)`),
     table([
-      {title: 'GPU', cell: (e) => gpusText(e.gpu, e.count)},
+      {title: 'GPU', cell: (e) => (e.measured ? h('span', {}, gpusText(e.gpu, e.count), h('span', {class: 'hint'}, ' measured')) : gpusText(e.gpu, e.count))},
       {title: 'Here', numeric: true, cell: (e) => (e.cluster_gpus ? `${e.free_now} of ${e.cluster_gpus} free` : '-')},
       {title: 'Fits', cell: (e) => (e.fits ? 'yes' : 'no: ' + e.reason)},
       {title: 'Memory GB per GPU', numeric: true,

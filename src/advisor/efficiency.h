@@ -27,6 +27,13 @@ struct Efficiency {
   double qlora = 0.25;  // plus dequantising 4-bit weights on every use
   // Small matrices leave tensor cores idle: MFU is scaled by hidden / (hidden + this).
   double small_hidden = 1024;
+  // Matmuls on CUDA cores (FP32 on GPUs without TF32: Volta, Turing), as a share of the FP32 peak,
+  // in place of the tensor-core MFU (training's above, an engine's prefill) and the small-hidden
+  // factor: SGEMM feeds its FMA pipes from registers and shared memory, and a peak 8-16x below the
+  // tensor cores' leaves no matrix of a transformer too small to fill it. The prior is cuBLAS
+  // SGEMM's 80-90 % of the FMA peak on large matrices. Convolutions keep the vision MFU (cuDNN's
+  // FP32 kernels: implicit GEMM, Winograd).
+  double cuda_core_matmul = 0.8;
   // Memory traffic of a transformer training step's bandwidth-bound kernels (norms, activation
   // functions, dropout, residuals, softmax without FlashAttention, and their gradients), in passes
   // over the activations the step keeps. The prior is a count: forward writes each kept tensor and

@@ -289,9 +289,13 @@ class Estimator {
     return e_;
   }
 
-  // Small matrices leave tensor cores idle; CUDA cores are easier to fill.
-  double SmallModelFactor() const {
-    return peak_.tensor ? m_.hidden / (m_.hidden + eff_.small_hidden) : 1.0;
+  // The share of the peak a transformer's matmuls reach, given the tensor-core MFU of the kind of
+  // work. Small matrices leave tensor cores idle (hidden / (hidden + small_hidden)). On CUDA cores
+  // (FP32 without TF32: Volta, Turing) cuBLAS SGEMM keeps the FMA pipes fed at any of these sizes
+  // and reaches its own, higher share of a peak 8-16x lower: the tensor-core MFU does not apply.
+  double MatmulShare(double tensor_mfu) const {
+    if (!peak_.tensor) return eff_.cuda_core_matmul;
+    return tensor_mfu * m_.hidden / (m_.hidden + eff_.small_hidden);
   }
 
   void TrainTransformer() {
@@ -353,7 +357,7 @@ class Estimator {
     double peak = peak_.flops;
     if (w_.precision == Precision::kFp8)
       peak = peak / 2 * eff_.fp8_training_gain;  // FP8 peak is 2x BF16's
-    const double compute_s = flops_per_token / (mfu * SmallModelFactor() * peak);
+    const double compute_s = flops_per_token / (MatmulShare(mfu) * peak);
     // Between the matmuls run kernels bound by memory bandwidth, one after another with them (not
     // overlapped): norms, activation functions, dropout, residual adds, softmax over the s x s
     // scores where FlashAttention is not used, their gradients, and the optimizer step. Counted as
@@ -401,7 +405,7 @@ class Estimator {
       e_.memory.activations = ActivationBytesPerLayer(m_, seq, w_.flash_attention) * w_.batch *
                               2;  // two layers live at once
       const double flops = ForwardFlopsPerToken(m_, seq / 2) * seq;
-      const double mfu = eff_.pytorch.prefill * SmallModelFactor();
+      const double mfu = MatmulShare(eff_.pytorch.prefill);
       const double samples_per_s = mfu * peak_.flops / flops * count_;
       e_.throughput.samples_per_s = samples_per_s;
       e_.throughput.prefill_tokens_per_s = samples_per_s * seq;
@@ -540,8 +544,8 @@ class Estimator {
   double PrefillTokensPerSecond(double prompt) const {
     const EngineEfficiency& engine = eff_.For(w_.engine);
     const int tp = ParallelGpus();
-    const double compute_s = ForwardFlopsPerToken(m_, prompt / 2) /
-                             (engine.prefill * SmallModelFactor() * peak_.flops * tp);
+    const double compute_s =
+        ForwardFlopsPerToken(m_, prompt / 2) / (MatmulShare(engine.prefill) * peak_.flops * tp);
     // Tensor parallelism all-reduces two hidden-sized 16-bit vectors per token and layer.
     const double collectives_s = tp > 1 ? 2.0 * m_.layers * 2.0 * (tp - 1) / tp * m_.hidden * 2 /
                                               CollectiveBytesPerSecond(gpu_)

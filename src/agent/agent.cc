@@ -1,5 +1,6 @@
 #include "agent/agent.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "agent/container_spec.h"
 #include "agent/disk_quota.h"
 #include "agent/engine.h"
+#include "agent/gpu_probe.h"
 #include "agent/gpus.h"
 #include "agent/host_inventory.h"
 #include "agent/ports.h"
@@ -44,6 +46,8 @@ constexpr std::string_view kAgentVersion = "0.5.0";
 // The lines of a stopped container's output read for its report (then cut to
 // wire::kMaxReportedLogBytes): a bound on what the engine sends.
 constexpr int kSavedLogLines = 2000;
+// The state database's key for suanli-gpu-probe's last output on this host.
+constexpr std::string_view kMeasuredGpusKey = "gpu_measurements";
 
 struct Probe {
   std::string container_id;
@@ -82,6 +86,7 @@ class AgentImpl final : public Agent {
     threads_.emplace_back([this] { ReconcileLoop(); });
     threads_.emplace_back([this] { ReportLoop(); });
     if (options_.disk_check_interval.count() > 0) threads_.emplace_back([this] { DiskLoop(); });
+    if (options_.gpu_probe != "off") threads_.emplace_back([this] { MeasureGpus(); });
     threads_.emplace_back([this] {
       RelayOptions relay;
       relay.server_url = options_.server_url;
@@ -168,7 +173,85 @@ class AgentImpl final : public Agent {
     report.labels = options_.labels;
     if (purpose == wire::NodeReportFor::kHeartbeat)
       report.pod_activity = sampler_.Sample(IdlePods());
+    {
+      core::MutexLock lock(mutex_);
+      report.gpu_measurements = gpu_measurements_;
+    }
     return wire::EncodeNodeReport(report);
+  }
+
+  // --- Measuring the GPUs (agent/gpu_probe.h) ----------------------------------------------------
+
+  // What suanli-gpu-probe measured on this host's GPUs, for the heartbeat: kept in the state
+  // directory from an earlier start while it covers every GPU the host has now, else measured
+  // once, while no pod runs (a pod would slow the probe, and the probe the pod); a host whose pods
+  // never stop keeps its datasheet figures until it starts with none.
+  void MeasureGpus() EXCLUDES(mutex_) {
+    std::map<std::string, int> index_by_uuid;
+    for (const Gpu& gpu : gpus_.gpus) {
+      if (gpu.mig_profile.empty() && !gpu.type.empty()) index_by_uuid[gpu.uuid] = gpu.index;
+    }
+    if (index_by_uuid.empty()) return;
+    std::vector<MeasuredGpu> measured;
+    if (Result<std::optional<std::string>> kept = state_->Get(kMeasuredGpusKey);
+        kept.ok() && kept->has_value()) {
+      if (Result<std::vector<MeasuredGpu>> parsed = ParseGpuProbeOutput(**kept);
+          parsed.ok() &&
+          ToNodeMeasurements(*parsed, index_by_uuid).size() == index_by_uuid.size()) {
+        measured = std::move(parsed).value();
+      }
+    }
+    if (measured.empty()) {
+      Result<std::vector<MeasuredGpu>> fresh = RunProbe();
+      if (!fresh.ok()) {
+        // Where nobody asked for the probe and none is here, there is nothing to say.
+        if (options_.gpu_probe != "auto" || fresh.status().code() != core::StatusCode::kNotFound) {
+          Log("GPUs not measured, so the advisor uses their datasheets: " +
+              fresh.status().message());
+        }
+        return;
+      }
+      measured = std::move(fresh).value();
+      (void)state_->Set(kMeasuredGpusKey, EncodeMeasuredGpus(measured));
+    }
+    std::vector<core::GpuMeasurement> figures = ToNodeMeasurements(measured, index_by_uuid);
+    if (figures.empty()) {
+      Log("the GPU probe measured none of this node's GPUs (other UUIDs than " +
+          index_by_uuid.begin()->first + "...), so the advisor uses their datasheets");
+      return;
+    }
+    std::string said;
+    for (const core::GpuMeasurement& gpu : figures) {
+      said += fmt::format("; GPU {}: memory {:.0f} GB/s, fp16 {:.0f} TFLOPS", gpu.index,
+                          gpu.memory_bandwidth_gbps, gpu.fp16_tflops);
+    }
+    Log("measured " + std::to_string(figures.size()) + " GPU(s), reported with each heartbeat" +
+        said);
+    core::MutexLock lock(mutex_);
+    gpu_measurements_ = std::move(figures);
+    heartbeat_due_ = true;  // the advisor uses them from the next heartbeat: send it now
+    wake_.NotifyAll();
+  }
+
+  Result<std::vector<MeasuredGpu>> RunProbe() EXCLUDES(mutex_) {
+    Result<std::filesystem::path> probe =
+        options_.gpu_probe == "auto" ? FindGpuProbe() : FindGpuProbe(options_.gpu_probe, {});
+    if (!probe.ok()) return probe.status();
+    // Whether pods run is the engine's to say: wait for it (it may start after the agent).
+    Result<std::vector<ContainerInfo>> containers = engine_->ListLabelled(kPodLabel);
+    while (!containers.ok()) {
+      Sleep(std::chrono::seconds(5));
+      if (Stopping()) return core::UnavailableError("the agent stopped before the engine answered");
+      containers = engine_->ListLabelled(kPodLabel);
+    }
+    if (std::ranges::any_of(*containers, &ContainerInfo::running)) {
+      return core::FailedPreconditionError(
+          "pods are running here; it measures at the next start with none running");
+    }
+    Log("measuring this host's GPUs with " + probe->string() + " (a few seconds a GPU)");
+    GpuProbeOptions options;
+    options.cancelled = [this] { return Stopping(); };
+    return RunGpuProbe(*probe, options);
   }
 
   // The pods whose use the server watches for idleness (idle_stop_after set) and that should run.
@@ -340,7 +423,10 @@ class AgentImpl final : public Agent {
             "POST", "/v1/agent/heartbeat", NodeReportBody(wire::NodeReportFor::kHeartbeat), Auth());
         if (!answer.ok()) NoteServer(false, answer.status().message());
       }
-      Sleep(options_.heartbeat_interval);
+      core::MutexLock lock(mutex_);
+      wake_.WaitFor(mutex_, options_.heartbeat_interval,
+                    [this]() REQUIRES(mutex_) { return stopping_ || heartbeat_due_; });
+      heartbeat_due_ = false;
     }
   }
 
@@ -1033,6 +1119,8 @@ class AgentImpl final : public Agent {
   bool server_reachable_ GUARDED_BY(mutex_) = true;
   bool engine_up_ GUARDED_BY(mutex_) = true;
   std::set<int> failing_gpus_ GUARDED_BY(mutex_);
+  std::vector<core::GpuMeasurement> gpu_measurements_ GUARDED_BY(mutex_);  // MeasureGpus
+  bool heartbeat_due_ GUARDED_BY(mutex_) = false;  // send one now, not at the interval's end
   bool have_desired_ GUARDED_BY(mutex_) = false;
   std::vector<DesiredPod> desired_ GUARDED_BY(mutex_);
   std::map<std::string, Reported> reported_ GUARDED_BY(mutex_);

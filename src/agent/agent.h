@@ -63,6 +63,10 @@ struct AgentOptions {
   // live there, each in a subdirectory, and need no move. The node gets the label
   // core::kSharedVolumesLabel. "": none.
   std::filesystem::path shared_volume_dir;
+  // suanli-gpu-probe, which measures each GPU's bandwidth and tensor rates once (gpu_probe.h):
+  // "auto" finds it as FindGpuProbe() does and says nothing where it is absent; "off" never runs
+  // it; anything else is its path.
+  std::string gpu_probe = "auto";
   std::chrono::milliseconds heartbeat_interval{5'000};
   std::chrono::milliseconds resync_interval{2'000};  // how often containers are re-inspected
   std::chrono::seconds long_poll{10};

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -48,6 +51,14 @@ class ScriptedServer {
     desired_served_ = 0;
   }
   int registrations() const { return registrations_; }
+  std::string last_heartbeat() const {
+    std::lock_guard lock(mutex_);
+    return last_heartbeat_;
+  }
+  void ForgetHeartbeat() {
+    std::lock_guard lock(mutex_);
+    last_heartbeat_.clear();
+  }
   // The `after` of the latest poll of the desired pods ("" before any).
   std::string last_after() const {
     std::lock_guard lock(mutex_);
@@ -70,6 +81,9 @@ class ScriptedServer {
         response.body = desired_[std::min(desired_served_, desired_.size() - 1)];
         ++desired_served_;
       }
+    } else if (request.path == "/v1/agent/heartbeat") {
+      last_heartbeat_ = request.body;
+      response.body = "{}";
     } else if (request.path == "/v1/agent/requests") {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a short long poll
       response.body = R"({"requests":[]})";
@@ -85,6 +99,7 @@ class ScriptedServer {
   size_t desired_served_ = 0;
   std::atomic<int> registrations_ = 0;
   std::string last_after_;
+  std::string last_heartbeat_;
   std::unique_ptr<net::HttpServer> server_;
 };
 
@@ -97,8 +112,9 @@ class AgentFaultsTest : public ::testing::Test {
                                      "run `sudo bash scripts/engine.sh`";
   }
 
-  std::unique_ptr<Agent> StartAgent(const std::string& state) {
+  std::unique_ptr<Agent> StartAgent(const std::string& state, std::string gpu_probe = "off") {
     AgentOptions options;
+    options.gpu_probe = std::move(gpu_probe);
     options.server_url = server_.url();
     options.join_token = "slj_test";
     options.state_dir = dir_.path() / state;
@@ -180,6 +196,74 @@ TEST_F(AgentFaultsTest, MalformedDesiredPodsAreLoggedAndTheAgentGoesOn) {
   EXPECT_NE(log.find("generation: is required"), std::string::npos) << log;
   EXPECT_NE(log.find("pods: image: is required"), std::string::npos) << log;
   EXPECT_NE(log.find("gpu_indices: must be an array"), std::string::npos) << log;
+}
+
+// The probe is CUDA and these machines have no GPU: a simulated probe, a script that prints what
+// suanli-gpu-probe prints for the agent's simulated RTX 4090 and counts its runs.
+TEST_F(AgentFaultsTest, TheGpusAreMeasuredOnceAndTheFiguresGoWithEveryHeartbeat) {
+  const std::filesystem::path probe = dir_.path() / "simulated-gpu-probe";
+  {
+    std::ofstream script(probe);
+    script << "#!/bin/sh\necho run >> \"$0.runs\"\n"
+              R"(echo '{"index":0,"name":"RTX 4090","uuid":"SIM-GPU-0-rtx-4090",)"
+              R"("compute_capability":"8.9","memory_gb":24,"memory_bandwidth_gbps":905.5,)"
+              R"("fp16_tflops":151.25,"bf16_tflops":150,"fp8_tflops":300}')"
+              "\n";
+  }
+  std::filesystem::permissions(probe, std::filesystem::perms::owner_all);
+  const auto runs = [&] {
+    std::ifstream file(probe.string() + ".runs");
+    int lines = 0;
+    for (std::string line; std::getline(file, line);) ++lines;
+    return lines;
+  };
+  // The last heartbeat's gpu_measurements, "" for none.
+  const auto measured = [&]() -> std::string {
+    boost::system::error_code error;
+    const boost::json::value body = boost::json::parse(server_.last_heartbeat(), error);
+    if (error || !body.is_object() || !body.as_object().contains("gpu_measurements")) return "";
+    return boost::json::serialize(body.at("gpu_measurements"));
+  };
+  const std::string expected = boost::json::serialize(boost::json::parse(
+      R"([{"index":0,"memory_bandwidth_gbps":905.5,"fp16_tflops":151.25,"bf16_tflops":150.0,)"
+      R"("fp8_tflops":300.0}])"));
+  const auto measured_in_heartbeat = [&] { return measured() == expected; };
+  std::unique_ptr<Agent> agent = StartAgent("state", probe.string());
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(Eventually(measured_in_heartbeat)) << server_.last_heartbeat() << "\n" << log_.str();
+  agent->Stop();
+  EXPECT_EQ(runs(), 1);
+  EXPECT_NE(log_.str().find("measured 1 GPU(s)"), std::string::npos) << log_.str();
+
+  // A restart reports what was measured without measuring again.
+  agent.reset();  // lets go of the state directory
+  server_.ForgetHeartbeat();
+  agent = StartAgent("state", probe.string());
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(Eventually(measured_in_heartbeat)) << server_.last_heartbeat();
+  agent->Stop();
+  EXPECT_EQ(runs(), 1);
+
+  // A probe that fails is said in the log; the heartbeats go on without figures.
+  const std::filesystem::path broken = dir_.path() / "broken-gpu-probe";
+  {
+    std::ofstream script(broken);
+    script << "#!/bin/sh\necho 'no CUDA device: no driver' >&2\nexit 2\n";
+  }
+  std::filesystem::permissions(broken, std::filesystem::perms::owner_all);
+  agent.reset();
+  agent = StartAgent("other-state", broken.string());
+  ASSERT_NE(agent, nullptr);
+  ASSERT_TRUE(Eventually([&] {
+    return log_.str().find(
+               "GPUs not measured, so the advisor uses their datasheets: no CUDA "
+               "device: no driver") != std::string::npos;
+  })) << log_.str();
+  server_.ForgetHeartbeat();
+  ASSERT_TRUE(Eventually([&] { return !server_.last_heartbeat().empty(); }));
+  agent->Stop();
+  EXPECT_EQ(measured(), "");
+  EXPECT_EQ(runs(), 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/json/serialize.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,8 +66,9 @@ core::Result<MeasuredGpu> ParseLine(std::string_view line) {
   ReadOptionalTflops(fields, *object, "bf16_tflops", &gpu.bf16_tflops);
   ReadOptionalTflops(fields, *object, "fp8_tflops", &gpu.fp8_tflops);
   if (fields.ok() && Trim(gpu.name).empty()) fields.Fail("name: must not be empty");
-  if (fields.ok() && !gpu.uuid.starts_with("GPU-")) {
-    fields.Fail("uuid: must start with GPU-, got \"" + gpu.uuid + "\"");
+  if (fields.ok() && !gpu.uuid.starts_with("GPU-") && !gpu.uuid.starts_with("SIM-GPU-")) {
+    fields.Fail("uuid: must start with GPU- (or SIM-GPU- for a simulated GPU), got \"" + gpu.uuid +
+                "\"");
   }
   if (fields.ok() && !IsComputeCapability(gpu.compute_capability)) {
     fields.Fail("compute_capability: must be MAJOR.MINOR, e.g. 9.0, got \"" +
@@ -213,6 +215,7 @@ core::Result<std::vector<MeasuredGpu>> RunGpuProbe(const std::filesystem::path& 
   std::string err;
   const core::MonotonicTime deadline = core::MonotonicNow() + options.timeout;
   bool timed_out = false;
+  bool cancelled = false;
   std::string poll_error;
   pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};
   std::string* buffers[2] = {&out, &err};
@@ -222,6 +225,10 @@ core::Result<std::vector<MeasuredGpu>> RunGpuProbe(const std::filesystem::path& 
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - core::MonotonicNow());
     if (left.count() <= 0) {
       timed_out = true;
+      break;
+    }
+    if (options.cancelled && options.cancelled()) {
+      cancelled = true;
       break;
     }
     const int ready = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
@@ -241,10 +248,12 @@ core::Result<std::vector<MeasuredGpu>> RunGpuProbe(const std::filesystem::path& 
       }
     }
   }
-  if (timed_out || !poll_error.empty()) ::kill(pid, SIGKILL);
+  if (timed_out || cancelled || !poll_error.empty()) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (cancelled)
+    return core::UnavailableError(path.string() + " was stopped: the agent is stopping");
   if (timed_out) {
     return core::UnavailableError(
         fmt::format("{} ran past {} s and was stopped; is the GPU busy or stuck? (nvidia-smi)",
@@ -265,6 +274,35 @@ core::Result<std::vector<MeasuredGpu>> RunGpuProbe(const std::filesystem::path& 
                                   (said.empty() ? std::string() : ": " + said));
   }
   return ParseGpuProbeOutput(out);
+}
+
+std::string EncodeMeasuredGpus(const std::vector<MeasuredGpu>& gpus) {
+  std::string text;
+  for (const MeasuredGpu& gpu : gpus) {
+    boost::json::object line{{"index", gpu.index},
+                             {"name", gpu.name},
+                             {"uuid", gpu.uuid},
+                             {"compute_capability", gpu.compute_capability},
+                             {"memory_gb", gpu.memory_gb},
+                             {"memory_bandwidth_gbps", gpu.memory_bandwidth_gbps},
+                             {"fp16_tflops", gpu.fp16_tflops}};
+    if (gpu.bf16_tflops) line["bf16_tflops"] = *gpu.bf16_tflops;
+    if (gpu.fp8_tflops) line["fp8_tflops"] = *gpu.fp8_tflops;
+    text += boost::json::serialize(line) + "\n";
+  }
+  return text;
+}
+
+std::vector<core::GpuMeasurement> ToNodeMeasurements(
+    const std::vector<MeasuredGpu>& gpus, const std::map<std::string, int>& index_by_uuid) {
+  std::vector<core::GpuMeasurement> out;
+  for (const MeasuredGpu& gpu : gpus) {
+    const auto it = index_by_uuid.find(gpu.uuid);
+    if (it == index_by_uuid.end()) continue;
+    out.push_back(
+        {it->second, gpu.memory_bandwidth_gbps, gpu.fp16_tflops, gpu.bf16_tflops, gpu.fp8_tflops});
+  }
+  return out;
 }
 
 std::string CompareWithDatasheet(const MeasuredGpu& gpu, const catalog::GpuType* datasheet) {

@@ -10,21 +10,26 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "catalog/gpu_type.h"
+#include "core/domain.h"
 #include "core/status.h"
 
 namespace suanli::agent {
 
 // One GPU's measurements, one line of the probe's output.
 struct MeasuredGpu {
-  int index = 0;                   // CUDA's index in PCI bus order, as NVML and nvidia-smi number
-  std::string name;                // as the driver names it: "NVIDIA H100 80GB HBM3"
-  std::string uuid;                // "GPU-8c1e55a2-...", as NVML reports it
+  int index = 0;     // CUDA's index in PCI bus order, as NVML and nvidia-smi number
+  std::string name;  // as the driver names it: "NVIDIA H100 80GB HBM3"
+  // "GPU-8c1e55a2-...", as NVML reports it; "SIM-GPU-0-rtx-4090" for the agent's simulated GPUs
+  // (--simulate-gpus), which only a simulated probe (tests) measures.
+  std::string uuid;
   std::string compute_capability;  // "9.0"
   double memory_gb = 0;            // GiB (2^30 bytes) the GPU holds in all
   // Decimal GB/s (10^9 bytes) of a device-to-device copy, bytes read plus bytes written, as
@@ -56,6 +61,8 @@ struct GpuProbeOptions {
   // The whole run, every GPU included (a GPU takes a few seconds).
   std::chrono::seconds timeout{300};
   std::optional<int> device;  // one GPU by CUDA index; all when absent
+  // Asked about once a second; true stops the probe (the agent is stopping).
+  std::function<bool()> cancelled;
 };
 
 // Runs the probe at `path` and parses what it prints. FAILED_PRECONDITION when it finds no CUDA
@@ -64,6 +71,15 @@ struct GpuProbeOptions {
 // when its output does not parse. Blocks the calling thread for up to the timeout.
 core::Result<std::vector<MeasuredGpu>> RunGpuProbe(const std::filesystem::path& path,
                                                    const GpuProbeOptions& options = {});
+
+// The probe's output format for `gpus` (ParseGpuProbeOutput reads it back): how the agent keeps
+// its measurements across restarts.
+std::string EncodeMeasuredGpus(const std::vector<MeasuredGpu>& gpus);
+
+// The measurements of the GPUs `index_by_uuid` names, as the heartbeat carries them (by the node's
+// GPU index); GPUs it does not name (a MIG parent, another host's) are left out.
+std::vector<core::GpuMeasurement> ToNodeMeasurements(
+    const std::vector<MeasuredGpu>& gpus, const std::map<std::string, int>& index_by_uuid);
 
 // One line comparing `gpu`'s measurements with `datasheet`'s (nullptr: not in the catalog):
 // "memory 2900.5 GB/s (87% of 3350); fp16 610.2 TFLOPS (62% of 989); ...".

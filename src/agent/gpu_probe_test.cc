@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 
 #include "testing/temp_dir.h"
@@ -100,6 +101,7 @@ TEST(GpuProbeTest, RefusesNonsenseValuesNamingTheField) {
   ExpectInvalid(WithField("index", "0.5"), "index");
   ExpectInvalid(WithField("name", "\" \""), "name: must not be empty");
   ExpectInvalid(WithField("uuid", "\"8c1e55a2\""), "uuid: must start with GPU-");
+  ExpectInvalid(WithField("uuid", "\"SIM-8c1e55a2\""), "uuid: must start with GPU-");
   ExpectInvalid(WithField("compute_capability", "\"nine\""), "compute_capability");
   ExpectInvalid(WithField("compute_capability", "9.0"), "compute_capability: must be a string");
 }
@@ -232,6 +234,44 @@ TEST(GpuProbeTest, AProbeRunningPastTheTimeoutIsStopped) {
   ASSERT_FALSE(gpus.ok());
   EXPECT_EQ(gpus.status().code(), core::StatusCode::kUnavailable);
   EXPECT_NE(gpus.status().message().find("ran past 1 s"), std::string::npos);
+}
+
+TEST(GpuProbeTest, AStoppingAgentStopsTheProbe) {
+  testing::TempDir dir;
+  const std::filesystem::path probe = WriteScript(dir, "probe", "exec sleep 30");
+  GpuProbeOptions options;
+  int asked = 0;
+  options.cancelled = [&asked] { return ++asked > 1; };
+  const auto start = std::chrono::steady_clock::now();
+  core::Result<std::vector<MeasuredGpu>> gpus = RunGpuProbe(probe, options);
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_NE(gpus.status().message().find("the agent is stopping"), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+// The agent keeps what the probe printed across restarts, in the probe's own format.
+TEST(GpuProbeTest, MeasurementsReadBackAsTheyWereAndMapToTheNodesGpusByUuid) {
+  const std::string sim =
+      R"({"index":1,"name":"RTX 4090","uuid":"SIM-GPU-1-rtx-4090","compute_capability":"8.9",)"
+      R"("memory_gb":24,"memory_bandwidth_gbps":900,"fp16_tflops":150})";
+  core::Result<std::vector<MeasuredGpu>> parsed =
+      ParseGpuProbeOutput(std::string(kH100Line) + "\n" + sim);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  core::Result<std::vector<MeasuredGpu>> again = ParseGpuProbeOutput(EncodeMeasuredGpus(*parsed));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_EQ(again->size(), 2u);
+  EXPECT_EQ(EncodeMeasuredGpus(*again), EncodeMeasuredGpus(*parsed));
+  EXPECT_EQ((*again)[0].fp8_tflops, 1020.4);
+  EXPECT_FALSE((*again)[1].bf16_tflops.has_value());
+
+  // Only GPUs of this node count, under the node's index for them.
+  const std::vector<core::GpuMeasurement> node =
+      ToNodeMeasurements(*again, {{"SIM-GPU-1-rtx-4090", 7}, {"GPU-elsewhere", 0}});
+  ASSERT_EQ(node.size(), 1u);
+  EXPECT_EQ(node[0].index, 7);
+  EXPECT_EQ(node[0].memory_bandwidth_gbps, 900);
+  EXPECT_EQ(node[0].fp16_tflops, 150);
+  EXPECT_FALSE(node[0].bf16_tflops.has_value());
 }
 
 }  // namespace

@@ -204,6 +204,12 @@ CommandRun DefineAgentCommand(CLI::App& command) {
   command.add_option("--shared-volumes", options->shared_volume_dir,
                      "A directory every node of the shared backend mounts (an NFS export): "
                      "volumes created --shared live there and never move");
+  command
+      .add_option("--gpu-probe", options->gpu_probe,
+                  "Measure each GPU's bandwidth and tensor rates once, for the advisor: auto "
+                  "(suanli-gpu-probe beside suanli or at $SUANLI_GPU_PROBE, when there), off, or "
+                  "the probe's path")
+      ->capture_default_str();
   AddAgentFlags(command, *options);
   CLI::App* doctor = command.add_subcommand(
       "doctor", "Check the engine, GPUs, driver, disk, and a test container");
@@ -224,6 +230,12 @@ CommandRun DefineAgentCommand(CLI::App& command) {
     if (options->server_url.empty()) {
       return core::InvalidArgumentError(
           "--server is required: the control plane's URL, e.g. --server http://10.0.0.2:7070");
+    }
+    if (options->gpu_probe != "auto" && options->gpu_probe != "off" &&
+        !agent::FindGpuProbe(options->gpu_probe, {}).ok()) {
+      return core::InvalidArgumentError("--gpu-probe: '" + options->gpu_probe +
+                                        "' is not an executable file; give auto, off, or the "
+                                        "path of suanli-gpu-probe");
     }
     core::Result<catalog::Catalog> catalog = context.LoadCatalog();
     if (!catalog.ok()) return catalog.status();

@@ -311,6 +311,18 @@ struct GpuHealth {
   friend bool operator==(const GpuHealth&, const GpuHealth&) = default;
 };
 
+// What suanli-gpu-probe measured on one GPU of a node (agent/gpu_probe.h): the advisor predicts
+// from these rather than the datasheet's figures where they are lower (advisor/measured.h).
+struct GpuMeasurement {
+  int index = 0;                     // the node's GpuDevice::index
+  double memory_bandwidth_gbps = 0;  // decimal GB/s of a device-to-device copy, read plus written
+  double fp16_tflops = 0;            // dense FP16 tensor, FP32 accumulate
+  std::optional<double> bf16_tflops;
+  std::optional<double> fp8_tflops;
+
+  friend bool operator==(const GpuMeasurement&, const GpuMeasurement&) = default;
+};
+
 struct Node {
   std::string id;  // "node_..."
   std::string name;
@@ -330,6 +342,9 @@ struct Node {
   // Why the server drained it on its own (it lost GPUs); "" when an admin did, or it is not.
   std::string drain_reason;
   std::vector<GpuHealth> gpu_health;  // the last heartbeat's; kept in memory only, never stored
+  // The probe's figures from the last heartbeat (measured once when the agent starts); kept in
+  // memory only, as gpu_health.
+  std::vector<GpuMeasurement> gpu_measurements;
   int64_t generation = 0;  // bumped whenever the desired state of any of its pods changes
   TimePoint registered_at;
   TimePoint last_heartbeat;

@@ -186,6 +186,71 @@ TEST_F(ApiServerTest, TheAdvisorRanksWhatThisCloudHasUnlessAskedForTheMarket) {
   EXPECT_TRUE(IsApiError(advise(lora, "galaxy"), 400, "INVALID_ARGUMENT"));
 }
 
+// A node's agent reports what suanli-gpu-probe measured; the cluster's advice predicts from it
+// (agent/gpu_probe.h, advisor/measured.h), the market's from the datasheets.
+TEST_F(ApiServerTest, TheAdvisorPredictsFromWhatThisCloudsGpusMeasuredAndSaysSo) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account renter = CreateUser("renter", kPlentyOfCredits);
+  const Account node = RegisterNode("n1", "RTX 4090", 2);
+  const auto advise = [&](std::string_view scope) {
+    const ApiReply reply = api().Send("POST", "/v1/advise", renter.token,
+                                      R"({"scope":")" + std::string(scope) +
+                                          R"(","workload":{"model":"llama-3-8b","task":"infer"}})");
+    EXPECT_EQ(reply.status, 200) << reply.Describe();
+    for (const json::value& estimate : Array(reply.json, "estimates")) {
+      if (Str(estimate, "gpu") == "RTX 4090" && Int(estimate, "count") == 1) return estimate;
+    }
+    ADD_FAILURE() << "no estimate for one RTX 4090: " << reply.text;
+    return json::value();
+  };
+  const auto decode_rate = [](const json::value& estimate) {
+    return estimate.at("throughput").at("decode_tokens_per_s").to_number<double>();
+  };
+  const json::value datasheet = advise("cluster");
+  EXPECT_FALSE(datasheet.as_object().contains("measured")) << datasheet;
+
+  // Two cards that copy 600 GB/s, where a healthy 4090 copies ~90 % of its 1008.
+  json::object heartbeat = NodeBody("n1", "RTX 4090", 2);
+  heartbeat.erase("name");
+  json::array measured;
+  for (int index : {0, 1}) {
+    measured.emplace_back(json::object{
+        {"index", index}, {"memory_bandwidth_gbps", 600}, {"fp16_tflops", 150.0 + index}});
+  }
+  heartbeat["gpu_measurements"] = measured;
+  ASSERT_EQ(api().PostJson("/v1/agent/heartbeat", node.token, heartbeat).status, 200);
+
+  const ApiReply available = api().Get("/v1/availability", renter.token);
+  ASSERT_EQ(available.status, 200) << available.Describe();
+  const json::value& figures = Array(available.json, "gpus").at(0).at("measured");
+  EXPECT_EQ(Int(figures, "gpus"), 2);
+  EXPECT_EQ(figures.at("memory_bandwidth_gbps").to_number<double>(), 600);
+  EXPECT_EQ(figures.at("fp16_tflops").to_number<double>(), 150.5);
+  const ApiReply shown = api().Get("/v1/nodes/" + node.id, admin_);
+  EXPECT_EQ(Array(shown.json, "gpu_measurements").size(), 2u) << shown.text;
+
+  const json::value calibrated = advise("cluster");
+  const json::value& used = calibrated.at("measured");
+  EXPECT_NEAR(used.at("bandwidth_scale").to_number<double>(), 600 / (0.9 * 1008), 1e-6);
+  EXPECT_EQ(used.at("compute_scale").to_number<double>(), 1);  // 150.5 of 165: healthy
+  EXPECT_LT(decode_rate(calibrated), 0.95 * decode_rate(datasheet));
+  EXPECT_NE(json::serialize(calibrated.at("notes")).find("measurements of 2 RTX 4090 GPU(s)"),
+            std::string::npos)
+      << calibrated;
+  // The market is every catalog type as its datasheet says.
+  const json::value market = advise("market");
+  EXPECT_FALSE(market.as_object().contains("measured"));
+  EXPECT_EQ(decode_rate(market), decode_rate(datasheet));
+
+  // A measurement must be of one of the node's GPUs; a bad one changes nothing.
+  heartbeat["gpu_measurements"].as_array().emplace_back(
+      json::object{{"index", 5}, {"memory_bandwidth_gbps", 1}, {"fp16_tflops", 1}});
+  const ApiReply refused = api().PostJson("/v1/agent/heartbeat", node.token, heartbeat);
+  EXPECT_TRUE(IsApiError(refused, 400, "INVALID_ARGUMENT"));
+  EXPECT_NE(refused.text.find("gpu_measurements: index 5"), std::string::npos) << refused.text;
+  EXPECT_EQ(decode_rate(advise("cluster")), decode_rate(calibrated));
+}
+
 TEST_F(ApiServerTest, TheAdvisorTakesAHuggingFaceConfigForAModelTheZooLacks) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const Account renter = CreateUser("renter", kPlentyOfCredits);

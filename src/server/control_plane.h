@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "advisor/advisor.h"
+#include "advisor/measured.h"
 #include "advisor/workload.h"
 #include "billing/auto_stop.h"
 #include "billing/spend.h"
@@ -220,6 +221,9 @@ struct Availability {
   int largest_share_free_milli = 0;
   core::Money price_per_hour;
   bool simulated = false;
+  // What the type's GPUs measured (suanli-gpu-probe, in their agents' heartbeats), on any node,
+  // schedulable or not; nullopt where none has been measured.
+  std::optional<advisor::MeasuredFigures> measured;
 };
 
 // A volume as its owner creates it: empty, or restored from one of their snapshots (by id or

@@ -151,12 +151,15 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   std::map<std::string, Availability> by_type;
+  std::map<std::string, std::vector<core::GpuMeasurement>> measured_by_type;
   for (const sched::Node& view : SchedulerNodes()) {
     if (view.gpu_type.empty()) continue;
     Availability& entry = by_type[view.gpu_type];
     entry.gpu_type = view.gpu_type;
     entry.price_per_hour = PriceLocked(view.gpu_type);
-    entry.simulated = entry.simulated || nodes_.at(view.id).gpus.front().simulated;
+    const core::Node& node = nodes_.at(view.id);
+    entry.simulated = entry.simulated || node.gpus.front().simulated;
+    std::ranges::copy(node.gpu_measurements, std::back_inserter(measured_by_type[view.gpu_type]));
     if (!view.schedulable) continue;
     // Free GPUs count only where a pod with the default vCPU and RAM could have them.
     const int free = sched::UsableFreeGpus(view);
@@ -177,7 +180,10 @@ Result<Written<std::vector<Availability>>> ControlPlane::GpuAvailability(
     }
   }
   std::vector<Availability> out;
-  for (auto& entry : by_type) out.push_back(std::move(entry.second));
+  for (auto& [type, entry] : by_type) {
+    entry.measured = advisor::SummariseMeasurements(measured_by_type[type]);
+    out.push_back(std::move(entry));
+  }
   return Written<std::vector<Availability>>{std::move(out), queue_.submitted()};
 }
 
@@ -224,6 +230,14 @@ Status ControlPlane::CheckNodeReport(NodeReport& report) const {
       return core::InvalidArgumentError("gpus: indices must be distinct, from 0 to 63");
     }
   }
+  std::set<int> measured;
+  for (const core::GpuMeasurement& gpu : report.gpu_measurements) {
+    if (!indices.contains(gpu.index) || !measured.insert(gpu.index).second) {
+      return core::InvalidArgumentError(
+          "gpu_measurements: index " + std::to_string(gpu.index) +
+          " is not one of the node's GPUs, or is measured twice; each entry is one GPU of gpus");
+    }
+  }
   return Status::Ok();
 }
 
@@ -258,6 +272,7 @@ Result<Written<std::pair<core::Node, std::string>>> ControlPlane::RegisterNode(
   node.agent_version = report.agent_version;
   node.address = report.address;
   node.gpu_health = std::move(report.gpu_health);
+  node.gpu_measurements = std::move(report.gpu_measurements);
   node.registered_at = now;
   node.last_heartbeat = now;
   nodes_[node.id] = node;
@@ -279,6 +294,7 @@ Result<Written<core::Node>> ControlPlane::Heartbeat(const Principal& caller, Nod
   node.last_heartbeat = Now();
   // Readings change with every heartbeat: kept in memory, never a write of their own.
   node.gpu_health = std::move(report.gpu_health);
+  node.gpu_measurements = std::move(report.gpu_measurements);
   NoteActivity(node, report.pod_activity);
   bool changed = node.state != core::NodeState::kReady;
   node.state = core::NodeState::kReady;

@@ -79,6 +79,13 @@ std::string EncodeNodeReport(const NodeReport& report) {
     }
     body["gpu_health"] = std::move(readings);
   }
+  if (!report.gpu_measurements.empty()) {
+    json::array measurements;
+    for (const core::GpuMeasurement& gpu : report.gpu_measurements) {
+      measurements.emplace_back(GpuMeasurementView(gpu));
+    }
+    body["gpu_measurements"] = std::move(measurements);
+  }
   if (!report.pod_activity.empty()) {
     json::array pods;
     for (const PodActivity& pod : report.pod_activity) {
@@ -139,6 +146,21 @@ Result<NodeReport> DecodeNodeReport(std::string_view text, NodeReportFor purpose
     reading.Int("last_xid", &gpu.last_xid, {0, 1'000'000});
     reading.String("problem", &gpu.problem, {.max_length = kMaxProblemLength});
     report.gpu_health.push_back(std::move(gpu));
+  });
+  fields.Objects("gpu_measurements", kMaxNodeGpus, [&report](JsonFields& reading) {
+    // Up to 100,000 GB/s and TFLOPS: ten times the fastest GPU made, as the probe's parser allows.
+    constexpr double kMost = 100'000;
+    core::GpuMeasurement gpu;
+    reading.Int("index", &gpu.index, {0, kMaxGpuIndex, true});
+    reading.Number("memory_bandwidth_gbps", &gpu.memory_bandwidth_gbps, {1e-3, kMost, true});
+    reading.Number("fp16_tflops", &gpu.fp16_tflops, {1e-3, kMost, true});
+    for (auto [key, figure] :
+         {std::pair{"bf16_tflops", &gpu.bf16_tflops}, std::pair{"fp8_tflops", &gpu.fp8_tflops}}) {
+      double value = 0;
+      reading.Number(key, &value, {1e-3, kMost});
+      if (value > 0) *figure = value;
+    }
+    report.gpu_measurements.push_back(gpu);
   });
   fields.Objects("pod_activity", kMaxDesiredPods, [&report](JsonFields& reading) {
     PodActivity pod;

@@ -68,6 +68,9 @@ struct NodeReport {
   std::string address;  // the agent's --public-address; "" lets the server use the peer's
   std::vector<core::GpuHealth> gpu_health;  // NVML's readings (real GPUs only)
   std::vector<PodActivity> pod_activity;    // heartbeats only: its running pods' use
+  // What suanli-gpu-probe measured on its GPUs (one entry per measured GPU; none before the probe
+  // has run, where it is missing or off, or on simulated GPUs).
+  std::vector<core::GpuMeasurement> gpu_measurements;
 
   friend bool operator==(const NodeReport&, const NodeReport&) = default;
 };

@@ -33,6 +33,8 @@ NodeReport SampleNodeReport() {
   health.xid_errors = 2;
   health.last_xid = 79;
   report.gpu_health = {health};
+  report.gpu_measurements = {{0, 912.5, 160.25, 161.0, 318.5},
+                             {1, 1800.0, 250.0, std::nullopt, std::nullopt}};
   return report;
 }
 
@@ -62,6 +64,10 @@ TEST(AgentProtocolTest, TheServerRefusesMalformedNodeReports) {
       {R"({"name":"n","cpus":4})", "unknown field 'cpus'"},
       {R"({"name":"n","gpu_health":[{"index":0,"utilization_percent":101}]})",
        "gpu_health: utilization_percent: must be an integer from 0 to 100, got 101"},
+      {R"({"name":"n","gpu_measurements":[{"index":0,"memory_bandwidth_gbps":900}]})",
+       "gpu_measurements: fp16_tflops: is required"},
+      {R"({"name":"n","gpu_measurements":[{"index":0,"memory_bandwidth_gbps":0,"fp16_tflops":1}]})",
+       "gpu_measurements: memory_bandwidth_gbps: must be a number from 1E-3 to 1E5, got 0"},
       {R"(["name"])", "must be a JSON object"},
       {R"({"name":)", "not valid JSON"},
   };

@@ -196,6 +196,15 @@ json::object GpuHealthView(const core::GpuHealth& health) {
   return out;
 }
 
+json::object GpuMeasurementView(const core::GpuMeasurement& measurement) {
+  json::object out{{"index", measurement.index},
+                   {"memory_bandwidth_gbps", measurement.memory_bandwidth_gbps},
+                   {"fp16_tflops", measurement.fp16_tflops}};
+  if (measurement.bf16_tflops) out["bf16_tflops"] = *measurement.bf16_tflops;
+  if (measurement.fp8_tflops) out["fp8_tflops"] = *measurement.fp8_tflops;
+  return out;
+}
+
 json::object NodeView(const core::Node& node) {
   json::array gpus;
   for (const core::GpuDevice& gpu : node.gpus) {
@@ -211,6 +220,9 @@ json::object NodeView(const core::Node& node) {
   json::array health;
   for (const core::GpuHealth& reading : node.gpu_health)
     health.emplace_back(GpuHealthView(reading));
+  json::array measurements;
+  for (const core::GpuMeasurement& gpu : node.gpu_measurements)
+    measurements.emplace_back(GpuMeasurementView(gpu));
   return {{"id", node.id},
           {"name", node.name},
           {"state", node.state == core::NodeState::kReady ? "ready" : "unreachable"},
@@ -227,7 +239,8 @@ json::object NodeView(const core::Node& node) {
           {"generation", node.generation},
           {"registered_at", FormatTime(node.registered_at)},
           {"last_heartbeat", FormatTime(node.last_heartbeat)},
-          {"gpu_health", std::move(health)}};
+          {"gpu_health", std::move(health)},
+          {"gpu_measurements", std::move(measurements)}};
 }
 
 json::object TransitionView(const core::Transition& transition) {

@@ -42,6 +42,8 @@ boost::json::object TemplateView(const core::Template& spec);
 boost::json::object JoinTokenView(const core::JoinToken& token);  // without the secret's hash
 // Figures a GPU does not report (negative in core::GpuHealth) are left out.
 boost::json::object GpuHealthView(const core::GpuHealth& health);
+// {"index", "memory_bandwidth_gbps", "fp16_tflops"[, "bf16_tflops"][, "fp8_tflops"]}.
+boost::json::object GpuMeasurementView(const core::GpuMeasurement& measurement);
 boost::json::object NodeView(const core::Node& node);  // without its credential's hash
 boost::json::object TransitionView(const core::Transition& transition);
 boost::json::object LedgerEntryView(const core::LedgerEntry& entry);

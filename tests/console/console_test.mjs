@@ -130,6 +130,14 @@ try {
   check(/this cloud's GPU types/.test(await page.textContent('#advice-scope')) && clusterRows.length === here.length &&
         clusterRows.every((row) => here.some((gpu) => row.includes(gpu)) && /\d+ of \d+ free/.test(row)),
         `by default only this cloud's ${here.length} GPU type(s) are ranked, with their free counts`);
+  // The local agent measured its GPUs (a simulated probe: console_end_to_end_test.sh), so this
+  // cloud's RTX 4090s are predicted from their measurements, and the page says so.
+  const measured = (await apiGet('/v1/availability', token)).gpus.find((g) => g.gpu_type === 'RTX 4090').measured;
+  check(measured && measured.gpus === 2 && measured.memory_bandwidth_gbps === 635,
+        `the agent's measurements are this cloud's: ${JSON.stringify(measured)}`);
+  check(/RTX 4090 \(2 GPUs: memory at 70 %, tensor at 100 % of a healthy card\)/.test(await page.textContent('#advice-measured')) &&
+        clusterRows.every((row) => row.includes('measured')),
+        `the advice says its RTX 4090 figures are measured: ${await page.textContent('#advice-measured')}`);
   const clusterPick = await page.textContent('.recommendation h2');
   check(here.some((gpu) => clusterPick.endsWith(gpu)) && await page.isVisible('text=Deploy this'),
         `its pick (${clusterPick}) is one of them, and can be deployed here`);

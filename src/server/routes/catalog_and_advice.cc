@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "advisor/advice_json.h"
+#include "advisor/measured.h"
 #include "catalog/catalog_json.h"
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
@@ -30,6 +31,17 @@ void Gpus(Call& call) {
   call.Respond(JsonResponse(200, json::object{{"gpus", std::move(gpus)}}));
 }
 
+// What a type's GPUs measured (advisor/measured.h), or null.
+json::value MeasuredView(const std::optional<advisor::MeasuredFigures>& measured) {
+  if (!measured) return nullptr;
+  json::object out{{"gpus", measured->gpus},
+                   {"memory_bandwidth_gbps", measured->memory_bandwidth_gbps},
+                   {"fp16_tflops", measured->fp16_tflops}};
+  if (measured->bf16_tflops) out["bf16_tflops"] = *measured->bf16_tflops;
+  if (measured->fp8_tflops) out["fp8_tflops"] = *measured->fp8_tflops;
+  return out;
+}
+
 void Availability(Call& call) {
   call.Respond(call.plane().GpuAvailability(call.principal),
                [](const std::vector<server::Availability>& all) {
@@ -43,7 +55,8 @@ void Availability(Call& call) {
                                        {"shared_free_milli", entry.shared_free_milli},
                                        {"largest_share_free_milli", entry.largest_share_free_milli},
                                        {"price_per_hour_micros", entry.price_per_hour.micros()},
-                                       {"simulated", entry.simulated}};
+                                       {"simulated", entry.simulated},
+                                       {"measured", MeasuredView(entry.measured)}};
                  });
                });
 }
@@ -82,7 +95,9 @@ void FlagsToFieldNames(json::object& advice) {
 
 // The advice for a workload, by default on what this cloud has (docs/api.md, "Advice"): each GPU
 // type its nodes have, at most as many as its largest node of the type holds, at this cloud's
-// prices, with how many it has and has free now. "scope": "market" asks for every catalog type.
+// prices, with how many it has and has free now, and as fast as its GPUs measured where their
+// agents ran the probe (advisor/measured.h). "scope": "market" asks for every catalog type, as
+// their datasheets say.
 void Advise(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
@@ -113,9 +128,16 @@ void Advise(Call& call) {
   // The estimates point into the catalog, so they become JSON while it lives.
   call.Respond(call.plane().PricedCatalog(call.principal), [&](const catalog::Catalog& priced) {
     advisor::AdviseOptions options;
+    std::map<std::string, advisor::Calibrated> calibrated;  // the estimates point into it too
     for (const auto& [name, entry] : in_cluster) {
       Result<const catalog::GpuType*> gpu = priced.FindExact(name);
-      if (!market && gpu.ok()) options.gpus.push_back({*gpu, 0, entry.largest_on_one_node});
+      if (market || !gpu.ok()) continue;
+      const catalog::GpuType* as_it_runs = *gpu;
+      if (entry.measured) {
+        as_it_runs = &calibrated.emplace(name, advisor::CalibrateToMeasured(**gpu, *entry.measured))
+                          .first->second.gpu;
+      }
+      options.gpus.push_back({as_it_runs, 0, entry.largest_on_one_node});
     }
     json::object advice = advisor::AdviceToJson(advisor::Advise(*workload, priced, options));
     FlagsToFieldNames(advice);
@@ -128,6 +150,16 @@ void Advise(Call& call) {
         const auto it = in_cluster.find(std::string(estimate.at("gpu").as_string()));
         estimate.as_object()["cluster_gpus"] = it == in_cluster.end() ? 0 : it->second.total;
         estimate.as_object()["free_now"] = it == in_cluster.end() ? 0 : it->second.free;
+        const auto measured = calibrated.find(std::string(estimate.at("gpu").as_string()));
+        if (measured == calibrated.end()) continue;
+        json::object figures = MeasuredView(it->second.measured).as_object();
+        figures["bandwidth_scale"] = measured->second.bandwidth_scale;
+        figures["compute_scale"] = measured->second.compute_scale;
+        estimate.as_object()["measured"] = std::move(figures);
+        if (json::value* notes = estimate.as_object().if_contains("notes");
+            notes != nullptr && notes->is_array()) {
+          notes->as_array().emplace_back(measured->second.note);
+        }
       }
     }
     return advice;
