@@ -205,5 +205,18 @@ admin "nodes used" 0 "box +ready +2x RTX 4090 \(simulated\) +1/2 " "" -- nodes
 node_id=$("$suanli" --url "$url" --token "$admin_token" nodes | grep -oE '^node_[A-Za-z0-9_-]+' | head -1)
 admin "node gpus in use" 0 "GPUs in use: +1 of 2" "" -- nodes get "$node_id"
 
+# Projects: alice's team; a pod in it is the project's, and bob, made a viewer, sees it but may not
+# deploy into it.
+check "project create" 0 "^prj_[A-Za-z0-9]+ +team +$alice_id +$alice_id=owner" "" -- projects create team
+admin "bob" 0 "created user bob" "" -- users create bob --credits 1
+bob_token=$(grep -oE 'sl_[A-Za-z0-9_-]+' out.txt | head -1)
+check "project viewer" 0 "=viewer" "" -- projects add-member team bob --role viewer
+check "project bad role" 2 "" "role" -- projects add-member team bob --role boss
+check "project pod" 0 "^pod_[A-Za-z0-9]+ (pending|starting)" "" -- pods create --project team --image ubuntu:22.04 --gpu "RTX 4090" --queue --name teamwork
+check "project pod seen" 0 "teamwork" "" -- --token "$bob_token" pods list
+check "viewer deploys not" 8 "" "you are a viewer of team" -- --token "$bob_token" pods create --project team --image ubuntu:22.04 --gpu "RTX 4090" --queue
+check "no such project" 3 "" "you are in no project 'nope'" -- pods create --project nope --image ubuntu:22.04 --gpu "RTX 4090" --queue
+check "projects list" 0 "team" "" -- --token "$bob_token" projects
+
 echo "cli api: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

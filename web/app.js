@@ -4,7 +4,8 @@
 // the Authorization header, and never appears in a URL.
 
 const TOKEN_KEY = 'suanli.token';
-const ROLE_KEY = 'suanli.role';  // shows the Admin page's link; the server decides what an admin may do
+const ROLE_KEY = 'suanli.role';
+const PROJECT_KEY = 'suanli.project';  // the project the pods list and Deploy work in; '' for your own  // shows the Admin page's link; the server decides what an admin may do
 const view = document.getElementById('view');
 
 // --- Small helpers --------------------------------------------------------------------------------
@@ -188,6 +189,7 @@ const axisTitle = (text) => ({display: true, text});
 function signOut(reason) {
   localStorage.removeItem(TOKEN_KEY);
   localStorage.removeItem(ROLE_KEY);
+  localStorage.removeItem(PROJECT_KEY);
   sessionStorage.setItem('suanli.signed-out', reason || 'Signed out.');
   location.hash = '#/sign-in';
   route();
@@ -653,6 +655,7 @@ async function deploy(query = '') {
     event.preventDefault();
     const body = {template: chosenTemplate(), gpu_type: gpu.value, gpu_count: Number(count.value)};
     if (name.value.trim()) body.name = name.value.trim();
+    if (currentProject()) body.project = currentProject();
     for (const [id, key] of [['vcpu', 'vcpu'], ['memory', 'memory_gb'], ['disk', 'container_disk_gb'], ['volume', 'volume_gb']]) {
       const value = resources.querySelector('#' + id).value;
       if (value !== '') body[key] = Number(value);
@@ -692,7 +695,8 @@ async function deploy(query = '') {
   h('label', {for: 'env'}, 'Environment'), env,
   h('label', {for: 'ssh-key'}, 'SSH public key'), sshKey, keysNote,
   price, deployButton, status);
-  return [title('Deploy a pod'), form];
+  return [title('Deploy a pod'), currentProject()
+    ? h('p', {class: 'hint', id: 'deploy-project'}, `Into project ${projectName(currentProject())}: its members see and run the pod, and its owner pays.`) : '', form];
 }
 
 // --- Pods -----------------------------------------------------------------------------------------
@@ -713,11 +717,13 @@ async function pods() {
     .map((u) => [u.id, u.name])) : {};
   const holder = h('div', {'aria-live': 'polite'});
   let latest = null;
+  const project = currentProject();
   const show = () => {
-    const list = latest.filter((p) => podsState.showTerminated || p.state !== 'terminated');
-    const hidden = latest.length - list.length;
-    holder.replaceChildren(...(latest.length === 0
-      ? [h('p', {}, 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))]
+    const list = latest.filter((p) => (podsState.showTerminated || p.state !== 'terminated') && (p.project_id || '') === project);
+    const hidden = latest.filter((p) => (p.project_id || '') === project).length - list.length;
+    const inProject = latest.filter((p) => (p.project_id || '') === project);
+    holder.replaceChildren(...(inProject.length === 0
+      ? [h('p', {}, project ? `No pods in project ${projectName(project)} yet. ` : 'No pods yet. ', h('a', {href: '#/deploy'}, 'Deploy one.'))]
       : [list.length ? table([
           {title: 'Pod', cell: (p) => h('a', {href: '#/pods/' + p.id}, p.name || p.id)},
           isAdmin && {title: 'Owner', cell: (p) => names[p.owner_id] || p.owner_id},
@@ -1135,10 +1141,66 @@ function events() {
     h('label', {for: 'event-kind'}, 'Kind '), kind, holder];
 }
 
+// --- Projects -------------------------------------------------------------------------------------
+
+// The projects the signed-in person is a member of, as the switcher in the bar lists them.
+let knownProjects = [];
+function currentProject() {
+  const id = localStorage.getItem(PROJECT_KEY) || '';
+  return knownProjects.some((p) => p.id === id) ? id : '';
+}
+function projectName(id) { return (knownProjects.find((p) => p.id === id) || {name: id}).name; }
+
+async function refreshProjects() {
+  knownProjects = (await api('GET', '/v1/projects').catch(() => ({projects: []}))).projects;
+  const switcher = document.getElementById('project-switcher');
+  const chosen = currentProject();
+  switcher.replaceChildren(h('option', {value: ''}, 'Just me'),
+    ...knownProjects.map((p) => h('option', {value: p.id, selected: p.id === chosen ? '' : undefined}, `Project ${p.name}`)));
+}
+
+async function projects() {
+  const me = (await api('GET', '/v1/users/me')).id;
+  const out = h('div', {'aria-live': 'polite'});
+  const list = h('div', {'aria-live': 'polite'});
+  const act = async (call) => {
+    try { await call(); out.replaceChildren(); await refreshProjects(); show(); } catch (error) { out.replaceChildren(errorBox(error)); }
+  };
+  const show = () => {
+    list.replaceChildren(knownProjects.length === 0
+      ? h('p', {}, 'No projects yet: create one, add your team as members, and deploy into it (the switcher in the bar).')
+      : table([
+        {title: 'Project', cell: (p) => p.name},
+        {title: 'Members', cell: (p) => p.members.map((m) => `${m.user_id === me ? 'you' : m.user_id} (${m.role})`).join(', ')},
+        {title: 'Add a member', cell: (p) => (p.owner_id !== me ? '-' : (() => {
+          const user = h('input', {'aria-label': `user to add to ${p.name}`, placeholder: 'user name or ID', required: true});
+          const role = h('select', {'aria-label': `role in ${p.name}`}, h('option', {value: 'member'}, 'member'), h('option', {value: 'viewer'}, 'viewer'));
+          return h('form', {class: 'inline', onsubmit: (event) => {
+            event.preventDefault();
+            act(() => api('PUT', `/v1/projects/${p.id}/members/${encodeURIComponent(user.value.trim())}`, {role: role.value}));
+          }}, user, role, h('button', {type: 'submit'}, 'Add'));
+        })())},
+        {title: '', cell: (p) => (p.owner_id === me
+          ? h('button', {type: 'button', onclick: () => act(() => api('DELETE', '/v1/projects/' + p.id))}, 'Delete')
+          : h('button', {type: 'button', onclick: () => act(() => api('DELETE', `/v1/projects/${p.id}/members/${me}`))}, 'Leave'))},
+      ], knownProjects, {class: 'projects'}));
+  };
+  await refreshProjects();
+  show();
+  const name = h('input', {id: 'project-name', required: true, maxlength: 64, placeholder: 'name', 'aria-label': 'project name'});
+  const create = h('form', {class: 'inline', onsubmit: (event) => {
+    event.preventDefault();
+    act(async () => { await api('POST', '/v1/projects', {name: name.value.trim()}); name.value = ''; });
+  }}, name, h('button', {type: 'submit'}, 'Create project'));
+  return [title('Projects'), h('p', {class: 'hint'},
+    "A project's pods are seen by its members and viewers, run by its members, and billed to its owner. The same: suanli projects."),
+  list, h('h2', {}, 'New project'), create, out];
+}
+
 // --- Routing --------------------------------------------------------------------------------------
 
 const routes = [
-  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/endpoints$/, endpoints], [/^#\/volumes$/, volumes], [/^#\/billing$/, billing], [/^#\/events$/, events], [/^#\/admin$/, admin],
+  [/^#\/gpus$/, gpus], [/^#\/advisor$/, advisor], [/^#\/deploy(?:\?(.*))?$/, deploy], [/^#\/pods$/, pods], [/^#\/pods\/([\w-]+)$/, pod], [/^#\/endpoints$/, endpoints], [/^#\/volumes$/, volumes], [/^#\/projects$/, projects], [/^#\/billing$/, billing], [/^#\/events$/, events], [/^#\/admin$/, admin],
 ];
 
 async function route() {
@@ -1152,6 +1214,7 @@ async function route() {
     view.replaceChildren(...signIn());
     return;
   }
+  await refreshProjects();
   const [pattern, build] = routes.find(([p]) => p.test(location.hash)) || [null, null];
   if (!build) { location.hash = '#/gpus'; return; }
   for (const link of document.querySelectorAll('#nav a')) {
@@ -1169,5 +1232,9 @@ async function route() {
 }
 
 document.getElementById('sign-out').addEventListener('click', () => signOut());
+document.getElementById('project-switcher').addEventListener('change', (event) => {
+  localStorage.setItem(PROJECT_KEY, event.target.value);
+  route();
+});
 window.addEventListener('hashchange', route);
 route();

@@ -244,7 +244,16 @@ class AgentImpl final : public Agent {
       if (Stopping()) return core::UnavailableError("the agent stopped before the engine answered");
       containers = engine_->ListLabelled(kPodLabel);
     }
-    if (std::ranges::any_of(*containers, &ContainerInfo::running)) {
+    // This node's pods only (an engine may serve other agents too); one not yet registered has
+    // none.
+    Result<std::optional<std::string>> saved_id = state_->Get("node_id");
+    const std::string own = saved_id.ok() ? saved_id->value_or("") : "";
+    const bool busy = std::ranges::any_of(*containers, [&own](const ContainerInfo& container) {
+      const auto node = container.labels.find(std::string(kNodeLabel));
+      return container.running && !own.empty() && node != container.labels.end() &&
+             node->second == own;
+    });
+    if (busy) {
       return core::FailedPreconditionError(
           "pods are running here; it measures at the next start with none running");
     }
@@ -342,6 +351,7 @@ class AgentImpl final : public Agent {
         core::MutexLock lock(mutex_);
         node_token_ = node_token;
         node_id_ = node_id;
+        wake_.NotifyAll();  // a heartbeat may be due
         Log("registered as node " + node_id + " (" + options_.name + ") with " +
             std::to_string(gpus_.gpus.size()) + " GPU(s) from " + gpus_.source);
         return true;
@@ -419,14 +429,19 @@ class AgentImpl final : public Agent {
     if (!client) return;
     while (!Stopping()) {
       if (!node_id().empty()) {
+        {
+          core::MutexLock lock(mutex_);
+          heartbeat_due_ = false;
+        }
         Result<net::HttpResponse> answer = client->Send(
             "POST", "/v1/agent/heartbeat", NodeReportBody(wire::NodeReportFor::kHeartbeat), Auth());
         if (!answer.ok()) NoteServer(false, answer.status().message());
       }
+      // A heartbeat asked for before the registration went through goes as soon as it has.
       core::MutexLock lock(mutex_);
-      wake_.WaitFor(mutex_, options_.heartbeat_interval,
-                    [this]() REQUIRES(mutex_) { return stopping_ || heartbeat_due_; });
-      heartbeat_due_ = false;
+      wake_.WaitFor(mutex_, options_.heartbeat_interval, [this]() REQUIRES(mutex_) {
+        return stopping_ || (heartbeat_due_ && !node_id_.empty());
+      });
     }
   }
 

@@ -28,6 +28,8 @@ constexpr CommandSpec kCommands[] = {
     {"pods", "Deploy, list, stop, start and remove pods", DefinePodsCommand},
     {"templates", "List, show, create and remove pod templates", DefineTemplatesCommand},
     {"volumes", "Create, list, grow and remove volumes that outlive pods", DefineVolumesCommand},
+    {"projects", "Teams: projects whose members share pods, billed to the owner",
+     DefineProjectsCommand},
     {"endpoints", "Serverless endpoints: workers that scale with a job queue (RunPod's /v2 API)",
      DefineEndpointsCommand},
     {"availability", "Free GPUs on the cluster, by type, with prices", DefineAvailabilityCommand},

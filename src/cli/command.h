@@ -61,6 +61,7 @@ CommandRun DefineNodesCommand(CLI::App& command);
 CommandRun DefineEventsCommand(CLI::App& command);  // events_command.cc, with audit
 CommandRun DefineAuditCommand(CLI::App& command);
 CommandRun DefineWebhooksCommand(CLI::App& command);
+CommandRun DefineProjectsCommand(CLI::App& command);
 CommandRun DefineAvailabilityCommand(CLI::App& command);
 CommandRun DefineBillingCommand(CLI::App& command);
 CommandRun DefineUsersCommand(CLI::App& command);

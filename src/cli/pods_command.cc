@@ -32,6 +32,7 @@ struct PodsFlags {
   std::string id;
   // create
   std::string name;
+  std::string project;
   std::string template_id;
   std::string image;
   std::string gpu_type;
@@ -129,6 +130,7 @@ core::Result<boost::json::object> CreateBody(const PodsFlags& flags) {
     if (value) body[key] = *value;
   };
   set_text("name", flags.name);
+  set_text("project", flags.project);
   set_text("template", flags.template_id);
   set_text("image", flags.image);
   // --gpu TYPE:COUNT ("4090:0.5", "a100:2"), or --gpu TYPE with --gpu-count.
@@ -419,6 +421,9 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   create.add_option("--gpu-count", flags->gpu_count,
                     "Number of GPUs (1), or a share of one: 0.5, 0.25");
   create.add_option("--name", flags->name, "A name for people");
+  create.add_option("--project", flags->project,
+                    "A project you are a member of (ID or name): its members see and run the pod, "
+                    "its owner pays");
   create.add_option("--vcpu", flags->vcpu, "vCPUs")->check(PositiveInteger(4096));
   create.add_option("--memory-gb", flags->memory_gb, "Memory in GB")
       ->check(PositiveInteger(1 << 20));

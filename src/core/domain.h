@@ -26,6 +26,23 @@ enum class Role { kUser, kAdmin };
 // stop of their interruptible pods, or of all their pods (volumes kept).
 enum class BudgetAction { kNotify, kStopInterruptible, kStopAll };
 
+// A member's part in a project, each allowed what the one before is and more: a viewer reads its
+// pods; a member also creates, stops, starts and terminates them; the owner also adds and removes
+// members and deletes the project.
+enum class ProjectRole { kViewer, kMember, kOwner };
+
+// A team's shared space: its pods are seen and run by its members, and bill its owner's balance
+// (within the owner's quotas, spend cap and budget), as a RunPod team's pods bill the team.
+struct Project {
+  std::string id;    // "prj_..."
+  std::string name;  // unique in the cloud
+  std::string owner_id;
+  std::map<std::string, ProjectRole> members;  // by user id; the owner is one, as kOwner
+  TimePoint created_at;
+
+  friend bool operator==(const Project&, const Project&) = default;
+};
+
 struct User {
   std::string id;  // "usr_..."
   std::string name;
@@ -141,8 +158,10 @@ struct VolumeMove {
 };
 
 struct Pod {
-  std::string id;  // "pod_..."
-  std::string owner_id;
+  std::string id;          // "pod_..."
+  std::string owner_id;    // whose balance it bills: the project's owner for a project's pod
+  std::string project_id;  // "" for a pod of the owner's own
+  std::string created_by;  // the user who created it ("" before projects: the owner)
   std::string name;
   std::string template_id;  // empty when created from an image
   std::string image;

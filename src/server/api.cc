@@ -24,7 +24,7 @@ std::span<const Route> RouteTable() {
          {MetaRoutes(), CatalogRoutes(), UserRoutes(), TokenAndKeyRoutes(), TemplateRoutes(),
           PodRoutes(), PodRelayRoutes(), BillingRoutes(), NodeRoutes(), PriceRoutes(),
           AgentRoutes(), AgentRelayRoutes(), EndpointRoutes(), ServerlessJobRoutes(), EventRoutes(),
-          WebhookRoutes(), VolumeRoutes()}) {
+          WebhookRoutes(), VolumeRoutes(), ProjectRoutes()}) {
       routes.insert(routes.end(), group.begin(), group.end());
     }
     return routes;

@@ -317,6 +317,40 @@ class ApiAuthTest : public ApiServerTest {
           return Request{"/v1/webhooks/" + Str(created.json, "id"), "", "/v1/webhooks"};
         },
         Expect::kNotFound};
+    // Projects: a fresh one of A's each time; B, no member, sees none of them.
+    const auto fresh_project = [this](std::string tail, std::string body) {
+      return [this, tail, body] {
+        const ApiReply created = api().Post("/v1/projects", a_.token,
+                                            R"({"name":"p)" + std::to_string(++counter_) + R"("})");
+        EXPECT_EQ(created.status, 201) << created.Describe();
+        const std::string id = Str(created.json, "id");
+        return Request{"/v1/projects/" + id + tail, body, "/v1/projects/" + id};
+      };
+    };
+    cases["GET /v1/projects"] = {fixed("/v1/projects"), {}};
+    cases["POST /v1/projects"] = {[this] {
+                                    return Request{
+                                        "/v1/projects",
+                                        R"({"name":"q)" + std::to_string(++counter_) + R"("})", ""};
+                                  },
+                                  {}};
+    cases["GET /v1/projects/{id}"] = {fresh_project("", "{}"), Expect::kNotFound};
+    cases["DELETE /v1/projects/{id}"] = {fresh_project("", "{}"), Expect::kNotFound};
+    cases["PUT /v1/projects/{id}/members/{user}"] = {
+        [this, fresh_project] {
+          return fresh_project("/members/" + b_.id, R"({"role":"viewer"})")();
+        },
+        Expect::kNotFound};
+    // B, made a viewer, may leave; so may the owner and an admin remove B.
+    cases["DELETE /v1/projects/{id}/members/{user}"] = {
+        [this, fresh_project] {
+          Request request = fresh_project("/members/" + b_.id, "{}")();
+          EXPECT_EQ(api().Send("PUT", request.target, a_.token, R"({"role":"viewer"})").status,
+                    200);
+          request.probe.clear();  // B leaving changes A's project, as B may
+          return request;
+        },
+        {}};
     // Volumes: a fresh one of A's each time; B sees none of them.
     const auto fresh_volume = [this] {
       const ApiReply created =
@@ -753,6 +787,12 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"GET /v1/webhooks", kUser},
       {"POST /v1/webhooks", kUser},
       {"DELETE /v1/webhooks/{id}", kUser},
+      {"GET /v1/projects", kUser},
+      {"POST /v1/projects", kUser},
+      {"GET /v1/projects/{id}", kUser},
+      {"DELETE /v1/projects/{id}", kUser},
+      {"PUT /v1/projects/{id}/members/{user}", kUser},
+      {"DELETE /v1/projects/{id}/members/{user}", kUser},
       {"GET /v1/volumes", kUser},
       {"POST /v1/volumes", kUser},
       {"GET /v1/volumes/{id}", kUser},
@@ -827,6 +867,118 @@ TEST(ApiRoutesTest, NoTwoRoutesShareAMethodAndPattern) {
         << route.method << " " << route.pattern;
     EXPECT_FALSE(route.summary.empty()) << route.pattern;
   }
+}
+
+// A project's roles across its pods' routes: the owner and members create and run them (billed
+// to the owner), a viewer only sees them, anyone else does not know they exist.
+TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const Account node = RegisterNode("n1", "RTX 4090", 4);
+  const Account owner = CreateUser("owner", kPlentyOfCredits);
+  const Account member = CreateUser("member", 0);  // no credit of their own: the owner pays
+  const Account viewer = CreateUser("viewer", kPlentyOfCredits);
+  const Account stranger = CreateUser("stranger", kPlentyOfCredits);
+  const ApiReply created = api().Post("/v1/projects", owner.token, R"({"name":"vision-team"})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string project = Str(created.json, "id");
+  EXPECT_TRUE(IsApiError(api().Post("/v1/projects", stranger.token, R"({"name":"vision-team"})"),
+                         409, "ALREADY_EXISTS"));
+  const auto set_role = [&](const std::string& token, std::string_view user,
+                            std::string_view role) {
+    return api().Send("PUT", "/v1/projects/vision-team/members/" + std::string(user), token,
+                      R"({"role":")" + std::string(role) + R"("})");
+  };
+  ASSERT_EQ(set_role(owner.token, "member", "member").status, 200);
+  ASSERT_EQ(set_role(owner.token, viewer.id, "viewer").status, 200);
+  EXPECT_TRUE(IsApiError(set_role(owner.token, "member", "admin"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(set_role(owner.token, "owner", "viewer"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(set_role(owner.token, "nobody", "viewer"), 404, "NOT_FOUND"));
+  EXPECT_TRUE(IsApiError(set_role(member.token, stranger.id, "member"), 403, "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(set_role(stranger.token, stranger.id, "member"), 404, "NOT_FOUND"));
+
+  const json::object pod_body{
+      {"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 0}, {"project", "vision-team"}};
+  const std::string pod = CreatePod(member.token, pod_body);
+  const ApiReply shown = api().Get("/v1/pods/" + pod, member.token);
+  ASSERT_EQ(shown.status, 200) << shown.Describe();
+  EXPECT_EQ(Str(shown.json, "project_id"), project);
+  EXPECT_EQ(Str(shown.json, "owner_id"), owner.id) << "a project's pod bills its owner";
+  EXPECT_EQ(Str(shown.json, "created_by"), member.id);
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", viewer.token, json::value(pod_body)), 403,
+                         "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", stranger.token, json::value(pod_body)), 404,
+                         "NOT_FOUND"));
+
+  // Who sees it: the project's people and an admin, in the list and one by one.
+  const auto lists = [&](const std::string& token) {
+    const ApiReply list = api().Get("/v1/pods", token);
+    EXPECT_EQ(list.status, 200) << list.Describe();
+    return list.text.find(pod) != std::string::npos;
+  };
+  for (const std::string& token : {owner.token, member.token, viewer.token, admin_}) {
+    EXPECT_EQ(api().Get("/v1/pods/" + pod, token).status, 200);
+    EXPECT_TRUE(lists(token));
+  }
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod, stranger.token), 404, "NOT_FOUND"));
+  EXPECT_FALSE(lists(stranger.token));
+  // Who runs it: not the viewer.
+  EXPECT_TRUE(IsApiError(api().Post("/v1/pods/" + pod + "/stop", viewer.token, "{}"), 403,
+                         "PERMISSION_DENIED"));
+  EXPECT_TRUE(
+      IsApiError(api().Send("DELETE", "/v1/pods/" + pod, viewer.token), 403, "PERMISSION_DENIED"));
+  EXPECT_TRUE(
+      IsApiError(api().Post("/v1/pods/" + pod + "/stop", stranger.token, "{}"), 404, "NOT_FOUND"));
+  EXPECT_EQ(api().Post("/v1/pods/" + pod + "/stop", member.token, "{}").status, 200);
+
+  // The owner's own pods stay the owner's: a member does not see them.
+  const std::string own = CreatePod(owner.token);
+  const std::string own_too = CreatePod(owner.token);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + own, member.token), 404, "NOT_FOUND"));
+
+  // SSH: a project's pod takes its owner's and members' keys, not a viewer's; each of the owner's
+  // own pods on the node takes the owner's (two on one node both do).
+  const std::map<std::string, std::string> keys = {
+      {owner.token, std::string(kSshKey)},
+      {member.token,
+       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAP00WqSIQMqf+dwLI0iaIhMubJTACZpCbvYUU5DauCM m@host"},
+      {viewer.token,
+       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGaGBQcZDCg6s1Li6Z3xd4NRae2olatAPETtunEVbOtX v@host"}};
+  for (const auto& [token, key] : keys) {
+    ASSERT_EQ(api()
+                  .PostJson("/v1/ssh-keys", token, json::object{{"name", "k"}, {"public_key", key}})
+                  .status,
+              201);
+  }
+  const std::string team_pod = CreatePod(member.token, pod_body);
+  const ApiReply desired = api().Get("/v1/agent/pods", node.token);
+  ASSERT_EQ(desired.status, 200) << desired.Describe();
+  std::map<std::string, std::string> keys_of;
+  for (const json::value& entry : Array(desired.json, "pods")) {
+    keys_of[Str(entry, "id")] = json::serialize(entry.at("ssh_keys"));
+  }
+  ASSERT_TRUE(keys_of.contains(team_pod) && keys_of.contains(own) && keys_of.contains(own_too))
+      << desired.text;
+  EXPECT_NE(keys_of[team_pod].find(" m@host"), std::string::npos) << keys_of[team_pod];
+  EXPECT_NE(keys_of[team_pod].find(" a@host"), std::string::npos) << keys_of[team_pod];
+  EXPECT_EQ(keys_of[team_pod].find(" v@host"), std::string::npos) << keys_of[team_pod];
+  EXPECT_EQ(keys_of[own], "[\"" + std::string(kSshKey) + "\"]");
+  EXPECT_EQ(keys_of[own_too], keys_of[own]);
+  ASSERT_EQ(api().Send("DELETE", "/v1/pods/" + team_pod, member.token).status, 200);
+
+  // A project with a live pod is not deleted; a member removed sees it no more.
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/projects/" + project, owner.token), 409,
+                         "FAILED_PRECONDITION"));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/projects/" + project, member.token), 403,
+                         "PERMISSION_DENIED"));
+  ASSERT_EQ(api().Send("DELETE", "/v1/projects/vision-team/members/member", owner.token).status,
+            200);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod, member.token), 404, "NOT_FOUND"));
+  const ApiReply projects = api().Get("/v1/projects", member.token);
+  EXPECT_EQ(Array(projects.json, "projects").size(), 0u) << projects.text;
+  ASSERT_EQ(api().Send("DELETE", "/v1/pods/" + pod, owner.token).status, 200);
+  ASSERT_EQ(api().Send("DELETE", "/v1/projects/" + project, owner.token).status, 200);
+  EXPECT_EQ(api().Get("/v1/pods/" + pod, owner.token).status, 200) << "the owner's again";
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod, viewer.token), 404, "NOT_FOUND"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "server/control_plane_internal.h"
 #include "server/documents.h"
 #include "server/endpoint_documents.h"
+#include "server/project_documents.h"
 #include "server/secrets.h"
 #include "server/templates.h"
 #include "server/volume_documents.h"
@@ -77,6 +78,8 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
       return find(volumes_);
     case Collection::kSnapshots:
       return find(snapshots_);
+    case Collection::kProjects:
+      return find(projects_);
   }
   return std::nullopt;
 }
@@ -105,9 +108,11 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   LoadEvents(*snapshot, std::move(stored->webhooks));
   LoadVolumes(std::move(stored->volumes));
   LoadSnapshots(std::move(stored->snapshots));
+  for (core::Project& project : stored->projects) projects_[project.id] = std::move(project);
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);
+    if (!pod.project_id.empty()) pods_by_project_[pod.project_id].insert(id);
     CountPod(pod, +1);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
     if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);

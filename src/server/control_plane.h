@@ -111,6 +111,9 @@ struct VolumeRequest {
 
 struct PodSpec {
   std::string name;
+  // A project (id or name) the caller is a member or the owner of: the pod is the project's, seen
+  // by its members, and bills the project's owner. "": the caller's own.
+  std::string project;
   std::string template_id;
   std::string image;
   std::optional<std::vector<std::string>> command;
@@ -165,8 +168,15 @@ using wire::PodReport;
 struct DesiredPods {
   int64_t generation = 0;
   std::vector<core::Pod> pods;
-  std::map<std::string, std::vector<std::string>> ssh_keys;  // owner id -> public keys
+  // By KeyHolder: the public keys that may SSH into the holder's pods.
+  std::map<std::string, std::vector<std::string>> ssh_keys;
 };
+
+// Whose SSH keys go into a pod: its project's (every member's and the owner's, not viewers'), or
+// its owner's.
+inline const std::string& KeyHolder(const core::Pod& pod) {
+  return pod.project_id.empty() ? pod.owner_id : pod.project_id;
+}
 
 // Where a person's pod runs, for the requests relayed to its node's agent (logs, the HTTP proxy).
 struct PodPlacement {
@@ -420,6 +430,25 @@ class ControlPlane {
   // stop, start, restart; terminate refuses a volume with data unless `force`.
   core::Result<Written<core::Pod>> Act(const Principal& caller, std::string_view id,
                                        core::PodAction action, bool force = false);
+
+  // --- Projects (control_plane_projects.cc): a team's pods, seen by its members as their roles
+  // allow (core::ProjectRole), billed to its owner. A person sees the projects they are a member
+  // of (by id or name), an admin all; one who is not a member gets NOT_FOUND, as for a pod.
+  core::Result<Written<core::Project>> CreateProject(const Principal& caller,
+                                                     std::string_view name);
+  core::Result<Written<std::vector<core::Project>>> ListProjects(const Principal& caller) const;
+  core::Result<Written<core::Project>> GetProject(const Principal& caller,
+                                                  std::string_view id) const;
+  // The owner (or an admin) makes `user` (id or name) a member or a viewer, or changes their
+  // role; the owner's own role does not change (INVALID_ARGUMENT).
+  core::Result<Written<core::Project>> SetProjectMember(const Principal& caller,
+                                                        std::string_view id, std::string_view user,
+                                                        core::ProjectRole role);
+  core::Result<Written<core::Project>> RemoveProjectMember(const Principal& caller,
+                                                           std::string_view id,
+                                                           std::string_view user);
+  // FAILED_PRECONDITION while a pod of the project is not terminated.
+  core::Result<Written<core::Project>> DeleteProject(const Principal& caller, std::string_view id);
 
   // --- Nodes (admin) and join tokens.
   core::Result<Written<std::pair<core::JoinToken, std::string>>> CreateJoinToken(
@@ -686,7 +715,21 @@ class ControlPlane {
   bool CanSee(const Principal& caller, const core::Template& spec) const REQUIRES(mutex_);
   core::Result<const core::Template*> FindTemplate(const Principal& caller,
                                                    std::string_view id) const REQUIRES(mutex_);
+  // A pod the caller may act on: their own, one of a project where they are a member or the
+  // owner, or any for an admin. NOT_FOUND for one they may not see; PERMISSION_DENIED for a
+  // project's viewer.
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
+      REQUIRES(mutex_);
+  // The one rule for who may see or change a pod (and later what else a project owns).
+  enum class Access { kRead, kWrite };
+  bool Allowed(const Principal& caller, std::string_view owner_id, std::string_view project_id,
+               Access access) const REQUIRES(mutex_);
+  // The caller's role in the project, none when not a member (or no such project).
+  std::optional<core::ProjectRole> RoleIn(const Principal& caller,
+                                          std::string_view project_id) const REQUIRES(mutex_);
+  // The id of a project the caller is a member of (or any, for an admin), by id or name;
+  // NOT_FOUND else.
+  core::Result<std::string> FindProject(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);
   core::Money PriceLocked(std::string_view gpu_type) const REQUIRES(mutex_);  // GpuPrice
   core::Money PodGpuRate(const core::Pod& pod) const REQUIRES(mutex_);
@@ -907,6 +950,8 @@ class ControlPlane {
   billing::SpendTracker spend_ GUARDED_BY(mutex_);
   mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<std::string>> pods_by_owner_ GUARDED_BY(mutex_);
+  std::map<std::string, std::set<std::string>> pods_by_project_ GUARDED_BY(mutex_);
+  std::map<std::string, core::Project> projects_ GUARDED_BY(mutex_);
   // What the quotas count, kept as pods change state (CountPod) so a create need not walk a
   // user's pods: with thousands of them, that walk was most of a create's time.
   struct OwnedPods {

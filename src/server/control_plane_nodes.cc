@@ -410,10 +410,14 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
     for (const std::string& id : bound->second) {
       const core::Pod& pod = pods_.at(id);
       desired.pods.push_back(pod);
-      if (desired.ssh_keys.contains(pod.owner_id)) continue;
-      std::vector<std::string>& keys = desired.ssh_keys[pod.owner_id];
+      if (desired.ssh_keys.contains(KeyHolder(pod))) continue;
+      std::vector<std::string>& keys = desired.ssh_keys[KeyHolder(pod)];
       for (const auto& entry : ssh_keys_) {
-        if (entry.second.user_id == pod.owner_id) keys.push_back(entry.second.public_key);
+        Principal holder;
+        holder.user_id = entry.second.user_id;
+        if (Allowed(holder, pod.owner_id, pod.project_id, Access::kWrite)) {
+          keys.push_back(entry.second.public_key);
+        }
       }
     }
   }

@@ -164,8 +164,13 @@ std::string ControlPlane::NodeName(const std::string& node_id) const {
 
 Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view id) {
   const auto it = pods_.find(std::string(id));
-  if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+  if (it == pods_.end() ||
+      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
+  }
+  if (!Allowed(caller, it->second.owner_id, it->second.project_id, Access::kWrite)) {
+    return core::PermissionDeniedError("you are a viewer of pod " + it->second.id +
+                                       "'s project: ask its owner to make you a member");
   }
   return &it->second;
 }
@@ -314,7 +319,21 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 
-  core::User& user = users_.at(caller.user_id);
+  // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
+  std::string project_id;
+  std::string payer = caller.user_id;
+  if (!spec.project.empty()) {
+    Result<std::string> found = FindProject(caller, spec.project);
+    if (!found.ok()) return found.status().WithContext("project");
+    const core::Project& project = projects_.at(*found);
+    if (!Allowed(caller, project.owner_id, project.id, Access::kWrite)) {
+      return core::PermissionDeniedError("project: you are a viewer of " + project.name +
+                                         "; its owner can make you a member");
+    }
+    project_id = project.id;
+    payer = project.owner_id;
+  }
+  core::User& user = users_.at(payer);
   SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
   SUANLI_RETURN_IF_ERROR(CheckBudget(user, pod.interruptible, now));
   SUANLI_RETURN_IF_ERROR(
@@ -337,6 +356,8 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.jupyter_token = HexEncode(entropy_.Bytes(24));
   pod.link_token = HexEncode(entropy_.Bytes(24));
   pod.owner_id = user.id;
+  pod.project_id = project_id;
+  pod.created_by = caller.user_id;
   pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
   pod.sequence = ++last_pod_sequence_;
   pod.created_at = now;
@@ -352,6 +373,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pending_.insert(stored.id);
   new_pending_.insert(stored.id);
   pods_by_owner_[stored.owner_id].insert(stored.id);
+  if (!stored.project_id.empty()) pods_by_project_[stored.project_id].insert(stored.id);
   CountPod(stored, +1);
   Rerate(stored);
   change.Dirty(Collection::kPods, stored.id);
@@ -367,7 +389,7 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
   std::vector<core::Pod> pods;
   const core::TimePoint now = Now();
   for (const auto& entry : pods_) {
-    if (entry.second.owner_id == caller.user_id || caller.is_admin()) {
+    if (Allowed(caller, entry.second.owner_id, entry.second.project_id, Access::kRead)) {
       pods.push_back(entry.second);
       pods.back().cost = pods.back().cost + billing::Unbilled(entry.second, now);
     }
@@ -405,12 +427,26 @@ Result<PodPageEnd> ControlPlane::VisitPods(
       ++shown;
     }
   };
+  const auto owned = pods_by_owner_.find(caller.user_id);
+  static const std::set<std::string> kNone;
+  const std::set<std::string>& own = owned == pods_by_owner_.end() ? kNone : owned->second;
+  // The projects' pods the caller sees besides their own: with none (most callers), the owner's
+  // index is the page's order as it is; else the union, in id order.
+  std::set<std::string> seen;
+  for (const auto& [project_id, project] : projects_) {
+    if (caller.is_admin() || !project.members.contains(caller.user_id)) continue;
+    if (const auto pods = pods_by_project_.find(project_id); pods != pods_by_project_.end()) {
+      seen.insert(pods->second.upper_bound(page.after), pods->second.end());
+    }
+  }
+  const auto pod_at = [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); };
   if (caller.is_admin()) {
     walk(pods_.upper_bound(page.after), pods_.end(), [](auto it) { return &it->second; });
-  } else if (const auto owned = pods_by_owner_.find(caller.user_id);
-             owned != pods_by_owner_.end()) {
-    walk(owned->second.upper_bound(page.after), owned->second.end(),
-         [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); });
+  } else if (seen.empty()) {
+    walk(own.upper_bound(page.after), own.end(), pod_at);
+  } else {
+    seen.insert(own.upper_bound(page.after), own.end());
+    walk(seen.begin(), seen.end(), pod_at);
   }
   return end;
 }
@@ -420,7 +456,8 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   const auto it = pods_.find(std::string(id));
-  if (it == pods_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+  if (it == pods_.end() ||
+      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
   }
   core::Pod pod = it->second;

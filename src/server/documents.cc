@@ -6,6 +6,7 @@
 #include "core/pod_state.h"
 #include "net/base64.h"
 #include "server/endpoint_documents.h"
+#include "server/project_documents.h"
 #include "server/volume_documents.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
@@ -194,6 +195,8 @@ json::object ToDocument(const core::Pod& pod) {
   }
   json::object out{{"id", pod.id},
                    {"owner_id", pod.owner_id},
+                   {"project_id", pod.project_id},
+                   {"created_by", pod.created_by},
                    {"name", pod.name},
                    {"template_id", pod.template_id},
                    {"image", pod.image},
@@ -257,6 +260,8 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   int64_t sequence = 0;
   fields.String("id", &pod.id, kText);
   fields.String("owner_id", &pod.owner_id, kText);
+  fields.String("project_id", &pod.project_id, kText);  // absent before projects: none
+  fields.String("created_by", &pod.created_by, kText);
   fields.String("name", &pod.name, kText);
   fields.String("template_id", &pod.template_id, kText);
   fields.String("image", &pod.image, kText);
@@ -568,6 +573,9 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
         break;
       case Collection::kSnapshots:
         status = Decode(SnapshotFromDocument(object), &entities.snapshots);
+        break;
+      case Collection::kProjects:
+        status = Decode(ProjectFromDocument(object), &entities.projects);
         break;
     }
     SUANLI_RETURN_IF_ERROR(status);

@@ -54,6 +54,7 @@ struct StoredEntities {
   std::vector<core::EventWebhook> webhooks;
   std::vector<core::Volume> volumes;  // volume_documents.h
   std::vector<core::Snapshot> snapshots;
+  std::vector<core::Project> projects;  // project_documents.h
 };
 // INTERNAL, naming the document, for one that is not JSON or not the entity it should be.
 core::Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents);

@@ -46,7 +46,7 @@ constexpr int64_t kServerLockKey = 0x7375616e6c69;
 constexpr int64_t kMigrationLockKey = kServerLockKey + 1;
 
 // The schema, one step per version, as for SQLite (sqlite_store.cc): a released step never changes.
-constexpr std::array<const char*, 5> kMigrations = {
+constexpr std::array<const char*, 6> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc JSON NOT NULL);
@@ -126,6 +126,10 @@ CREATE TABLE volumes (id TEXT PRIMARY KEY, doc JSON NOT NULL);
     R"sql(
 CREATE TABLE snapshots (id TEXT PRIMARY KEY, doc JSON NOT NULL);
 )sql",
+    // Projects (teams).
+    R"sql(
+CREATE TABLE projects (id TEXT PRIMARY KEY, doc JSON NOT NULL);
+)sql",
 };
 
 // "ledger entry seq 7" from a duplicate key's detail ("Key (seq)=(7) already exists."), so that a
@@ -143,6 +147,13 @@ class PostgresStore final : public Store {
       : writer_(std::move(writer)), reader_(std::move(reader)) {}
   PostgresStore(const PostgresStore&) = delete;
   PostgresStore& operator=(const PostgresStore&) = delete;
+  // Lets go of the server lock before the session closes: PostgreSQL ends a closed session's
+  // backend, and so frees its locks, a moment after the client has gone, and a server started
+  // again at once (a restart, a test's) would find the store still "in use" until then.
+  ~PostgresStore() override {
+    (void)writer_.Exec("SELECT pg_advisory_unlock($1)", {std::to_string(kServerLockKey)},
+                       "cannot unlock the store");
+  }
 
   Result<Snapshot> Load() override;
   Status Commit(std::span<const Batch> batches) override;

@@ -18,7 +18,7 @@ inline constexpr std::array kCollections = {
     Collection::kUsers,     Collection::kApiTokens, Collection::kSshKeys,    Collection::kTemplates,
     Collection::kPods,      Collection::kNodes,     Collection::kJoinTokens, Collection::kSettings,
     Collection::kEndpoints, Collection::kJobs,      Collection::kWebhooks,   Collection::kVolumes,
-    Collection::kSnapshots};
+    Collection::kSnapshots, Collection::kProjects};
 
 inline int64_t ToNanos(core::TimePoint time) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();

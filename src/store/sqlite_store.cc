@@ -30,9 +30,9 @@ namespace suanli::store {
 namespace {
 
 // Indexed by Collection; also the table names.
-constexpr std::array<std::string_view, 13> kCollectionNames = {
-    "users",    "api_tokens", "ssh_keys", "templates", "pods",    "nodes",    "join_tokens",
-    "settings", "endpoints",  "jobs",     "webhooks",  "volumes", "snapshots"};
+constexpr std::array<std::string_view, 14> kCollectionNames = {
+    "users",    "api_tokens", "ssh_keys", "templates", "pods",    "nodes",     "join_tokens",
+    "settings", "endpoints",  "jobs",     "webhooks",  "volumes", "snapshots", "projects"};
 
 }  // namespace
 
@@ -50,7 +50,7 @@ using core::Status;
 // The schema, one step per version: step i takes user_version i to i + 1. A step, once released,
 // never changes (a database in the field already ran it); changes are new steps at the end. That is
 // also why the tables are spelled out rather than generated from kCollections.
-constexpr std::array<const char*, 5> kMigrations = {
+constexpr std::array<const char*, 6> kMigrations = {
     R"sql(
 CREATE TABLE users (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 CREATE TABLE api_tokens (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
@@ -129,6 +129,10 @@ CREATE TABLE volumes (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(d
     // Snapshots of volumes.
     R"sql(
 CREATE TABLE snapshots (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
+)sql",
+    // Projects (teams).
+    R"sql(
+CREATE TABLE projects (id TEXT PRIMARY KEY, doc TEXT NOT NULL CHECK (json_valid(doc))) STRICT;
 )sql",
 };
 

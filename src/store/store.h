@@ -42,6 +42,7 @@ enum class Collection {
   kWebhooks,   // users' subscriptions to their events
   kVolumes,    // volumes as a resource of their own
   kSnapshots,  // their point-in-time copies
+  kProjects,   // teams' shared spaces
 };
 
 // "users", "api_tokens", ...: also the table names.

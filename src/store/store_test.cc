@@ -508,7 +508,7 @@ TEST_P(StoreTest, ASecondServerCannotOpenItUntilTheFirstCloses) {
 TEST(SqliteStoreTest, SchemaFromANewerSuanliIsFailedPrecondition) {
   TempDir dir;
   ASSERT_NE(OpenOrDie(dir.File("suanli.db")), nullptr);
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "6");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 99"), "");
   core::Result<std::unique_ptr<Store>> store = OpenSqliteStore(dir.File("suanli.db"));
   ASSERT_FALSE(store.ok());
@@ -533,9 +533,10 @@ TEST(SqliteStoreTest, AStoreOfSchemaOneGainsTheEndpointsAndJobsTablesAndKeepsIts
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE webhooks"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE snapshots"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE projects"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 1"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "6");
   Batch batch;
   batch.puts = {{Collection::kEndpoints, "ep_1", R"({"name":"echo"})"},
                 {Collection::kJobs, "job_1", R"({"status":"IN_QUEUE"})"}};
@@ -559,9 +560,10 @@ TEST(SqliteStoreTest, AStoreOfSchemaThreeGainsTheVolumesAndSnapshotsTablesAndKee
   // As a suanli from before volumes left it.
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE volumes"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE snapshots"), "");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "DROP TABLE projects"), "");
   EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version = 3"), "");
   std::unique_ptr<Store> store = OpenOrDie(dir.File("suanli.db"));
-  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawQuery(dir.File("suanli.db"), "PRAGMA user_version"), "6");
   Batch batch;
   batch.puts = {{Collection::kVolumes, "vol_1", R"({"name":"data"})"},
                 {Collection::kSnapshots, "snap_1", R"({"name":"before"})"}};
@@ -671,6 +673,7 @@ TEST(PostgresStoreTest, AStoreOfSchemaThreeGainsTheVolumesAndSnapshotsTablesAndK
     ASSERT_TRUE(raw.ok()) << raw.status().ToString();
     ASSERT_TRUE(raw->Exec("DROP TABLE volumes", "").ok());
     ASSERT_TRUE(raw->Exec("DROP TABLE snapshots", "").ok());
+    ASSERT_TRUE(raw->Exec("DROP TABLE projects", "").ok());
     ASSERT_TRUE(raw->Exec("UPDATE suanli_schema SET version = 3", "").ok());
   }
   core::Result<std::unique_ptr<Store>> store = OpenPostgresStore(database.url());

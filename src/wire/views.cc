@@ -310,6 +310,8 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
   json::object view{
       {"id", pod.id},
       {"owner_id", pod.owner_id},
+      {"project_id", pod.project_id},
+      {"created_by", pod.created_by.empty() ? pod.owner_id : pod.created_by},
       {"name", pod.name},
       {"template_id", pod.template_id},
       {"image", pod.image},
@@ -445,6 +447,7 @@ json::object PodListViewWithoutTime(const core::Pod& pod) {
   json::object compact;
   for (std::string_view key : {"id",
                                "owner_id",
+                               "project_id",
                                "name",
                                "template_id",
                                "image",

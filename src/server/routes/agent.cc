@@ -70,7 +70,8 @@ void AgentPods(Call& call) {
     if (!desired.ok()) return shared->Respond(desired.status());
     wire::DesiredPods message{.generation = desired->generation, .pods = {}};
     for (core::Pod& pod : desired->pods) {
-      std::vector<std::string>& keys = desired->ssh_keys[pod.owner_id];
+      // Copied: the holder's other pods on this node need the same keys.
+      std::vector<std::string> keys = desired->ssh_keys[KeyHolder(pod)];
       message.pods.push_back({.pod = std::move(pod), .ssh_keys = std::move(keys)});
     }
     // A binding is durable before an agent sees it.

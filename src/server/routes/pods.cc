@@ -54,6 +54,7 @@ void CreatePod(Call& call) {
   PodSpec spec;
   fields.String("name", &spec.name, {.max_length = 64});
   fields.String("template", &spec.template_id, {.max_length = 64});
+  fields.String("project", &spec.project, {.max_length = 64});
   fields.String("image", &spec.image, {.max_length = 512});
   fields.OptionalStringList("command", &spec.command);
   fields.StringMap("env", &spec.env);

@@ -43,5 +43,6 @@ std::span<const Route> ServerlessJobRoutes();  // serverless_jobs.cc: /v2, RunPo
 std::span<const Route> EventRoutes();          // events.cc: the event stream, the audit log
 std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
 std::span<const Route> VolumeRoutes();         // volumes.cc: volumes, and their moves' data
+std::span<const Route> ProjectRoutes();        // projects.cc: teams' projects and members
 
 }  // namespace suanli::server

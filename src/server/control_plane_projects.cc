@@ -1,0 +1,176 @@
+// Projects: a team's pods, seen and run by its members, billed to its owner (core::Project).
+#include <algorithm>
+
+#include "server/control_plane.h"
+#include "server/control_plane_internal.h"
+#include "server/project_documents.h"
+
+namespace suanli::server {
+
+using core::Result;
+using core::Status;
+
+std::optional<core::ProjectRole> ControlPlane::RoleIn(const Principal& caller,
+                                                      std::string_view project_id) const {
+  const auto project = projects_.find(std::string(project_id));
+  if (project == projects_.end()) return std::nullopt;
+  const auto member = project->second.members.find(caller.user_id);
+  if (member == project->second.members.end()) return std::nullopt;
+  return member->second;
+}
+
+bool ControlPlane::Allowed(const Principal& caller, std::string_view owner_id,
+                           std::string_view project_id, Access access) const {
+  if (caller.is_admin()) return true;
+  if (!caller.node_id.empty()) return false;
+  // A deleted project's (terminated) pods are their owner's again.
+  if (project_id.empty() || !projects_.contains(std::string(project_id))) {
+    return owner_id == caller.user_id;
+  }
+  // A project's pod is the project's, not its owner's: the owner sees it as the project's owner.
+  const std::optional<core::ProjectRole> role = RoleIn(caller, project_id);
+  if (!role) return false;
+  return access == Access::kRead || *role >= core::ProjectRole::kMember;
+}
+
+Result<std::string> ControlPlane::FindProject(const Principal& caller, std::string_view id) const {
+  auto visible = [&](const core::Project& project) {
+    return caller.is_admin() || project.members.contains(caller.user_id);
+  };
+  if (const auto it = projects_.find(std::string(id));
+      it != projects_.end() && visible(it->second)) {
+    return it->first;
+  }
+  for (const auto& [project_id, project] : projects_) {
+    if (project.name == id && visible(project)) return project_id;
+  }
+  return core::NotFoundError("you are in no project '" + std::string(id) +
+                             "' (suanli projects list)");
+}
+
+Result<Written<core::Project>> ControlPlane::CreateProject(const Principal& caller,
+                                                           std::string_view name) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  SUANLI_RETURN_IF_ERROR(CheckName("project name", name));
+  Locked locked(*this);
+  if (std::ranges::any_of(projects_,
+                          [&](const auto& entry) { return entry.second.name == name; })) {
+    return core::AlreadyExistsError("a project named '" + std::string(name) +
+                                    "' exists; choose another name");
+  }
+  core::Project project;
+  project.id = NewId("prj");
+  project.name = name;
+  project.owner_id = caller.user_id;
+  project.members[caller.user_id] = core::ProjectRole::kOwner;
+  project.created_at = Now();
+  Change change(*this);
+  const core::Project& stored = projects_[project.id] = std::move(project);
+  change.Dirty(Collection::kProjects, stored.id);
+  return Written<core::Project>{stored, change.Commit()};
+}
+
+Result<Written<std::vector<core::Project>>> ControlPlane::ListProjects(
+    const Principal& caller) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  core::MutexLock lock(mutex_);
+  std::vector<core::Project> out;
+  for (const auto& [id, project] : projects_) {
+    if (caller.is_admin() || project.members.contains(caller.user_id)) out.push_back(project);
+  }
+  return Written<std::vector<core::Project>>{std::move(out), queue_.submitted()};
+}
+
+Result<Written<core::Project>> ControlPlane::GetProject(const Principal& caller,
+                                                        std::string_view id) const {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  core::MutexLock lock(mutex_);
+  Result<std::string> found = FindProject(caller, id);
+  if (!found.ok()) return found.status();
+  return Written<core::Project>{projects_.at(*found), queue_.submitted()};
+}
+
+namespace {
+
+// The project's owner, or an admin: PERMISSION_DENIED for its other members.
+Status OwnerOnly(const Principal& caller, const core::Project& project) {
+  if (caller.is_admin() || project.owner_id == caller.user_id) return Status::Ok();
+  return core::PermissionDeniedError(
+      "only the project's owner may change its members or delete it");
+}
+
+}  // namespace
+
+Result<Written<core::Project>> ControlPlane::SetProjectMember(const Principal& caller,
+                                                              std::string_view id,
+                                                              std::string_view user,
+                                                              core::ProjectRole role) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  Result<std::string> found = FindProject(caller, id);
+  if (!found.ok()) return found.status();
+  core::Project& project = projects_.at(*found);
+  SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
+  if (role == core::ProjectRole::kOwner) {
+    return core::InvalidArgumentError(
+        "role: member or viewer; a project has one owner, whose balance its pods bill");
+  }
+  const std::string user_id = UserIdFor(user);
+  if (user_id.empty()) {
+    return core::NotFoundError("no user with the ID or name '" + std::string(user) + "'");
+  }
+  if (user_id == project.owner_id) {
+    return core::InvalidArgumentError("the project's owner stays its owner");
+  }
+  project.members[user_id] = role;
+  Change change(*this);
+  change.Dirty(Collection::kProjects, project.id);
+  return Written<core::Project>{project, change.Commit()};
+}
+
+Result<Written<core::Project>> ControlPlane::RemoveProjectMember(const Principal& caller,
+                                                                 std::string_view id,
+                                                                 std::string_view user) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  Result<std::string> found = FindProject(caller, id);
+  if (!found.ok()) return found.status();
+  core::Project& project = projects_.at(*found);
+  const std::string user_id = UserIdFor(user);
+  // A member may leave on their own; only the owner removes others.
+  if (user_id != caller.user_id) SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
+  if (user_id == project.owner_id) {
+    return core::InvalidArgumentError(
+        "the project's owner cannot leave it; delete the project instead");
+  }
+  if (user_id.empty() || project.members.erase(user_id) == 0) {
+    return core::NotFoundError("'" + std::string(user) + "' is not a member of " + project.name);
+  }
+  Change change(*this);
+  change.Dirty(Collection::kProjects, project.id);
+  return Written<core::Project>{project, change.Commit()};
+}
+
+Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& caller,
+                                                           std::string_view id) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  Locked locked(*this);
+  Result<std::string> found = FindProject(caller, id);
+  if (!found.ok()) return found.status();
+  SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, projects_.at(*found)));
+  core::Project project = projects_.at(*found);
+  if (const auto pods = pods_by_project_.find(project.id); pods != pods_by_project_.end()) {
+    for (const std::string& pod_id : pods->second) {
+      if (pods_.at(pod_id).desired != core::DesiredState::kTerminated) {
+        return core::FailedPreconditionError("project " + project.name + " still has pod " +
+                                             pod_id + "; terminate its pods first");
+      }
+    }
+  }
+  projects_.erase(project.id);
+  Change change(*this);
+  change.Dirty(Collection::kProjects, project.id);
+  return Written<core::Project>{std::move(project), change.Commit()};
+}
+
+}  // namespace suanli::server

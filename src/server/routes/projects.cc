@@ -1,0 +1,93 @@
+// Routes for projects (teams): create, list, show, members and their roles, delete. A project's
+// pods are created with "project" in the pod's body (pods.cc).
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "server/project_documents.h"
+#include "server/routes/request_fields.h"
+#include "server/routes/routes.h"
+#include "server/routes/views.h"
+
+namespace suanli::server {
+namespace {
+
+namespace json = boost::json;
+using core::Result;
+using core::Status;
+
+json::object ProjectView(const core::Project& project) {
+  json::array members;
+  for (const auto& [user_id, role] : project.members) {
+    members.emplace_back(json::object{{"user_id", user_id}, {"role", ProjectRoleName(role)}});
+  }
+  return {{"id", project.id},
+          {"name", project.name},
+          {"owner_id", project.owner_id},
+          {"members", std::move(members)},
+          {"created_at", core::FormatTime(project.created_at)}};
+}
+
+void CreateProject(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  std::string name;
+  fields.String("name", &name, {.required = true, .max_length = 64});
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  call.Respond(call.plane().CreateProject(call.principal, name), ProjectView, 201);
+}
+
+void ListProjects(Call& call) {
+  call.Respond(call.plane().ListProjects(call.principal),
+               [](const std::vector<core::Project>& projects) {
+                 return ListOf("projects", projects, ProjectView);
+               });
+}
+
+void GetProject(Call& call) {
+  call.Respond(call.plane().GetProject(call.principal, call.param(0)), ProjectView);
+}
+
+void SetMember(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  std::string role_name;
+  fields.String("role", &role_name, {.required = true, .max_length = 16});
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  const std::optional<core::ProjectRole> role = ProjectRoleNamed(role_name);
+  if (!role) {
+    return call.Respond(core::InvalidArgumentError(
+        "role: member (creates and runs the project's pods) or viewer (sees them), not '" +
+        role_name + "'"));
+  }
+  call.Respond(call.plane().SetProjectMember(call.principal, call.param(0), call.param(1), *role),
+               ProjectView);
+}
+
+void RemoveMember(Call& call) {
+  call.Respond(call.plane().RemoveProjectMember(call.principal, call.param(0), call.param(1)),
+               ProjectView);
+}
+
+void DeleteProject(Call& call) {
+  call.Respond(call.plane().DeleteProject(call.principal, call.param(0)), ProjectView);
+}
+
+// clang-format off
+constexpr Route kProjectRoutes[] = {
+  {{"GET", "/v1/projects", Access::kUser, "The projects you are a member of (an admin: all)"}, ListProjects},
+  {{"POST", "/v1/projects", Access::kUser, "Create a project you own: its pods bill your balance"}, CreateProject},
+  {{"GET", "/v1/projects/{id}", Access::kUser, "A project and its members"}, GetProject},
+  {{"DELETE", "/v1/projects/{id}", Access::kUser, "Delete a project (its owner; its pods terminated)"}, DeleteProject},
+  {{"PUT", "/v1/projects/{id}/members/{user}", Access::kUser, "Make a user a member or viewer (the owner)"}, SetMember},
+  {{"DELETE", "/v1/projects/{id}/members/{user}", Access::kUser, "Remove a member (the owner), or leave"}, RemoveMember},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const Route> ProjectRoutes() { return kProjectRoutes; }
+
+}  // namespace suanli::server
