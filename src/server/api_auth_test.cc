@@ -906,6 +906,11 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
   EXPECT_EQ(Str(shown.json, "created_by"), member.id);
   EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", viewer.token, json::value(pod_body)), 403,
                          "PERMISSION_DENIED"));
+  // A member's own volume would be every member's in a project's pod: refused.
+  json::object with_volume = pod_body;
+  with_volume["volumes"] = json::array{json::object{{"name", "mine"}, {"mount_path", "/data"}}};
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", member.token, json::value(with_volume)), 409,
+                         "FAILED_PRECONDITION"));
   EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", stranger.token, json::value(pod_body)), 404,
                          "NOT_FOUND"));
 

@@ -252,6 +252,13 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
         "gpu_count: a share of one GPU (0.001 to 0.999, e.g. 0.5) or a whole number of GPUs");
   }
   SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
+  if (!spec.project.empty() && !spec.volumes.empty()) {
+    // Every member may start a project's pod, so a person's volume in it would be theirs to read.
+    return core::FailedPreconditionError(
+        "volumes: a project's pod cannot mount a person's volume, which every member could then "
+        "reach, and projects have no volumes of their own yet; keep its data on the pod's own "
+        "volume (volume_gb)");
+  }
   Locked locked(*this);
   const core::TimePoint now = Now();
   core::Pod pod;
