@@ -933,6 +933,16 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
       IsApiError(api().Send("DELETE", "/v1/pods/" + pod, viewer.token), 403, "PERMISSION_DENIED"));
   EXPECT_TRUE(
       IsApiError(api().Post("/v1/pods/" + pod + "/stop", stranger.token, "{}"), 404, "NOT_FOUND"));
+  // Its ports run code (a notebook): a member's, not a viewer's; its secrets are its owner's.
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod + "/proxy/8888/", viewer.token), 403,
+                         "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod + "/proxy/8888/", member.token), 409,
+                         "FAILED_PRECONDITION"))
+      << "a member reaches it once it runs";
+  const ApiReply as_viewer = api().Get("/v1/pods/" + pod, viewer.token);
+  EXPECT_FALSE(as_viewer.object().contains("jupyter_token") ||
+               as_viewer.object().contains("link_token"))
+      << as_viewer.text;
   EXPECT_EQ(api().Post("/v1/pods/" + pod + "/stop", member.token, "{}").status, 200);
 
   // The owner's own pods stay the owner's: a member does not see them.

@@ -425,8 +425,12 @@ class ControlPlane {
   core::Result<PodPageEnd> VisitPods(const Principal& caller, const PodPage& page,
                                      const std::function<void(const PodListEntry&)>& visit) const;
   core::Result<Written<core::Pod>> GetPod(const Principal& caller, std::string_view id) const;
-  // The pod and its node, for a relayed request. NOT_FOUND as GetPod.
-  core::Result<PodPlacement> Placement(const Principal& caller, std::string_view pod_id) const;
+  // The pod and its node, for a relayed request. NOT_FOUND as GetPod. Its logs are for whoever
+  // sees it; its ports (HTTP through the proxy: a notebook runs code) only for whoever may change
+  // it: PERMISSION_DENIED for a viewer of its project.
+  enum class Reach { kLogs, kPorts };
+  core::Result<PodPlacement> Placement(const Principal& caller, std::string_view pod_id,
+                                       Reach reach) const;
   // stop, start, restart; terminate refuses a volume with data unless `force`.
   core::Result<Written<core::Pod>> Act(const Principal& caller, std::string_view id,
                                        core::PodAction action, bool force = false);

@@ -472,13 +472,18 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
   return Written<core::Pod>{std::move(pod), queue_.submitted()};
 }
 
-Result<PodPlacement> ControlPlane::Placement(const Principal& caller,
-                                             std::string_view pod_id) const {
+Result<PodPlacement> ControlPlane::Placement(const Principal& caller, std::string_view pod_id,
+                                             Reach reach) const {
   Result<Written<core::Pod>> pod = GetPod(caller, pod_id);
   if (!pod.ok()) return pod.status();
   PodPlacement placement{std::move(pod->value), "", false};
-  if (placement.pod.node_id.empty()) return placement;
   core::MutexLock lock(mutex_);
+  if (reach == Reach::kPorts &&
+      !Allowed(caller, placement.pod.owner_id, placement.pod.project_id, Access::kWrite)) {
+    return core::PermissionDeniedError("you are a viewer of pod " + placement.pod.id +
+                                       "'s project: its ports are for its members");
+  }
+  if (placement.pod.node_id.empty()) return placement;
   const auto node = nodes_.find(placement.pod.node_id);
   placement.node_name = NodeName(placement.pod.node_id);
   placement.node_reachable = node != nodes_.end() && node->second.state == core::NodeState::kReady;

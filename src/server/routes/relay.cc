@@ -118,7 +118,8 @@ void PodLogs(Call& call) {
     }
     request.timestamps = *timestamps == "true";
   }
-  Result<PodPlacement> placement = call.plane().Placement(call.principal, call.param(0));
+  Result<PodPlacement> placement =
+      call.plane().Placement(call.principal, call.param(0), ControlPlane::Reach::kLogs);
   if (!placement.ok()) return call.Respond(placement.status());
   const core::Pod& pod = placement->pod;
   if (pod.node_id.empty() && !pod.last_logs.empty()) {
@@ -150,7 +151,8 @@ void ProxyToPod(Call& call) {
     return call.Respond(core::InvalidArgumentError(
         "port: must be one of the pod's ports, e.g. /v1/pods/ID/proxy/8888/"));
   }
-  Result<PodPlacement> placement = call.plane().Placement(call.principal, call.param(0));
+  Result<PodPlacement> placement =
+      call.plane().Placement(call.principal, call.param(0), ControlPlane::Reach::kPorts);
   if (!placement.ok()) return call.Respond(placement.status());
   const core::Pod& pod = placement->pod;
   const bool has_port =
