@@ -349,6 +349,21 @@ try {
   await page.click('form.inline button:has-text("Set cap")');
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
   check(!(await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros, 'an empty cap removes it');
+  // A monthly budget: this month's spend against it, and what happens at 100 %.
+  await page.fill('#budget', '20');
+  await page.selectOption('#budget-action', 'stop_interruptible');
+  await page.click('form.inline button:has-text("Set budget")');
+  await page.waitForSelector('#budget-progress');
+  const budgeted = await apiGet('/v1/users/me', token);
+  check(budgeted.monthly_budget_micros === 20000000 && budgeted.budget_action === 'stop_interruptible',
+        `the budget is set: ${budgeted.monthly_budget_micros} ${budgeted.budget_action}`);
+  check(/\$[\d.,]+ of \$20\.00 this month \(\d+ %\).*stop my interruptible pods/.test(await page.textContent('#budget-progress')),
+        `the budget's progress is shown: ${await page.textContent('#budget-progress')}`);
+  await shot('billing-budget');
+  await page.fill('#budget', '');
+  await page.click('form.inline button:has-text("Set budget")');
+  await page.waitForFunction(() => document.querySelector('#budget')?.value === '' && !document.querySelector('#budget-progress'));
+  check(!(await apiGet('/v1/users/me', token)).monthly_budget_micros, 'an empty budget removes it');
 
   // Events: the pod's stop, with its reason, newest first; filtered by kind.
   await page.click('nav a[href="#/events"]');
