@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -654,6 +655,62 @@ TEST_F(AgentFaultTest, AnEngineThatStopsIsWaitedOutAndReconciledWhenItReturns) {
   WaitPod(pod, InState("stopped"));
   const auto container = engine_->Inspect(agent::ContainerName(pod));
   EXPECT_FALSE(container.ok() && container->running);
+}
+
+// Podman's service killed while it removes a container can leave the container's record without
+// its storage; every list of containers then fails on it ("getting container from store ...:
+// container not known"), so an agent could never reconcile again. The engine client removes such
+// a record and lists again. The ghost is made in a Podman store of the test's own (vfs, in a
+// temporary folder), so breaking it disturbs no other test.
+TEST(EngineRepairTest, AContainerRecordWhoseStorageIsGoneIsRemovedAndTheListWorksAgain) {
+  TempDir root("suanli-ghost");
+  const std::filesystem::path log = root.path() / "podman.log";
+  const std::vector<std::string> store = {"--root",           (root.path() / "root").string(),
+                                          "--runroot",        (root.path() / "run").string(),
+                                          "--tmpdir",         (root.path() / "tmp").string(),
+                                          "--storage-driver", "vfs"};
+  auto podman = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), store.begin(), store.end());
+    args.insert(args.begin(), "podman");
+    ChildProcess command(std::move(args), log);
+    return command.Wait(60s) && command.exit_status() == 0;
+  };
+  std::filesystem::create_directories(root.path() / "rootfs");
+  std::ofstream(root.path() / "rootfs" / "hello") << "hello\n";
+  ASSERT_EQ(std::system(("tar -C " + (root.path() / "rootfs").string() + " -cf " +
+                         (root.path() / "image.tar").string() + " .")
+                            .c_str()),
+            0);
+  ASSERT_TRUE(podman({"import", (root.path() / "image.tar").string(), "localhost/suanli/ghost"}))
+      << testing::ReadFile(log);
+  ASSERT_TRUE(podman({"create", "--name", "suanli-ghost", "--label", "suanli.node=ghost",
+                      "localhost/suanli/ghost", "/hello"}))
+      << testing::ReadFile(log);
+  // The storage forgets the container; Podman's own record of it stays.
+  std::ofstream(root.path() / "root" / "vfs-containers" / "containers.json", std::ios::trunc)
+      << "[]";
+  ASSERT_FALSE(podman({"container", "inspect", "suanli-ghost"})) << "the container is a ghost";
+
+  const std::string socket = (root.path() / "podman.sock").string();
+  std::vector<std::string> service = {"podman"};
+  service.insert(service.end(), store.begin(), store.end());
+  service.insert(service.end(), {"system", "service", "--time=0", "unix://" + socket});
+  ChildProcess engine_service(service, log);
+  for (int i = 0; i < 100 && !std::filesystem::exists(socket); ++i)
+    std::this_thread::sleep_for(100ms);
+  core::Result<std::unique_ptr<agent::Engine>> engine = agent::Engine::Connect("unix://" + socket);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  std::vector<std::string> notices;
+  (*engine)->SetNoticeHandler([&](const std::string& line) { notices.push_back(line); });
+
+  core::Result<std::vector<agent::ContainerInfo>> listed = (*engine)->ListLabelled("suanli.node");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString() << "\n" << testing::ReadFile(log);
+  EXPECT_TRUE(listed->empty());
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("storage was gone"), std::string::npos) << notices[0];
+  EXPECT_FALSE(podman({"container", "exists", "suanli-ghost"})) << "the record is gone too";
+  ASSERT_TRUE((*engine)->ListLabelledNetworks("suanli.network").ok());
+  EXPECT_EQ(notices.size(), 1u) << "nothing else to repair";
 }
 
 }  // namespace

@@ -75,7 +75,9 @@ class AgentImpl final : public Agent {
           std::ostringstream text;
           text << file.rdbuf();
           return text.str();
-        }) {}
+        }) {
+    engine_->SetNoticeHandler([this](const std::string& line) { Log(line); });
+  }
 
   ~AgentImpl() override { Stop(); }
 

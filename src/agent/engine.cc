@@ -352,8 +352,8 @@ class DockerApiEngine final : public Engine {
     if (label_key.empty()) return core::InvalidArgumentError("an empty label key matches nothing");
     json::object filters{{"label", json::array{label_key}}};
     core::Result<net::HttpResponse> response =
-        Call("GET", std::string(kApi) + "/containers/json?all=true&filters=" +
-                        net::PercentEncode(json::serialize(filters)));
+        ListCall(std::string(kApi) + "/containers/json?all=true&filters=" +
+                 net::PercentEncode(json::serialize(filters)));
     if (!response.ok()) return response.status();
     if (response->status != 200) return EngineError(*response, "listing containers");
     std::optional<json::value> body = ParseJson(response->body);
@@ -435,9 +435,8 @@ class DockerApiEngine final : public Engine {
   core::Result<std::vector<std::string>> ListLabelledNetworks(std::string_view label_key) override {
     if (label_key.empty()) return core::InvalidArgumentError("an empty label key matches nothing");
     json::object filters{{"label", json::array{label_key}}};
-    core::Result<net::HttpResponse> response =
-        Call("GET", std::string(kApi) +
-                        "/networks?filters=" + net::PercentEncode(json::serialize(filters)));
+    core::Result<net::HttpResponse> response = ListCall(
+        std::string(kApi) + "/networks?filters=" + net::PercentEncode(json::serialize(filters)));
     if (!response.ok()) return response.status();
     if (response->status != 200) return EngineError(*response, "listing networks");
     std::optional<json::value> body = ParseJson(response->body);
@@ -647,6 +646,25 @@ class DockerApiEngine final : public Engine {
   }
 
   // One request on a connection of its own (see the header: thread-safety).
+  // A GET of a list that Podman fails as a whole while one container's record outlived its
+  // storage (engine_json::GhostContainerId): the record is removed, said, and the list asked again.
+  // A few in a row at most, so an engine that keeps answering so cannot hold the caller.
+  core::Result<net::HttpResponse> ListCall(const std::string& target) {
+    constexpr int kMostGhosts = 8;
+    for (int removed = 0;; ++removed) {
+      core::Result<net::HttpResponse> response = Call("GET", target);
+      if (!response.ok() || response->status != 500 || removed == kMostGhosts) return response;
+      const std::string ghost = engine_json::GhostContainerId(EngineMessage(*response));
+      if (ghost.empty()) return response;
+      core::Result<net::HttpResponse> removal =
+          Call("DELETE", std::string(kApi) + "/containers/" + ghost + "?force=true");
+      if (!removal.ok() || (removal->status != 204 && removal->status != 200)) return response;
+      Notice("removed container " + ghost.substr(0, 12) +
+             ": the engine kept its record but its storage was gone (its service was stopped "
+             "while removing it), which failed every list of containers");
+    }
+  }
+
   core::Result<net::HttpResponse> Call(std::string_view method, const std::string& target,
                                        std::string_view body = {},
                                        std::chrono::milliseconds timeout = kCallTimeout,

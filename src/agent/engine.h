@@ -128,6 +128,12 @@ class Engine {
   static core::Result<std::unique_ptr<Engine>> Connect(std::string_view socket_url);
   virtual ~Engine() = default;
 
+  // Where the client says what it repaired on its own (a container record whose storage is gone,
+  // which would fail every list); set once, before the engine is shared between threads.
+  void SetNoticeHandler(std::function<void(const std::string&)> on_notice) {
+    on_notice_ = std::move(on_notice);
+  }
+
   virtual const std::string& socket_url() const = 0;
   virtual core::Result<EngineVersion> Version() = 0;
 
@@ -199,6 +205,14 @@ class Engine {
   // The CPU time the container has used since it started, in nanoseconds (the stats API's
   // cpu_stats.cpu_usage.total_usage): two readings apart give its CPU use in between.
   virtual core::Result<uint64_t> CpuUsage(std::string_view id_or_name) = 0;
+
+ protected:
+  void Notice(const std::string& line) const {
+    if (on_notice_) on_notice_(line);
+  }
+
+ private:
+  std::function<void(const std::string&)> on_notice_;
 };
 
 // Undoes the Docker Engine API's multiplexed log framing: each frame is an 8-byte header (stream

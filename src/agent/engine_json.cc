@@ -358,4 +358,22 @@ core::Status EngineErrorStatus(int http_status, std::string_view message, std::s
   return core::InternalError(std::move(text));
 }
 
+std::string GhostContainerId(std::string_view message) {
+  constexpr std::string_view kPrefix = "getting container from store \"";
+  constexpr std::string_view kSuffix = "\": container not known";
+  const size_t start = message.find(kPrefix);
+  if (start == std::string_view::npos) return "";
+  const size_t id_start = start + kPrefix.size();
+  const size_t id_end = message.find(kSuffix, id_start);
+  if (id_end == std::string_view::npos) return "";
+  std::string_view id = message.substr(id_start, id_end - id_start);
+  // Podman's ids are 64 hex digits; anything else is not this message and must not reach a URL.
+  if (id.size() != 64 || !std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+      })) {
+    return "";
+  }
+  return std::string(id);
+}
+
 }  // namespace suanli::agent::engine_json

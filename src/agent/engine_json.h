@@ -31,6 +31,12 @@ std::optional<boost::json::value> ParseJson(std::string_view text);
 // container that is gone is an answer, not a failure of the engine. INTERNAL otherwise.
 core::Status EngineErrorStatus(int http_status, std::string_view message, std::string_view what);
 
+// The id in Podman's `getting container from store "ID": container not known`, or "" for any
+// other message. Podman says that for a container whose record outlived its storage (its service
+// was killed while removing it); every list of containers or networks then fails on it until the
+// record goes, so the engine client removes it (the container can never run again).
+std::string GhostContainerId(std::string_view message);
+
 // Names, ids and image references go into the URL path unescaped (as the docker CLI sends them),
 // so anything outside their alphabets ([A-Za-z0-9_.-], and / : @ when `image`) is refused before
 // it can change the request: INVALID_ARGUMENT, naming `what`.

@@ -878,6 +878,27 @@ TEST(EngineErrorTest, AContainerGoneBetweenListAndInspectIsNotFoundOnPodmanToo) 
   EXPECT_EQ(other.message(), "inspecting: io: disk full");
 }
 
+TEST(EngineErrorTest, FindsTheContainerWhoseStorageIsGoneInPodmansMessageOnly) {
+  const std::string id = "2ed2d04335023507cb1d5f06347df72095e5d3a1599bcb637cddf4e68bf9ebbb";
+  EXPECT_EQ(engine_json::GhostContainerId("getting container from store \"" + id +
+                                          "\": container not known"),
+            id);
+  EXPECT_EQ(engine_json::GhostContainerId("listing: getting container from store \"" + id +
+                                          "\": container not known"),
+            id);
+  EXPECT_EQ(engine_json::GhostContainerId("no such container"), "");
+  EXPECT_EQ(
+      engine_json::GhostContainerId("getting container from store \"abc\": container not known"),
+      "")
+      << "not an id";
+  EXPECT_EQ(engine_json::GhostContainerId("getting container from store \"" + id.substr(0, 63) +
+                                          "/\": container not known"),
+            "")
+      << "nothing that is not a hex id may reach a URL";
+  EXPECT_EQ(engine_json::GhostContainerId("getting container from store \"" + id + "\": disk full"),
+            "");
+}
+
 TEST(ParseEngineTimeTest, ReadsDockerAndPodmanTimes) {
   EXPECT_EQ(ParseEngineTime("0001-01-01T00:00:00Z"), std::nullopt);
   EXPECT_EQ(ParseEngineTime(""), std::nullopt);
