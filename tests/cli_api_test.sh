@@ -217,6 +217,15 @@ check "project pod seen" 0 "teamwork" "" -- --token "$bob_token" pods list
 check "viewer deploys not" 8 "" "you are a viewer of team" -- --token "$bob_token" pods create --project team --image ubuntu:22.04 --gpu "RTX 4090" --queue
 check "no such project" 3 "" "you are in no project 'nope'" -- pods create --project nope --image ubuntu:22.04 --gpu "RTX 4090" --queue
 check "projects list" 0 "team" "" -- --token "$bob_token" projects
+# A project token (a CI job's): the project's pods, and nothing else of alice's account.
+check "project token" 0 "^sl_[A-Za-z0-9_-]+$" "" -- tokens create ci --project team
+ci_token=$(head -n 1 out.txt)
+check "project token sees" 0 "teamwork" "" -- --token "$ci_token" pods list
+check "alice sees t2" 0 " t2 " "" -- pods list
+check "project token only" 0 "" "" -- --token "$ci_token" pods list
+if grep -q " t2 " out.txt; then failed=$((failed + 1)); echo "FAIL project token sees alice's own pod"; fi
+check "project token billing" 8 "" "scoped to project" -- --token "$ci_token" billing balance
+check "tokens list scope" 0 "full \(project prj_" "" -- tokens list
 
 echo "cli api: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

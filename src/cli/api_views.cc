@@ -291,7 +291,10 @@ std::string TokensTable(const boost::json::array& tokens) {
   table.AddColumn("CREATED (UTC)", Align::kLeft);
   for (const boost::json::value& token : tokens) {
     table.AddRow({JsonText(token, "id"), JsonText(token, "name"), JsonText(token, "prefix"),
-                  JsonBool(token, "read_only") ? "read-only" : "full",
+                  std::string(JsonBool(token, "read_only") ? "read-only" : "full") +
+                      (JsonText(token, "project_id").empty()
+                           ? ""
+                           : " (project " + JsonText(token, "project_id") + ")"),
                   TimeText(JsonText(token, "created_at"))});
   }
   return table.Render();

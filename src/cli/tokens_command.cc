@@ -15,6 +15,7 @@ struct TokensFlags {
   std::string name;
   std::string key;  // ssh-keys add: a file or the key itself
   bool read_only = false;
+  std::string project;  // tokens create: the project it is scoped to
 };
 
 core::Status RunListTokens(const TokensFlags& flags, CommandContext& context) {
@@ -29,6 +30,7 @@ core::Status RunCreateToken(const TokensFlags& flags, CommandContext& context) {
   boost::json::object body;
   body["name"] = flags.name;
   if (flags.read_only) body["read_only"] = true;
+  if (!flags.project.empty()) body["project"] = flags.project;
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
   return PrintResult(context, flags.json, (*api)->Post("/v1/tokens", body),
@@ -38,6 +40,7 @@ core::Status RunCreateToken(const TokensFlags& flags, CommandContext& context) {
                        return JsonText(answer, "secret") + "\n" +
                               (flags.read_only ? "read-only token " : "token ") +
                               (token ? JsonText(*token, "id") : std::string()) +
+                              (flags.project.empty() ? "" : " of project " + flags.project) +
                               " created; the secret is shown only now\n";
                      });
 }
@@ -106,6 +109,9 @@ CommandRun DefineTokensCommand(CLI::App& command) {
   create.add_option("name", flags->name, "What it is for, e.g. laptop or ci")->required();
   create.add_flag("--read-only", flags->read_only,
                   "It may only read (GET): for a dashboard or a monitor; it cannot make tokens");
+  create.add_option("--project", flags->project,
+                    "It reaches only this project's pods (id or name), as your role there: for "
+                    "a CI job or a teammate's machine");
   AddJsonFlag(create, flags->json);
   CLI::App& revoke = group.Add("revoke", "Revoke a token", [flags](CommandContext& context) {
     return RunRemove(*flags, context, "tokens", "revoked token");

@@ -76,6 +76,9 @@ struct ApiToken {
   std::string secret_prefix;  // the first characters, so a person can tell tokens apart
   TimePoint created_at;
   bool read_only = false;  // GET and HEAD only: a dashboard's or a monitor's
+  // "": the whole account. Else a project's id: the token reaches that project's pods (and the
+  // catalog) only, as the member its user is; a CI job's or a teammate's laptop's.
+  std::string project_id{};
 
   friend bool operator==(const ApiToken&, const ApiToken&) = default;
 };

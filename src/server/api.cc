@@ -187,6 +187,14 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
             "; use a full token (suanli tokens create NAME makes one)"));
         return;
       }
+      if (!call.principal.project_id.empty() && !ProjectTokenReaches(route.info)) {
+        call.Respond(core::PermissionDeniedError(
+            "this API token is scoped to project " + call.principal.project_id +
+            ": it reaches that project's pods and the catalog, not " +
+            std::string(route.info.method) + " " + std::string(route.info.pattern) +
+            "; use an account token"));
+        return;
+      }
     }
   }
   route.handler(call);

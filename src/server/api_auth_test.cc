@@ -43,10 +43,25 @@ using testing::Str;
 
 // --- Authorization ------------------------------------------------------------------------------
 
-// kReadOnlyA: a read-only token of A's (GET and HEAD only).
-enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kReadOnlyA, kUserA, kAdmin };
-constexpr Caller kCallers[] = {Caller::kNone,  Caller::kBogus,     Caller::kJoin,  Caller::kNode,
-                               Caller::kUserB, Caller::kReadOnlyA, Caller::kUserA, Caller::kAdmin};
+// kReadOnlyA: a read-only token of A's (GET and HEAD only). kProjectB: a token of B's scoped to a
+// project of B's own (Principal::project_id): B, on the routes of a project's pods, its project,
+// B's own user and the catalog only.
+enum class Caller { kNone, kBogus, kJoin, kNode, kUserB, kProjectB, kReadOnlyA, kUserA, kAdmin };
+constexpr Caller kCallers[] = {Caller::kNone,      Caller::kBogus, Caller::kJoin,
+                               Caller::kNode,      Caller::kUserB, Caller::kProjectB,
+                               Caller::kReadOnlyA, Caller::kUserA, Caller::kAdmin};
+
+// The routes a project token reaches, written out here rather than taken from the server's list,
+// so that a route added to it (or left out) is a decision this test sees.
+bool ProjectTokenMayCall(std::string_view method, std::string_view pattern) {
+  if (pattern == "/v1/pods" || pattern.starts_with("/v1/pods/") || pattern == "/v1/advise") {
+    return true;
+  }
+  static const std::set<std::string_view> kReadable = {
+      "/v1/projects", "/v1/projects/{id}", "/v1/users/{id}", "/v1/gpus",
+      "/v1/models",   "/v1/availability",  "/v1/templates",  "/v1/templates/{id}"};
+  return (method == "GET" || method == "HEAD") && kReadable.contains(pattern);
+}
 
 std::string_view CallerName(Caller caller) {
   switch (caller) {
@@ -62,6 +77,8 @@ std::string_view CallerName(Caller caller) {
       return "user B";
     case Caller::kUserA:
       return "user A";
+    case Caller::kProjectB:
+      return "user B's project token";
     case Caller::kReadOnlyA:
       return "user A's read-only token";
     case Caller::kAdmin:
@@ -119,6 +136,11 @@ class ApiAuthTest : public ApiServerTest {
         "/v1/tokens", a_.token, json::object{{"name", "dashboard"}, {"read_only", true}});
     ASSERT_EQ(reader.status, 201) << reader.Describe();
     a_read_only_ = Str(reader.json, "secret");
+    ASSERT_EQ(api().Post("/v1/projects", b_.token, R"({"name":"bs-team"})").status, 201);
+    const ApiReply scoped = api().PostJson("/v1/tokens", b_.token,
+                                           json::object{{"name", "ci"}, {"project", "bs-team"}});
+    ASSERT_EQ(scoped.status, 201) << scoped.Describe();
+    b_project_ = Str(scoped.json, "secret");
   }
 
   std::string TokenOf(Caller caller) const {
@@ -135,6 +157,8 @@ class ApiAuthTest : public ApiServerTest {
         return b_.token;
       case Caller::kUserA:
         return a_.token;
+      case Caller::kProjectB:
+        return b_project_;
       case Caller::kReadOnlyA:
         return a_read_only_;
       case Caller::kAdmin:
@@ -144,7 +168,7 @@ class ApiAuthTest : public ApiServerTest {
   }
 
   static Expect Expected(Access access, Caller caller, const RouteCase& route,
-                         std::string_view method) {
+                         std::string_view method, std::string_view pattern) {
     const bool anonymous =
         caller == Caller::kNone || caller == Caller::kBogus || caller == Caller::kJoin;
     // A's read-only token is A for reading, and may do nothing else that needs a token.
@@ -152,6 +176,15 @@ class ApiAuthTest : public ApiServerTest {
         access != Access::kWorker) {
       if (method != "GET" && method != "HEAD") return Expect::kForbidden;
       caller = Caller::kUserA;
+    }
+    // B's project token is B where it reaches, and refused on a person's other routes.
+    if (caller == Caller::kProjectB) {
+      if ((access == Access::kUser || access == Access::kUserOrPodLink ||
+           access == Access::kAdmin) &&
+          !ProjectTokenMayCall(method, pattern)) {
+        return Expect::kForbidden;
+      }
+      caller = Caller::kUserB;
     }
     switch (access) {
       case Access::kPublic:
@@ -502,7 +535,7 @@ class ApiAuthTest : public ApiServerTest {
   }
 
   Account a_, b_, node_;
-  std::string join_, a_pod_, a_template_, a_read_only_;
+  std::string join_, a_pod_, a_template_, a_read_only_, b_project_;
   int counter_ = 0;
   int64_t report_seq_ = 0;
 };
@@ -521,7 +554,8 @@ TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFro
     for (Caller caller : kCallers) {
       SCOPED_TRACE(key + " as " + std::string(CallerName(caller)));
       const Request request = found->second.make();
-      const Expect expect = Expected(route.access, caller, found->second, route.method);
+      const Expect expect =
+          Expected(route.access, caller, found->second, route.method, route.pattern);
       const std::string probe_before =
           request.probe.empty() ? "" : api().Get(request.probe, a_.token).text;
       const bool has_body =
@@ -551,7 +585,7 @@ TEST_F(ApiAuthTest, EveryRouteLetsInExactlyItsCallersAndHidesOnePersonsThingsFro
           EXPECT_LT(reply.status, 500) << reply.Describe();
           break;
       }
-      if (caller == Caller::kUserB && !request.probe.empty()) {
+      if ((caller == Caller::kUserB || caller == Caller::kProjectB) && !request.probe.empty()) {
         const ApiReply after = api().Get(request.probe, a_.token);
         EXPECT_EQ(after.status, 200) << "A's thing is still there: " << after.Describe();
         EXPECT_EQ(after.text, probe_before) << "B's request changed A's thing";
@@ -944,6 +978,13 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
                as_viewer.object().contains("link_token"))
       << as_viewer.text;
   EXPECT_EQ(api().Post("/v1/pods/" + pod + "/stop", member.token, "{}").status, 200);
+  // Why it stopped is a member's and a viewer's question too: its events, asked for by the pod.
+  for (const std::string& token : {member.token, viewer.token, stranger.token}) {
+    const ApiReply events = api().Get("/v1/events?pod=" + pod, token);
+    ASSERT_EQ(events.status, 200) << events.Describe();
+    EXPECT_EQ(events.text.find("pod.state") != std::string::npos, token != stranger.token)
+        << events.text;
+  }
 
   // The owner's own pods stay the owner's: a member does not see them.
   const std::string own = CreatePod(owner.token);
@@ -994,6 +1035,94 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
   ASSERT_EQ(api().Send("DELETE", "/v1/projects/" + project, owner.token).status, 200);
   EXPECT_EQ(api().Get("/v1/pods/" + pod, owner.token).status, 200) << "the owner's again";
   EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod, viewer.token), 404, "NOT_FOUND"));
+}
+
+// A project token (a CI job's, a teammate's laptop's) reaches its project's pods as its user's role
+// there, and nothing else of the account: not the user's own pods, volumes, tokens or billing.
+TEST_F(ApiServerTest, AProjectTokenReachesOnlyItsProjectsPodsAsItsUsersRole) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  RegisterNode("n1", "RTX 4090", 4);
+  const Account owner = CreateUser("owner", kPlentyOfCredits);
+  const Account member = CreateUser("member", kPlentyOfCredits);
+  ASSERT_EQ(api().Post("/v1/projects", owner.token, R"({"name":"ci-team"})").status, 201);
+  ASSERT_EQ(api().Post("/v1/projects", owner.token, R"({"name":"other-team"})").status, 201);
+  ASSERT_EQ(
+      api()
+          .Send("PUT", "/v1/projects/ci-team/members/member", owner.token, R"({"role":"member"})")
+          .status,
+      200);
+  const auto make_token = [&](const std::string& token, std::string_view body) {
+    return api().Post("/v1/tokens", token, body);
+  };
+  const ApiReply made = make_token(member.token, R"({"name":"ci","project":"ci-team"})");
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  EXPECT_NE(Str(made.json.at("token"), "project_id"), "");
+  const std::string scoped = Str(made.json, "secret");
+  EXPECT_TRUE(IsApiError(make_token(member.token, R"({"name":"x","project":"other-team"})"), 404,
+                         "NOT_FOUND"))
+      << "a project the user is not in";
+  EXPECT_TRUE(IsApiError(make_token(scoped, R"({"name":"x"})"), 403, "PERMISSION_DENIED"))
+      << "a project token makes no tokens";
+
+  const std::string personal = CreatePod(member.token);
+  // Created with a project token, a pod is the project's without saying so.
+  const std::string team_pod = CreatePod(scoped);
+  const ApiReply team = api().Get("/v1/pods/" + team_pod, member.token);
+  ASSERT_EQ(team.status, 200) << team.Describe();
+  EXPECT_EQ(Str(team.json, "owner_id"), owner.id) << "billed to the project's owner";
+  const ApiReply listed = api().Get("/v1/pods", scoped);
+  ASSERT_EQ(listed.status, 200) << listed.Describe();
+  EXPECT_NE(listed.text.find(team_pod), std::string::npos);
+  EXPECT_EQ(listed.text.find(personal), std::string::npos) << "the user's own pods are not its";
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + personal, scoped), 404, "NOT_FOUND"));
+  EXPECT_TRUE(
+      IsApiError(api().Post("/v1/pods/" + personal + "/stop", scoped, "{}"), 404, "NOT_FOUND"));
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", scoped,
+                                        json::object{{"template", "pytorch"},
+                                                     {"gpu_type", "4090"},
+                                                     {"volume_gb", 0},
+                                                     {"project", "other-team"}}),
+                         404, "NOT_FOUND"));
+  EXPECT_EQ(api().Post("/v1/pods/" + team_pod + "/stop", scoped, "{}").status, 200);
+  // It reads its project, the catalog and its user; the account's other things are not its.
+  const ApiReply projects = api().Get("/v1/projects", scoped);
+  ASSERT_EQ(projects.status, 200) << projects.Describe();
+  EXPECT_NE(projects.text.find("ci-team"), std::string::npos);
+  EXPECT_EQ(projects.text.find("other-team"), std::string::npos);
+  EXPECT_EQ(api().Get("/v1/gpus", scoped).status, 200);
+  EXPECT_EQ(api().Get("/v1/users/me", scoped).status, 200);
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/v1/tokens"},
+           {"GET", "/v1/volumes"},
+           {"GET", "/v1/billing/balance"},
+           {"GET", "/v1/endpoints"},
+           {"GET", "/v1/events"},
+           {"POST", "/v1/projects"},
+           {"PUT", "/v1/projects/ci-team/members/owner"}}) {
+    const ApiReply refused = api().Send(method, path, scoped, "{}");
+    EXPECT_TRUE(IsApiError(refused, 403, "PERMISSION_DENIED")) << method << " " << path;
+    EXPECT_NE(refused.text.find("scoped to project"), std::string::npos) << refused.text;
+  }
+  // An admin's project token is no admin's; a member removed, the token reaches nothing.
+  ASSERT_EQ(
+      api()
+          .Send("PUT",
+                "/v1/projects/ci-team/members/" + Str(api().Get("/v1/users/me", admin_).json, "id"),
+                owner.token, R"({"role":"viewer"})")
+          .status,
+      200);
+  const ApiReply admin_made = make_token(admin_, R"({"name":"watch","project":"ci-team"})");
+  ASSERT_EQ(admin_made.status, 201) << admin_made.Describe();
+  const std::string admin_scoped = Str(admin_made.json, "secret");
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + personal, admin_scoped), 404, "NOT_FOUND"));
+  EXPECT_EQ(api().Get("/v1/pods/" + team_pod, admin_scoped).status, 200);
+  EXPECT_TRUE(IsApiError(api().Post("/v1/pods/" + team_pod + "/start", admin_scoped, "{}"), 403,
+                         "PERMISSION_DENIED"))
+      << "a viewer's";
+  ASSERT_EQ(api().Send("DELETE", "/v1/projects/ci-team/members/member", owner.token).status, 200);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + team_pod, scoped), 404, "NOT_FOUND"));
+  EXPECT_TRUE(
+      IsApiError(api().Post("/v1/pods/" + team_pod + "/start", scoped, "{}"), 404, "NOT_FOUND"));
 }
 
 }  // namespace

@@ -59,6 +59,9 @@ struct Principal {
   std::string node_id;     // empty for a person
   std::string token_id;    // the API token a person called with (for the audit log)
   bool read_only = false;  // that token may only read (GET and HEAD; Api refuses the rest)
+  // A project token's project: the caller reaches that project's pods only (Allowed), as the
+  // member the user is, and never as an admin; Api refuses the routes of anything else.
+  std::string project_id{};
   bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
 };
 
@@ -397,9 +400,10 @@ class ControlPlane {
 
   // --- API tokens and SSH keys of the caller. The token's secret is returned once.
   // `read_only`: the token may only read (GET and HEAD). A read-only caller cannot make tokens.
+  // `project` (id or name, of a project the caller is in): the token reaches only its pods.
   core::Result<Written<std::pair<core::ApiToken, std::string>>> CreateToken(
       const Principal& caller, std::string name, std::string_view for_user = {},
-      bool read_only = false);
+      bool read_only = false, std::string_view project = {});
   core::Result<Written<std::vector<core::ApiToken>>> ListTokens(const Principal& caller) const;
   core::Result<Written<core::ApiToken>> RevokeToken(const Principal& caller, std::string_view id);
   core::Result<Written<core::SshKey>> AddSshKey(const Principal& caller, std::string name,
@@ -652,10 +656,12 @@ class ControlPlane {
   std::vector<WebhookDelivery> TakeWebhooks() EXCLUDES(mutex_);
 
   // --- Events and the audit log (control_plane_events.cc). A person sees the events of their own
-  // pods and account; an admin sees all (`query.user_id` then filters by owner). The query's
-  // user_id is the caller's for anyone else.
+  // pods and account, and those of a project's pod they may see when they ask by the pod; an
+  // admin sees all (`query.user_id` then filters by owner). The query's user_id is the caller's
+  // (or that pod's payer's) for anyone else.
   core::Result<std::vector<core::Event>> Events(const Principal& caller,
-                                                store::EventQuery query) const;
+                                                store::EventQuery query) const
+      EXCLUDES(mutex_);
   // Appends `entry` (its seq is assigned) and returns the commit sequence that makes it durable.
   uint64_t RecordAudit(core::AuditEntry entry) EXCLUDES(mutex_);
   // Event webhooks: a person's own (at most 10), an admin's too; another's is NOT_FOUND. A new
@@ -731,8 +737,9 @@ class ControlPlane {
   // The caller's role in the project, none when not a member (or no such project).
   std::optional<core::ProjectRole> RoleIn(const Principal& caller,
                                           std::string_view project_id) const REQUIRES(mutex_);
-  // The id of a project the caller is a member of (or any, for an admin), by id or name;
-  // NOT_FOUND else.
+  // Whether the caller sees the project: a member, or an admin; a project token only its own.
+  static bool SeesProject(const Principal& caller, const core::Project& project);
+  // The id of a project the caller sees (SeesProject), by id or name; NOT_FOUND else.
   core::Result<std::string> FindProject(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);
   core::Money PriceLocked(std::string_view gpu_type) const REQUIRES(mutex_);  // GpuPrice

@@ -19,7 +19,11 @@ Result<Principal> ControlPlane::Authenticate(std::string_view bearer) const {
   if (const std::optional<Credentials::Holder> holder = credentials_.FindByHash(hash)) {
     if (!holder->node_id.empty()) return Principal{"", core::Role::kUser, holder->node_id, ""};
     const core::User& user = users_.at(holder->user_id);
-    return Principal{user.id, user.role, "", holder->token_id, holder->read_only};
+    Principal principal{user.id,          user.role,         "",
+                        holder->token_id, holder->read_only, holder->project_id};
+    // A project token is never an admin's: it reaches its project as the member its user is.
+    if (!principal.project_id.empty()) principal.role = core::Role::kUser;
+    return principal;
   }
   // Not "suanli tokens create": that needs a token that works, which is what the caller lacks.
   return core::UnauthenticatedError(
@@ -192,7 +196,8 @@ Result<Written<core::User>> ControlPlane::SetQuota(const Principal& caller,
 // --- Tokens and SSH keys -------------------------------------------------------------------------
 
 Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToken(
-    const Principal& caller, std::string name, std::string_view for_user, bool read_only) {
+    const Principal& caller, std::string name, std::string_view for_user, bool read_only,
+    std::string_view project) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   if (caller.read_only) {
     return core::PermissionDeniedError("a read-only token cannot make tokens; use a full one");
@@ -210,9 +215,23 @@ Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToke
   if (credentials_.ApiTokenCount(owner) >= kMaxTokensPerUser) {
     return core::ResourceExhaustedError("at most 100 tokens per user; revoke unused ones first");
   }
+  core::ApiToken scope;
+  scope.read_only = read_only;
+  if (!project.empty()) {
+    if (owner != caller.user_id) {
+      return core::InvalidArgumentError("project: a project token is made by its own user");
+    }
+    Result<std::string> found = FindProject(caller, project);
+    if (!found.ok()) return found.status().WithContext("project");
+    if (!RoleIn(caller, *found)) {
+      return core::PermissionDeniedError("project: you are not in " + projects_.at(*found).name +
+                                         "; a project token acts as one of its members");
+    }
+    scope.project_id = *found;
+  }
   Change change(*this);
   auto [token, secret] =
-      credentials_.IssueApiToken(NewId("tok"), owner, std::move(name), Now(), read_only);
+      credentials_.IssueApiToken(NewId("tok"), owner, std::move(name), Now(), scope);
   change.Dirty(Collection::kApiTokens, token.id);
   return Written<std::pair<core::ApiToken, std::string>>{{std::move(token), std::move(secret)},
                                                          change.Commit()};

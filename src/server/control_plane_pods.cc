@@ -242,6 +242,7 @@ Status ControlPlane::ResolveByAdvice(const advisor::Workload& workload, std::str
 
 Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodSpec spec) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  if (spec.project.empty()) spec.project = caller.project_id;  // a project token's pods are its
   if (!spec.name.empty()) SUANLI_RETURN_IF_ERROR(CheckName("pod name", spec.name));
   if (spec.gpu_count < 1 || spec.gpu_count > kMaxGpusPerPod) {
     return core::InvalidArgumentError("gpu_count: must be from 1 to 64");
@@ -436,12 +437,14 @@ Result<PodPageEnd> ControlPlane::VisitPods(
   };
   const auto owned = pods_by_owner_.find(caller.user_id);
   static const std::set<std::string> kNone;
-  const std::set<std::string>& own = owned == pods_by_owner_.end() ? kNone : owned->second;
+  // A project token sees its project's pods only, not its user's own.
+  const std::set<std::string>& own =
+      owned == pods_by_owner_.end() || !caller.project_id.empty() ? kNone : owned->second;
   // The projects' pods the caller sees besides their own: with none (most callers), the owner's
   // index is the page's order as it is; else the union, in id order.
   std::set<std::string> seen;
   for (const auto& [project_id, project] : projects_) {
-    if (caller.is_admin() || !project.members.contains(caller.user_id)) continue;
+    if (caller.is_admin() || !SeesProject(caller, project)) continue;
     if (const auto pods = pods_by_project_.find(project_id); pods != pods_by_project_.end()) {
       seen.insert(pods->second.upper_bound(page.after), pods->second.end());
     }

@@ -23,6 +23,7 @@ bool ControlPlane::Allowed(const Principal& caller, std::string_view owner_id,
                            std::string_view project_id, Access access) const {
   if (caller.is_admin()) return true;
   if (!caller.node_id.empty()) return false;
+  if (!caller.project_id.empty() && caller.project_id != project_id) return false;
   // A deleted project's (terminated) pods are their owner's again.
   if (project_id.empty() || !projects_.contains(std::string(project_id))) {
     return owner_id == caller.user_id;
@@ -33,16 +34,18 @@ bool ControlPlane::Allowed(const Principal& caller, std::string_view owner_id,
   return access == Access::kRead || *role >= core::ProjectRole::kMember;
 }
 
+bool ControlPlane::SeesProject(const Principal& caller, const core::Project& project) {
+  if (!caller.project_id.empty() && caller.project_id != project.id) return false;
+  return caller.is_admin() || project.members.contains(caller.user_id);
+}
+
 Result<std::string> ControlPlane::FindProject(const Principal& caller, std::string_view id) const {
-  auto visible = [&](const core::Project& project) {
-    return caller.is_admin() || project.members.contains(caller.user_id);
-  };
   if (const auto it = projects_.find(std::string(id));
-      it != projects_.end() && visible(it->second)) {
+      it != projects_.end() && SeesProject(caller, it->second)) {
     return it->first;
   }
   for (const auto& [project_id, project] : projects_) {
-    if (project.name == id && visible(project)) return project_id;
+    if (project.name == id && SeesProject(caller, project)) return project_id;
   }
   return core::NotFoundError("you are in no project '" + std::string(id) +
                              "' (suanli projects list)");
@@ -76,7 +79,7 @@ Result<Written<std::vector<core::Project>>> ControlPlane::ListProjects(
   core::MutexLock lock(mutex_);
   std::vector<core::Project> out;
   for (const auto& [id, project] : projects_) {
-    if (caller.is_admin() || project.members.contains(caller.user_id)) out.push_back(project);
+    if (SeesProject(caller, project)) out.push_back(project);
   }
   return Written<std::vector<core::Project>>{std::move(out), queue_.submitted()};
 }

@@ -15,7 +15,7 @@ std::string Credentials::SecretHash(std::string_view secret) { return Sha256Hex(
 std::optional<Credentials::Holder> Credentials::FindByHash(const std::string& hash) const {
   if (const auto token = token_by_hash_.find(hash); token != token_by_hash_.end()) {
     const core::ApiToken& found = api_tokens_.at(token->second);
-    return Holder{found.user_id, "", token->second, found.read_only};
+    return Holder{found.user_id, "", token->second, found.read_only, found.project_id};
   }
   if (const auto node = node_by_hash_.find(hash); node != node_by_hash_.end()) {
     return Holder{"", node->second, ""};
@@ -23,8 +23,11 @@ std::optional<Credentials::Holder> Credentials::FindByHash(const std::string& ha
   return std::nullopt;
 }
 
-std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(
-    std::string id, std::string user_id, std::string name, core::TimePoint now, bool read_only) {
+std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(std::string id,
+                                                                  std::string user_id,
+                                                                  std::string name,
+                                                                  core::TimePoint now,
+                                                                  const core::ApiToken& scope) {
   std::string secret = NewSecret("sl_");
   core::ApiToken token;
   token.id = std::move(id);
@@ -33,7 +36,8 @@ std::pair<core::ApiToken, std::string> Credentials::IssueApiToken(
   token.secret_hash = SecretHash(secret);
   token.secret_prefix = secret.substr(0, 10);
   token.created_at = now;
-  token.read_only = read_only;
+  token.read_only = scope.read_only;
+  token.project_id = scope.project_id;
   AddApiToken(token);
   return {std::move(token), std::move(secret)};
 }

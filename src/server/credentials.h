@@ -34,14 +34,16 @@ class Credentials {
     std::string node_id;   // empty for a person
     std::string token_id;  // the API token's id; empty for a node
     bool read_only = false;
+    std::string project_id{};  // a project token's project
   };
   static std::string SecretHash(std::string_view secret);
   std::optional<Holder> FindByHash(const std::string& secret_hash) const;
 
   // --- API tokens. Issue returns the token and its secret ("sl_...").
+  // `scope`: its read_only and project_id are the new token's.
   std::pair<core::ApiToken, std::string> IssueApiToken(std::string id, std::string user_id,
                                                        std::string name, core::TimePoint now,
-                                                       bool read_only = false);
+                                                       const core::ApiToken& scope = {});
   void AddApiToken(core::ApiToken token);  // as loaded from the store
   size_t ApiTokenCount(std::string_view user_id) const;
   std::vector<core::ApiToken> ApiTokensOf(std::string_view user_id) const;

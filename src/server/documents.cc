@@ -112,7 +112,8 @@ json::object ToDocument(const core::ApiToken& token) {
           {"secret_hash", token.secret_hash},
           {"prefix", token.secret_prefix},
           {"created_at", FormatTime(token.created_at)},
-          {"read_only", token.read_only}};
+          {"read_only", token.read_only},
+          {"project_id", token.project_id}};
 }
 
 Result<core::ApiToken> ApiTokenFromDocument(const json::object& document) {
@@ -125,6 +126,7 @@ Result<core::ApiToken> ApiTokenFromDocument(const json::object& document) {
   fields.String("prefix", &token.secret_prefix, kText);
   fields.Time("created_at", &token.created_at);
   fields.Bool("read_only", &token.read_only);  // absent before read-only tokens: a full token
+  fields.String("project_id", &token.project_id, kText);  // absent before project tokens: none
   return Finished(fields, "API token", std::move(token));
 }
 

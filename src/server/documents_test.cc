@@ -84,6 +84,8 @@ TEST(DocumentsTest, EveryEntityRoundTrips) {
       ToDocument(token);  // stored before read-only tokens existed
   before_read_only.erase("read_only");
   EXPECT_FALSE(ApiTokenFromDocument(before_read_only).value().read_only);
+  token.project_id = "prj_1";
+  EXPECT_EQ(ApiTokenFromDocument(ToDocument(token)).value(), token);
   core::SshKey key{"key_1", "usr_1", "laptop", "ssh-ed25519 AAAA x", "SHA256:x", At(9)};
   EXPECT_EQ(SshKeyFromDocument(ToDocument(key)).value(), key);
   core::Template spec;

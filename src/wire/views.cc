@@ -142,7 +142,8 @@ json::object ApiTokenView(const core::ApiToken& token) {
           {"name", token.name},
           {"prefix", token.secret_prefix},
           {"created_at", FormatTime(token.created_at)},
-          {"read_only", token.read_only}};
+          {"read_only", token.read_only},
+          {"project_id", token.project_id}};
 }
 
 json::object SshKeyView(const core::SshKey& key) {

@@ -1,6 +1,8 @@
 // Routes for projects (teams): create, list, show, members and their roles, delete. A project's
 // pods are created with "project" in the pod's body (pods.cc).
+#include <algorithm>
 #include <boost/json/value.hpp>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -89,5 +91,16 @@ constexpr Route kProjectRoutes[] = {
 }  // namespace
 
 std::span<const Route> ProjectRoutes() { return kProjectRoutes; }
+
+bool ProjectTokenReaches(const RouteInfo& route) {
+  const std::string_view pattern = route.pattern;
+  if (pattern == "/v1/pods" || pattern.starts_with("/v1/pods/")) return true;
+  if (pattern == "/v1/advise") return true;  // a POST that changes nothing
+  if (route.method != "GET" && route.method != "HEAD") return false;
+  static constexpr std::string_view kReadable[] = {
+      "/v1/projects", "/v1/projects/{id}", "/v1/users/{id}", "/v1/gpus",
+      "/v1/models",   "/v1/availability",  "/v1/templates",  "/v1/templates/{id}"};
+  return std::ranges::find(kReadable, pattern) != std::end(kReadable);
+}
 
 }  // namespace suanli::server

@@ -45,4 +45,9 @@ std::span<const Route> WebhookRoutes();        // webhooks.cc: event webhooks
 std::span<const Route> VolumeRoutes();         // volumes.cc: volumes, and their moves' data
 std::span<const Route> ProjectRoutes();        // projects.cc: teams' projects and members
 
+// Whether a project token (Principal::project_id) may call the route: its project's pods (their
+// logs and ports too), reading its project, the caller's own user, and the catalog, templates and
+// advice. Not the account's other things: tokens, keys, volumes, endpoints, billing, webhooks.
+bool ProjectTokenReaches(const RouteInfo& route);  // projects.cc
+
 }  // namespace suanli::server

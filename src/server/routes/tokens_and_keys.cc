@@ -28,13 +28,14 @@ void CreateToken(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
-  std::string name;
+  std::string name, project;
   bool read_only = false;
   fields.String("name", &name, {.required = true, .max_length = 64});
   fields.Bool("read_only", &read_only);
+  fields.String("project", &project, {.max_length = 64});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   call.Respond(
-      call.plane().CreateToken(call.principal, name, {}, read_only),
+      call.plane().CreateToken(call.principal, name, {}, read_only, project),
       [](const std::pair<core::ApiToken, std::string>& created) {
         return json::object{{"token", wire::ApiTokenView(created.first)},
                             {"secret", created.second}};
