@@ -660,8 +660,7 @@ class ControlPlane {
   // admin sees all (`query.user_id` then filters by owner). The query's user_id is the caller's
   // (or that pod's payer's) for anyone else.
   core::Result<std::vector<core::Event>> Events(const Principal& caller,
-                                                store::EventQuery query) const
-      EXCLUDES(mutex_);
+                                                store::EventQuery query) const EXCLUDES(mutex_);
   // Appends `entry` (its seq is assigned) and returns the commit sequence that makes it durable.
   uint64_t RecordAudit(core::AuditEntry entry) EXCLUDES(mutex_);
   // Event webhooks: a person's own (at most 10), an admin's too; another's is NOT_FOUND. A new
