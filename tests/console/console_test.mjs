@@ -340,19 +340,26 @@ try {
   const today = new Date().toISOString().slice(0, 10);
   check(spend.labels.includes(today) && spend.datasets[0].data[spend.labels.indexOf(today)] > 0,
         `the spend chart shows today's GPU spend (${spend.labels.join(', ')})`);
+  // A billing form's submit re-renders the page once the server answered: until the old input is
+  // gone, what the page (and the API) shows may be from before it.
+  const submitAndWaitForRender = async (input, button) => {
+    const before = await page.$(input);
+    await page.click(`form.inline button:has-text("${button}")`);
+    await page.waitForFunction((element) => !element.isConnected, before);
+  };
   await page.fill('#spend-cap', '7.5');
-  await page.click('form.inline button:has-text("Set cap")');
+  await submitAndWaitForRender('#spend-cap', 'Set cap');
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '7.5');
   check((await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros === 7500000, 'the spend cap is set');
   await shot('billing');
   await page.fill('#spend-cap', '');
-  await page.click('form.inline button:has-text("Set cap")');
+  await submitAndWaitForRender('#spend-cap', 'Set cap');
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
   check(!(await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros, 'an empty cap removes it');
   // A monthly budget: this month's spend against it, and what happens at 100 %.
   await page.fill('#budget', '20');
   await page.selectOption('#budget-action', 'stop_interruptible');
-  await page.click('form.inline button:has-text("Set budget")');
+  await submitAndWaitForRender('#budget', 'Set budget');
   await page.waitForSelector('#budget-progress');
   const budgeted = await apiGet('/v1/users/me', token);
   check(budgeted.monthly_budget_micros === 20000000 && budgeted.budget_action === 'stop_interruptible',
@@ -361,7 +368,7 @@ try {
         `the budget's progress is shown: ${await page.textContent('#budget-progress')}`);
   await shot('billing-budget');
   await page.fill('#budget', '');
-  await page.click('form.inline button:has-text("Set budget")');
+  await submitAndWaitForRender('#budget', 'Set budget');
   await page.waitForFunction(() => document.querySelector('#budget')?.value === '' && !document.querySelector('#budget-progress'));
   check(!(await apiGet('/v1/users/me', token)).monthly_budget_micros, 'an empty budget removes it');
 
