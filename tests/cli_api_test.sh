@@ -226,6 +226,10 @@ check "project token only" 0 "" "" -- --token "$ci_token" pods list
 if grep -q " t2 " out.txt; then failed=$((failed + 1)); echo "FAIL project token sees alice's own pod"; fi
 check "project token billing" 8 "" "scoped to project" -- --token "$ci_token" billing balance
 check "tokens list scope" 0 "full \(project prj_" "" -- tokens list
+check "project budget" 0 "team: cap \\\$5\.00/h, monthly budget \\\$100 \(at 100 %: stop_all\)" "" -- projects set-budget team --cap 5 --monthly 100 --action stop_all
+check "project budget none" 2 "" "--cap" -- projects set-budget team
+check "project budget bad" 2 "" "--monthly" -- projects set-budget team --monthly lots
+check "project budget member" 8 "" "only the project's owner" -- --token "$bob_token" projects set-budget team --cap 1
 
 echo "cli api: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,6 +2,7 @@
 // pods are created with `suanli pods create --project NAME`.
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "cli/api_command.h"
 #include "cli/api_views.h"
@@ -17,7 +18,30 @@ struct ProjectsFlags {
   std::string name;
   std::string user;
   std::string role = "member";
+  // set-budget: each given one is set ("" : left as it is).
+  std::string cap;
+  std::string monthly;
+  std::string action;
 };
+
+// set-budget's body: the flags given, in micro-dollars; INVALID_ARGUMENT naming a bad one.
+core::Result<boost::json::object> BudgetBody(const ProjectsFlags& flags) {
+  boost::json::object body;
+  for (const auto& [flag, value, key] :
+       {std::tuple{"--cap", &flags.cap, "spend_cap_per_hour_micros"},
+        std::tuple{"--monthly", &flags.monthly, "monthly_budget_micros"}}) {
+    if (value->empty()) continue;
+    core::Result<core::Money> money = core::Money::ParseDollars(*value);
+    if (!money.ok()) return money.status().WithContext(flag);
+    body[key] = money->micros();
+  }
+  if (!flags.action.empty()) body["action"] = flags.action;
+  if (body.empty()) {
+    return core::InvalidArgumentError(
+        "give --cap DOLLARS_PER_HOUR, --monthly DOLLARS or --action (0: none)");
+  }
+  return body;
+}
 
 // "alice=owner bob=member": members by user id, with their roles.
 std::string MembersText(const boost::json::value& project) {
@@ -66,6 +90,21 @@ core::Status RunProjects(const ProjectsFlags& flags, CommandContext& context,
   if (verb == "remove-member") {
     return PrintResult(context, flags.json, (*api)->Delete(members), one);
   }
+  if (verb == "set-budget") {
+    core::Result<boost::json::object> body = BudgetBody(flags);
+    if (!body.ok()) return body.status();
+    return PrintResult(
+        context, flags.json, (*api)->Put(IdTarget("projects", flags.project, "/budget"), *body),
+        [](const boost::json::value& project) {
+          const auto dollars = [&](std::string_view key) {
+            const int64_t micros = JsonInteger(project, key);
+            return micros > 0 ? core::Money::FromMicros(micros).ToString() : std::string("none");
+          };
+          return JsonText(project, "name") + ": cap " + dollars("spend_cap_per_hour_micros") +
+                 "/h, monthly budget " + dollars("monthly_budget_micros") +
+                 " (at 100 %: " + JsonText(project, "budget_action") + ")\n";
+        });
+  }
   if (verb == "rm") {
     return PrintResult(
         context, flags.json, (*api)->Delete(IdTarget("projects", flags.project)),
@@ -109,6 +148,17 @@ CommandRun DefineProjectsCommand(CLI::App& command) {
   remove.add_option("project", flags->project, "Project ID or name")->required();
   remove.add_option("user", flags->user, "User ID or name")->required();
   AddJsonFlag(remove, flags->json);
+  CLI::App& budget = group.Add(
+      "set-budget",
+      "Its own limits (the owner; 0: none): a $/h cap on its pods together, and a monthly budget "
+      "warned at 80 % with an action at 100 %",
+      verb("set-budget"));
+  budget.add_option("project", flags->project, "Project ID or name")->required();
+  budget.add_option("--cap", flags->cap, "Dollars per hour its pods may cost together, e.g. 10");
+  budget.add_option("--monthly", flags->monthly, "Dollars per calendar month (UTC), e.g. 500");
+  budget.add_option("--action", flags->action, "At 100 %: notify, stop_interruptible or stop_all")
+      ->check(CLI::IsMember({"notify", "stop_interruptible", "stop_all"}));
+  AddJsonFlag(budget, flags->json);
   CLI::App& rm =
       group.Add("rm", "Delete a project (its owner; its pods terminated first)", verb("rm"));
   rm.add_option("project", flags->project, "Project ID or name")->required();

@@ -39,6 +39,14 @@ struct Project {
   std::string owner_id;
   std::map<std::string, ProjectRole> members;  // by user id; the owner is one, as kOwner
   TimePoint created_at;
+  // Its own limits, inside its owner's (0: none): what its pods may cost per hour together (a
+  // create or start past it is refused), and a monthly budget over its pods' charges, warned and
+  // acted on as a user's (User::monthly_budget).
+  Money spend_cap_per_hour{};
+  Money monthly_budget{};
+  BudgetAction budget_action = BudgetAction::kNotify;
+  std::string budget_warned_month{};
+  std::string budget_reached_month{};
 
   friend bool operator==(const Project&, const Project&) = default;
 };

@@ -375,6 +375,9 @@ class ApiAuthTest : public ApiServerTest {
         },
         Expect::kNotFound};
     // B, made a viewer, may leave; so may the owner and an admin remove B.
+    cases["PUT /v1/projects/{id}/budget"] = {
+        fresh_project("/budget", R"({"monthly_budget_micros":5000000,"action":"stop_all"})"),
+        Expect::kNotFound};
     cases["DELETE /v1/projects/{id}/members/{user}"] = {
         [this, fresh_project] {
           Request request = fresh_project("/members/" + b_.id, "{}")();
@@ -827,6 +830,7 @@ TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
       {"DELETE /v1/projects/{id}", kUser},
       {"PUT /v1/projects/{id}/members/{user}", kUser},
       {"DELETE /v1/projects/{id}/members/{user}", kUser},
+      {"PUT /v1/projects/{id}/budget", kUser},
       {"GET /v1/volumes", kUser},
       {"POST /v1/volumes", kUser},
       {"GET /v1/volumes/{id}", kUser},
@@ -929,6 +933,23 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
   EXPECT_TRUE(IsApiError(set_role(owner.token, "nobody", "viewer"), 404, "NOT_FOUND"));
   EXPECT_TRUE(IsApiError(set_role(member.token, stranger.id, "member"), 403, "PERMISSION_DENIED"));
   EXPECT_TRUE(IsApiError(set_role(stranger.token, stranger.id, "member"), 404, "NOT_FOUND"));
+  // Its own limits are its owner's to set; a bad one is named.
+  const auto set_budget = [&](const std::string& token, std::string_view body) {
+    return api().Send("PUT", "/v1/projects/vision-team/budget", token, body);
+  };
+  EXPECT_TRUE(IsApiError(set_budget(member.token, R"({"monthly_budget_micros":1})"), 403,
+                         "PERMISSION_DENIED"));
+  EXPECT_TRUE(
+      IsApiError(set_budget(owner.token, R"({"action":"panic"})"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(set_budget(owner.token, "{}"), 400, "INVALID_ARGUMENT"));
+  EXPECT_TRUE(IsApiError(set_budget(owner.token, R"({"spend_cap_per_hour_micros":-5})"), 400,
+                         "INVALID_ARGUMENT"));
+  const ApiReply budgeted = set_budget(
+      owner.token, R"({"spend_cap_per_hour_micros":100000000,"monthly_budget_micros":5000000000})");
+  ASSERT_EQ(budgeted.status, 200) << budgeted.Describe();
+  EXPECT_EQ(Int(budgeted.json, "spend_cap_per_hour_micros"), 100'000'000);
+  EXPECT_EQ(Int(budgeted.json, "monthly_budget_micros"), 5'000'000'000);
+  EXPECT_EQ(Str(budgeted.json, "budget_action"), "notify");
 
   const json::object pod_body{
       {"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 0}, {"project", "vision-team"}};

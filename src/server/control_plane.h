@@ -457,6 +457,16 @@ class ControlPlane {
                                                            std::string_view user);
   // FAILED_PRECONDITION while a pod of the project is not terminated.
   core::Result<Written<core::Project>> DeleteProject(const Principal& caller, std::string_view id);
+  // The project's own limits (its owner, or an admin): each given one set, 0 for none. A new
+  // monthly budget or action starts the month over (warned at its 80 %, acted on at its 100 %).
+  struct ProjectBudgetChange {
+    std::optional<core::Money> spend_cap_per_hour;
+    std::optional<core::Money> monthly_budget;
+    std::optional<core::BudgetAction> action;
+  };
+  core::Result<Written<core::Project>> SetProjectBudget(const Principal& caller,
+                                                        std::string_view id,
+                                                        const ProjectBudgetChange& change);
 
   // --- Nodes (admin) and join tokens.
   core::Result<Written<std::pair<core::JoinToken, std::string>>> CreateJoinToken(
@@ -746,9 +756,30 @@ class ControlPlane {
   void Rerate(const core::Pod& pod)
       REQUIRES(mutex_);  // after any change to a pod's state, desired state or price
   core::Money LiveBalance(const core::User& user, core::TimePoint now) const REQUIRES(mutex_);
-  // FAILED_PRECONDITION once the user's monthly budget is reached this month and its action
-  // stops a pod like this one (control_plane_events.cc).
-  core::Status CheckBudget(const core::User& user, bool interruptible, core::TimePoint now) const
+  // A user's or a project's monthly budget, for the routines that check and act on both
+  // (control_plane_events.cc): its fields, and its words in messages.
+  struct Budget {
+    std::string id;       // the user's or project's: its month's charges in month_spend_
+    std::string subject;  // "you have" / "project vision-team has"
+    std::string whose;    // "your" / "project vision-team's"
+    std::string its;      // "your" / "its"
+    std::string raise;    // how to raise it
+    core::Money monthly;
+    core::BudgetAction action = core::BudgetAction::kNotify;
+    std::string* warned_month = nullptr;
+    std::string* reached_month = nullptr;
+    std::string told_user_id;  // who is told: the user, or the project's owner
+  };
+  static Budget BudgetOf(core::User& user);
+  static Budget BudgetOf(core::Project& project);
+  // FAILED_PRECONDITION once the budget is reached this month and its action stops a pod like
+  // this one.
+  core::Status CheckBudget(const Budget& budget, bool interruptible, core::TimePoint now) const
+      REQUIRES(mutex_);
+  // Whether `pod` (its owner_id and project_id set) may start, costing `rate` per hour: its
+  // payer's budget, and its project's budget and cap. RESOURCE_EXHAUSTED past the project's cap,
+  // with the figures.
+  core::Status CheckPayerBudgets(const core::Pod& pod, core::Money rate, core::TimePoint now)
       REQUIRES(mutex_);
   core::Status CheckCanAfford(const core::User& user, core::Money rate_after,
                               core::TimePoint now) const REQUIRES(mutex_);
@@ -776,10 +807,12 @@ class ControlPlane {
   void AutoStop(Change& change, core::TimePoint now) REQUIRES(mutex_);
   // Pods left stopped (or exited, or failed) past their terminate_after_stopped: terminated.
   void AutoTerminate(Change& change, core::TimePoint now) REQUIRES(mutex_);
-  // Budgets (control_plane_events.cc): a charge counted in its user's month, and the 80 % warning
-  // and the 100 % action.
+  // Budgets (control_plane_events.cc): a charge counted in its user's month (and its project's),
+  // and each budget's 80 % warning and 100 % action, on `pod_ids` (the user's or project's pods).
   void NoteCharge(const core::LedgerEntry& entry) REQUIRES(mutex_);
   void CheckBudgets(Change& change, core::TimePoint now) REQUIRES(mutex_);
+  void CheckBudget(Change& change, const Budget& budget, const std::set<std::string>& pod_ids,
+                   core::TimePoint now) REQUIRES(mutex_);
   struct PodUse;
   // The pod's use record, new for a new run. REQUIRES: the pod is running.
   PodUse& UseOf(const core::Pod& pod) REQUIRES(mutex_);
@@ -949,7 +982,8 @@ class ControlPlane {
   };
   std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
   std::map<std::string, core::EventWebhook> webhooks_by_id_ GUARDED_BY(mutex_);
-  // Per user: the month ("2026-12") and what was charged in it (by the charges' end times).
+  // Per user and per project: the month ("2026-12") and what was charged in it (by the charges'
+  // end times).
   std::map<std::string, std::pair<std::string, core::Money>> month_spend_ GUARDED_BY(mutex_);
   std::map<std::string, std::vector<WebhookAttempt>> webhook_log_ GUARDED_BY(mutex_);
   core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran

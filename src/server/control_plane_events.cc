@@ -255,97 +255,174 @@ Result<Written<core::User>> ControlPlane::SetBudget(const Principal& caller, Mon
   return Written<core::User>{Shown(user), change.Commit()};
 }
 
-Status ControlPlane::CheckBudget(const core::User& user, bool interruptible,
+ControlPlane::Budget ControlPlane::BudgetOf(core::User& user) {
+  return Budget{user.id,
+                "you have",
+                "your",
+                "your",
+                "raise it (suanli users set-budget AMOUNT)",
+                user.monthly_budget,
+                user.budget_action,
+                &user.budget_warned_month,
+                &user.budget_reached_month,
+                user.id};
+}
+
+ControlPlane::Budget ControlPlane::BudgetOf(core::Project& project) {
+  return Budget{
+      project.id,
+      "project " + project.name + " has",
+      "project " + project.name + "'s",
+      "its",
+      "its owner can raise it (suanli projects set-budget " + project.name + " --monthly AMOUNT)",
+      project.monthly_budget,
+      project.budget_action,
+      &project.budget_warned_month,
+      &project.budget_reached_month,
+      project.owner_id};
+}
+
+Status ControlPlane::CheckBudget(const Budget& budget, bool interruptible,
                                  core::TimePoint now) const {
-  if (user.monthly_budget.micros() <= 0 ||
-      user.budget_reached_month != FormatTime(now).substr(0, 7)) {
+  if (budget.monthly.micros() <= 0 || *budget.reached_month != FormatTime(now).substr(0, 7)) {
     return Status::Ok();
   }
-  const core::BudgetAction action = user.budget_action;
+  const core::BudgetAction action = budget.action;
   if (action == core::BudgetAction::kNotify ||
       (action == core::BudgetAction::kStopInterruptible && !interruptible)) {
     return Status::Ok();
   }
   // What the budget's action stopped must not start again the same month by a create or start.
   return core::FailedPreconditionError(
-      "your monthly budget of " + Dollars(user.monthly_budget) + " is reached for " +
-      user.budget_reached_month + " and its action (" +
-      std::string(wire::BudgetActionName(action)) + ") stops " +
-      (action == core::BudgetAction::kStopAll ? "all your pods" : "interruptible pods") +
-      "; raise it (suanli users set-budget AMOUNT) or wait for next month");
+      budget.whose + " monthly budget of " + Dollars(budget.monthly) + " is reached for " +
+      *budget.reached_month + " and its action (" + std::string(wire::BudgetActionName(action)) +
+      ") stops " +
+      (action == core::BudgetAction::kStopAll ? "all " + budget.its + " pods"
+                                              : "interruptible pods") +
+      "; " + budget.raise + " or wait for next month");
+}
+
+Status ControlPlane::CheckPayerBudgets(const core::Pod& pod, Money rate, core::TimePoint now) {
+  SUANLI_RETURN_IF_ERROR(CheckBudget(BudgetOf(users_.at(pod.owner_id)), pod.interruptible, now));
+  const auto project = projects_.find(pod.project_id);
+  if (project == projects_.end()) return Status::Ok();
+  SUANLI_RETURN_IF_ERROR(CheckBudget(BudgetOf(project->second), pod.interruptible, now));
+  const Money cap = project->second.spend_cap_per_hour;
+  if (cap.micros() <= 0) return Status::Ok();
+  Money running;
+  if (const auto pods = pods_by_project_.find(pod.project_id); pods != pods_by_project_.end()) {
+    for (const std::string& id : pods->second) {
+      const core::Pod& other = pods_.at(id);
+      if (id != pod.id && other.desired == core::DesiredState::kRunning) {
+        running = running + PodGpuRate(other);
+      }
+    }
+  }
+  if (running + rate <= cap) return Status::Ok();
+  return core::ResourceExhaustedError(
+      "project " + project->second.name + "'s pods would cost " + Dollars(running + rate) + "/h (" +
+      Dollars(running) + "/h running, this one " + Dollars(rate) + "/h), over its cap of " +
+      Dollars(cap) + "/h; stop one of its pods, or its owner can raise " +
+      "the cap (suanli projects set-budget " + project->second.name + " --cap DOLLARS)");
 }
 
 void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {
   if (entry.kind == core::LedgerKind::kCredit) return;
   const std::string month = FormatTime(entry.to).substr(0, 7);
-  auto& [counted_month, spent] = month_spend_[entry.user_id];
-  if (month < counted_month) return;  // a late slice of a month already over
-  if (month != counted_month) {
-    counted_month = month;
-    spent = Money();
+  auto count = [&](const std::string& id) REQUIRES(mutex_) {
+    auto& [counted_month, spent] = month_spend_[id];
+    if (month < counted_month) return;  // a late slice of a month already over
+    if (month != counted_month) {
+      counted_month = month;
+      spent = Money();
+    }
+    spent = spent - entry.amount;  // charges are negative
+  };
+  count(entry.user_id);
+  // A project's pod's charges count in its project's month too (a pod keeps its project).
+  if (const auto pod = pods_.find(entry.pod_id);
+      pod != pods_.end() && !pod->second.project_id.empty()) {
+    count(pod->second.project_id);
   }
-  spent = spent - entry.amount;  // charges are negative
 }
 
 void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
-  const std::string month = FormatTime(now).substr(0, 7);
-  // Not a structured binding: clang 14 (clang-tidy's, the TSan build's) cannot capture one.
+  static const std::set<std::string> kNone;
+  const auto pods_in = [](const auto& index, const std::string& id) -> const auto& {
+    const auto found = index.find(id);
+    return found == index.end() ? kNone : found->second;
+  };
+  // Not structured bindings: clang 14 (clang-tidy's, the TSan build's) cannot capture one.
   for (auto& entry : users_) {
-    const std::string& user_id = entry.first;
-    core::User& user = entry.second;
-    if (user.monthly_budget.micros() <= 0 || user.budget_reached_month == month) continue;
-    // Charged this month, and what has accrued since each pod's last slice: exact to the
-    // micro-dollar at this tick.
-    Money spent;
-    if (const auto counted = month_spend_.find(user_id);
-        counted != month_spend_.end() && counted->second.first == month) {
-      spent = counted->second.second;
+    if (entry.second.monthly_budget.micros() <= 0) continue;
+    CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_owner_, entry.first), now);
+  }
+  for (auto& entry : projects_) {
+    if (entry.second.monthly_budget.micros() <= 0) continue;
+    CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_project_, entry.first), now);
+  }
+}
+
+void ControlPlane::CheckBudget(Change& change, const Budget& budget,
+                               const std::set<std::string>& pod_ids, core::TimePoint now) {
+  const std::string month = FormatTime(now).substr(0, 7);
+  if (budget.monthly.micros() <= 0 || *budget.reached_month == month) return;
+  // Charged this month, and what has accrued since each running pod's last slice: exact to the
+  // micro-dollar at this tick.
+  Money spent;
+  if (const auto counted = month_spend_.find(budget.id);
+      counted != month_spend_.end() && counted->second.first == month) {
+    spent = counted->second.second;
+  }
+  const auto& billable = spend_.billable_by_owner();
+  for (const std::string& id : pod_ids) {
+    const core::Pod& pod = pods_.at(id);
+    if (const auto owned = billable.find(pod.owner_id);
+        owned != billable.end() && owned->second.contains(id)) {
+      spent = spent + billing::Unbilled(pod, now);
     }
-    if (const auto billable = spend_.billable_by_owner().find(user_id);
-        billable != spend_.billable_by_owner().end()) {
-      for (const std::string& id : billable->second) {
-        spent = spent + billing::Unbilled(pods_.at(id), now);
-      }
-    }
-    const int64_t budget = user.monthly_budget.micros();
-    auto tell = [&](std::string kind, std::string message) REQUIRES(mutex_) {
-      core::Event event;
-      event.kind = std::move(kind);
-      event.object_id = user_id;
-      event.user_id = user_id;
-      event.message = std::move(message);
-      event.detail = "{\"spent_micros\":" + std::to_string(spent.micros()) +
-                     ",\"monthly_budget_micros\":" + std::to_string(budget) + ",\"month\":\"" +
-                     month + "\",\"action\":\"" +
-                     std::string(wire::BudgetActionName(user.budget_action)) + "\"}";
-      Notify(change, user, event.message);  // which also writes the flags set below
-      change.Emit(std::move(event));
-    };
-    if (spent.micros() * 5 >= budget * 4 && user.budget_warned_month != month) {  // 80 %
-      user.budget_warned_month = month;
-      tell("budget.warning", "you have spent " + Dollars(spent) + " of your monthly budget of " +
-                                 Dollars(user.monthly_budget) + " (80 % or more) in " + month);
-    }
-    if (spent.micros() < budget) continue;
-    user.budget_reached_month = month;
-    const core::BudgetAction action = user.budget_action;
-    tell("budget.reached",
-         "you have spent " + Dollars(spent) + ", your monthly budget of " +
-             Dollars(user.monthly_budget) + ", in " + month +
-             (action == core::BudgetAction::kNotify ? "; nothing is stopped (notify only)"
-              : action == core::BudgetAction::kStopAll
-                  ? "; all your pods are stopped (volumes kept)"
-                  : "; your interruptible pods are stopped (volumes kept)"));
-    if (action == core::BudgetAction::kNotify) continue;
-    const std::string reason =
-        "stopped: your monthly budget of " + Dollars(user.monthly_budget) + " is reached";
-    for (const std::string& id : pods_by_owner_[user_id]) {
-      core::Pod& pod = pods_.at(id);
-      if (pod.desired != core::DesiredState::kRunning) continue;
-      if (action == core::BudgetAction::kStopInterruptible && !pod.interruptible) continue;
-      SetDesired(change, pod, core::DesiredState::kStopped, reason);
-      change.Emit(PodEvent(pod, "pod.budget_stop", reason));
-    }
+  }
+  const int64_t limit = budget.monthly.micros();
+  core::User& told = users_.at(budget.told_user_id);
+  auto tell = [&](std::string kind, std::string message) REQUIRES(mutex_) {
+    core::Event event;
+    event.kind = std::move(kind);
+    event.object_id = budget.id;
+    event.user_id = told.id;
+    event.message = std::move(message);
+    event.detail = "{\"spent_micros\":" + std::to_string(spent.micros()) +
+                   ",\"monthly_budget_micros\":" + std::to_string(limit) + ",\"month\":\"" + month +
+                   "\",\"action\":\"" + std::string(wire::BudgetActionName(budget.action)) + "\"}";
+    Notify(change, told, event.message);  // which also writes a user's flags set below
+    // A project's are its own.
+    if (projects_.contains(budget.id)) change.Dirty(Collection::kProjects, budget.id);
+    change.Emit(std::move(event));
+  };
+  if (spent.micros() * 5 >= limit * 4 && *budget.warned_month != month) {  // 80 %
+    *budget.warned_month = month;
+    tell("budget.warning", budget.subject + " spent " + Dollars(spent) + " of " + budget.its +
+                               " monthly budget of " + Dollars(budget.monthly) +
+                               " (80 % or more) in " + month);
+  }
+  if (spent.micros() < limit) return;
+  *budget.reached_month = month;
+  const core::BudgetAction action = budget.action;
+  tell("budget.reached",
+       budget.subject + " spent " + Dollars(spent) + ", " + budget.its + " monthly budget of " +
+           Dollars(budget.monthly) + ", in " + month +
+           (action == core::BudgetAction::kNotify ? "; nothing is stopped (notify only)"
+            : action == core::BudgetAction::kStopAll
+                ? "; all " + budget.its + " pods are stopped (volumes kept)"
+                : "; " + budget.its + " interruptible pods are stopped (volumes kept)"));
+  if (action == core::BudgetAction::kNotify) return;
+  const std::string reason =
+      "stopped: " + budget.whose + " monthly budget of " + Dollars(budget.monthly) + " is reached";
+  for (const std::string& id : pod_ids) {
+    core::Pod& pod = pods_.at(id);
+    if (pod.desired != core::DesiredState::kRunning) continue;
+    if (action == core::BudgetAction::kStopInterruptible && !pod.interruptible) continue;
+    SetDesired(change, pod, core::DesiredState::kStopped, reason);
+    change.Emit(PodEvent(pod, "pod.budget_stop", reason));
   }
 }
 

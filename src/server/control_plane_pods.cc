@@ -342,8 +342,10 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
     payer = project.owner_id;
   }
   core::User& user = users_.at(payer);
+  pod.owner_id = user.id;
+  pod.project_id = project_id;
   SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
-  SUANLI_RETURN_IF_ERROR(CheckBudget(user, pod.interruptible, now));
+  SUANLI_RETURN_IF_ERROR(CheckPayerBudgets(pod, PodGpuRate(pod), now));
   SUANLI_RETURN_IF_ERROR(
       CheckCanAfford(user,
                      spend_.Rate(user.id) + PodGpuRate(pod) +
@@ -363,8 +365,6 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.id = NewId("pod");
   pod.jupyter_token = HexEncode(entropy_.Bytes(24));
   pod.link_token = HexEncode(entropy_.Bytes(24));
-  pod.owner_id = user.id;
-  pod.project_id = project_id;
   pod.created_by = caller.user_id;
   pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
   pod.sequence = ++last_pod_sequence_;
@@ -519,7 +519,7 @@ Result<Written<core::Pod>> ControlPlane::Act(const Principal& caller, std::strin
     case core::PodAction::kStart: {
       core::User& user = users_.at(pod.owner_id);
       SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/false));
-      SUANLI_RETURN_IF_ERROR(CheckBudget(user, pod.interruptible, now));
+      SUANLI_RETURN_IF_ERROR(CheckPayerBudgets(pod, PodGpuRate(pod), now));
       SUANLI_RETURN_IF_ERROR(CheckCanAfford(user, spend_.Rate(user.id) + PodGpuRate(pod), now));
       pod.desired = core::DesiredState::kRunning;
       ++pod.generation;

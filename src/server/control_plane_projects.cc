@@ -7,6 +7,7 @@
 
 namespace suanli::server {
 
+using core::Money;
 using core::Result;
 using core::Status;
 
@@ -99,7 +100,7 @@ namespace {
 Status OwnerOnly(const Principal& caller, const core::Project& project) {
   if (caller.is_admin() || project.owner_id == caller.user_id) return Status::Ok();
   return core::PermissionDeniedError(
-      "only the project's owner may change its members or delete it");
+      "only the project's owner may change its members or budget, or delete it");
 }
 
 }  // namespace
@@ -174,6 +175,33 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
   Change change(*this);
   change.Dirty(Collection::kProjects, project.id);
   return Written<core::Project>{std::move(project), change.Commit()};
+}
+
+Result<Written<core::Project>> ControlPlane::SetProjectBudget(const Principal& caller,
+                                                              std::string_view id,
+                                                              const ProjectBudgetChange& budget) {
+  SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
+  for (const std::optional<Money>& amount : {budget.spend_cap_per_hour, budget.monthly_budget}) {
+    if (amount && amount->micros() < 0) {
+      return core::InvalidArgumentError("a project's cap and budget are positive, or 0 for none");
+    }
+  }
+  Locked locked(*this);
+  Result<std::string> found = FindProject(caller, id);
+  if (!found.ok()) return found.status();
+  core::Project& project = projects_.at(*found);
+  SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
+  if (budget.spend_cap_per_hour) project.spend_cap_per_hour = *budget.spend_cap_per_hour;
+  if ((budget.monthly_budget && *budget.monthly_budget != project.monthly_budget) ||
+      (budget.action && *budget.action != project.budget_action)) {
+    project.budget_warned_month.clear();
+    project.budget_reached_month.clear();
+  }
+  if (budget.monthly_budget) project.monthly_budget = *budget.monthly_budget;
+  if (budget.action) project.budget_action = *budget.action;
+  Change change(*this);
+  change.Dirty(Collection::kProjects, project.id);
+  return Written<core::Project>{project, change.Commit()};
 }
 
 }  // namespace suanli::server

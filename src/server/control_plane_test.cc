@@ -1382,5 +1382,90 @@ TEST_P(ControlPlaneTest, ABudgetThatStopsInterruptiblePodsRefusesOnlyThose) {
   EXPECT_TRUE(on_demand.ok()) << on_demand.status().ToString();
 }
 
+// A project's own limits, inside its owner's: a $/h cap refuses the pod that would pass it (with
+// the figures), and a monthly budget counts the project's pods only, warns at 80 % and at 100 %
+// stops them, not the owner's own; what it stopped stays refused across a restart.
+TEST_P(ControlPlaneTest, AProjectsCapAndMonthlyBudgetHoldItsOwnPodsOnlyAcrossARestart) {
+  const Principal owner = NewUser("owner", "100");
+  const Principal member = NewUser("member", "0");
+  const Principal node = NewNode("n1", 4);
+  ASSERT_TRUE(plane_->CreateProject(owner, "team").ok());
+  ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
+  const Money gpu_hour = plane_->GpuPrice("RTX 4090");
+  ControlPlane::ProjectBudgetChange limits;
+  limits.spend_cap_per_hour = gpu_hour + gpu_hour;  // two GPUs at once
+  EXPECT_EQ(plane_->SetProjectBudget(member, "team", limits).status().code(),
+            core::StatusCode::kPermissionDenied)
+      << "the owner's to set";
+  ControlPlane::ProjectBudgetChange negative;
+  negative.monthly_budget = Money::FromMicros(-1);
+  EXPECT_EQ(plane_->SetProjectBudget(owner, "team", negative).status().code(),
+            core::StatusCode::kInvalidArgument);
+  auto set = plane_->SetProjectBudget(owner, "team", limits);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  Durable(set->sequence);
+
+  PodSpec spec;
+  spec.image = "busybox";
+  spec.gpu_type = "4090";
+  spec.queue = true;
+  spec.project = "team";
+  auto first = plane_->CreatePod(member, spec);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  spec.gpu_count = 2;
+  const auto over = plane_->CreatePod(member, spec);
+  EXPECT_EQ(over.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(over.status().message().find("over its cap of " + (gpu_hour + gpu_hour).ToString()),
+            std::string::npos)
+      << over.status().message();
+  spec.gpu_count = 1;
+  auto second = plane_->CreatePod(member, spec);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  Durable(second->sequence);
+  const core::Pod own = CreatePod(owner);  // the owner's own: not the project's cap's business
+
+  // The monthly budget: ten minutes of one GPU, counted over the project's two pods.
+  const core::TimePoint started = clock_.Now();
+  limits = {};
+  limits.monthly_budget =
+      billing::ChargeBetween(gpu_hour, started, started, started + std::chrono::minutes(10));
+  limits.action = core::BudgetAction::kStopAll;
+  Durable(plane_->SetProjectBudget(owner, "team", limits)->sequence);
+  for (const std::string& id : {first->value.id, second->value.id, own.id}) {
+    ASSERT_TRUE(Report(node, id, 1, PodState::kRunning, started).ok());
+  }
+  const auto count = [&](std::string kind) { return plane_->Events(owner, OfKind(kind))->size(); };
+  clock_.Advance(std::chrono::minutes(3));  // 6 GPU-minutes of the project's: under 80 %
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.warning"), 0u);
+  clock_.Advance(std::chrono::seconds(61));  // 8 GPU-minutes and 2 s: past 80 %
+  Durable(plane_->Tick());
+  ASSERT_EQ(count("budget.warning"), 1u);
+  const core::Event warning = plane_->Events(owner, OfKind("budget.warning"))->at(0);
+  EXPECT_EQ(warning.object_id, set->value.id);
+  EXPECT_NE(warning.message.find("project team has spent"), std::string::npos) << warning.message;
+  Reopen();
+  // 10 GPU-minutes and 2 s (each pod's charge rounds down on its own): reached, as counted again
+  // from the ledger.
+  clock_.Advance(std::chrono::seconds(60));
+  Durable(plane_->Tick());
+  EXPECT_EQ(count("budget.warning"), 1u);
+  EXPECT_EQ(count("budget.reached"), 1u);
+  EXPECT_EQ(count("pod.budget_stop"), 2u);
+  EXPECT_EQ(Get(owner, first->value.id).desired, core::DesiredState::kStopped);
+  EXPECT_EQ(Get(owner, second->value.id).desired, core::DesiredState::kStopped);
+  EXPECT_EQ(Get(owner, own.id).desired, core::DesiredState::kRunning) << "not the project's";
+
+  ASSERT_TRUE(Report(node, first->value.id, 2, PodState::kStopped, clock_.Now()).ok());
+  Reopen();
+  const auto refused = plane_->Act(member, first->value.id, core::PodAction::kStart);
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("project team's monthly budget"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(plane_->CreatePod(member, spec).status().code(), core::StatusCode::kFailedPrecondition);
+  spec.project.clear();
+  EXPECT_TRUE(plane_->CreatePod(owner, spec).ok()) << "the owner's own pods are not held";
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "wire/json_fields.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 
@@ -35,7 +36,12 @@ json::object ToDocument(const core::Project& project) {
           {"name", project.name},
           {"owner_id", project.owner_id},
           {"members", std::move(members)},
-          {"created_at", core::FormatTime(project.created_at)}};
+          {"created_at", core::FormatTime(project.created_at)},
+          {"spend_cap_per_hour_micros", project.spend_cap_per_hour.micros()},
+          {"monthly_budget_micros", project.monthly_budget.micros()},
+          {"budget_action", wire::BudgetActionName(project.budget_action)},
+          {"budget_warned_month", project.budget_warned_month},
+          {"budget_reached_month", project.budget_reached_month}};
 }
 
 core::Result<core::Project> ProjectFromDocument(const json::object& document) {
@@ -48,6 +54,15 @@ core::Result<core::Project> ProjectFromDocument(const json::object& document) {
   std::map<std::string, std::string> members;
   fields.StringMap("members", &members, size_t{1} << 16);
   fields.Time("created_at", &project.created_at);
+  // Absent before projects' budgets: none.
+  constexpr wire::MicrosRule kAnyMicros{.allow_negative = true};
+  fields.Micros("spend_cap_per_hour_micros", &project.spend_cap_per_hour, kAnyMicros);
+  fields.Micros("monthly_budget_micros", &project.monthly_budget, kAnyMicros);
+  std::string action = "notify";
+  fields.String("budget_action", &action, kText);
+  project.budget_action = wire::ParseBudgetAction(action).value_or(core::BudgetAction::kNotify);
+  fields.String("budget_warned_month", &project.budget_warned_month, kText);
+  fields.String("budget_reached_month", &project.budget_reached_month, kText);
   for (const auto& [user_id, name] : members) {
     const std::optional<core::ProjectRole> role = ProjectRoleNamed(name);
     if (!role) fields.Fail("members: '" + name + "' is not a role");

@@ -10,6 +10,7 @@
 #include "server/routes/request_fields.h"
 #include "server/routes/routes.h"
 #include "server/routes/views.h"
+#include "wire/views.h"
 
 namespace suanli::server {
 namespace {
@@ -27,7 +28,10 @@ json::object ProjectView(const core::Project& project) {
           {"name", project.name},
           {"owner_id", project.owner_id},
           {"members", std::move(members)},
-          {"created_at", core::FormatTime(project.created_at)}};
+          {"created_at", core::FormatTime(project.created_at)},
+          {"spend_cap_per_hour_micros", project.spend_cap_per_hour.micros()},
+          {"monthly_budget_micros", project.monthly_budget.micros()},
+          {"budget_action", wire::BudgetActionName(project.budget_action)}};
 }
 
 void CreateProject(Call& call) {
@@ -73,6 +77,34 @@ void RemoveMember(Call& call) {
                ProjectView);
 }
 
+// Any of the three: the $/h cap and the monthly budget (0: none), and the budget's action.
+void SetBudget(Call& call) {
+  Result<json::object> body = ParseJsonObject(call.request.body);
+  if (!body.ok()) return call.Respond(body.status());
+  JsonFields fields(*body);
+  ControlPlane::ProjectBudgetChange change;
+  if (body->contains("spend_cap_per_hour_micros")) {
+    fields.Micros("spend_cap_per_hour_micros", &change.spend_cap_per_hour.emplace());
+  }
+  if (body->contains("monthly_budget_micros")) {
+    fields.Micros("monthly_budget_micros", &change.monthly_budget.emplace());
+  }
+  if (body->contains("action")) {
+    std::string action;
+    fields.String("action", &action, {.max_length = 32});
+    change.action = wire::ParseBudgetAction(action);
+    if (!change.action) {
+      fields.Fail("action: must be notify, stop_interruptible or stop_all, not '" + action + "'");
+    }
+  }
+  if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  if (!change.spend_cap_per_hour && !change.monthly_budget && !change.action) {
+    return call.Respond(core::InvalidArgumentError(
+        "give spend_cap_per_hour_micros, monthly_budget_micros or action (0: none)"));
+  }
+  call.Respond(call.plane().SetProjectBudget(call.principal, call.param(0), change), ProjectView);
+}
+
 void DeleteProject(Call& call) {
   call.Respond(call.plane().DeleteProject(call.principal, call.param(0)), ProjectView);
 }
@@ -85,6 +117,7 @@ constexpr Route kProjectRoutes[] = {
   {{"DELETE", "/v1/projects/{id}", Access::kUser, "Delete a project (its owner; its pods terminated)"}, DeleteProject},
   {{"PUT", "/v1/projects/{id}/members/{user}", Access::kUser, "Make a user a member or viewer (the owner)"}, SetMember},
   {{"DELETE", "/v1/projects/{id}/members/{user}", Access::kUser, "Remove a member (the owner), or leave"}, RemoveMember},
+  {{"PUT", "/v1/projects/{id}/budget", Access::kUser, "Set a project's $/h cap, monthly budget and its action (the owner)"}, SetBudget},
 };
 // clang-format on
 
