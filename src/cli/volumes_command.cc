@@ -21,6 +21,7 @@ struct VolumesFlags {
   std::string from_snapshot;
   bool shared = false;
   bool wait = false;
+  std::string project;  // create: the project whose volume it is
 };
 
 // How long `volumes snapshot --wait` waits for the node to make the archive.
@@ -65,6 +66,9 @@ std::string VolumeDetail(const boost::json::value& volume) {
          (node.empty() ? "- (no data yet)"
                        : node + (JsonBool(volume, "shared") ? " (the shared backend)" : "")) +
          "\nstate:     " + JsonText(volume, "state") + "\npods:      " + PodsOf(volume) +
+         (JsonText(volume, "project_id").empty()
+              ? ""
+              : "\nproject:   " + JsonText(volume, "project_id")) +
          "\nprice:     " + MoneyText(volume, "storage_price_per_hour_micros") +
          "/h\ncost:      " + MoneyText(volume, "cost_micros") +
          "\ncreated:   " + TimeText(JsonText(volume, "created_at")) + "\n" +
@@ -173,6 +177,7 @@ core::Status RunCreate(const VolumesFlags& flags, CommandContext& context) {
   if (flags.size_gb > 0) body["size_gb"] = flags.size_gb;
   if (!flags.from_snapshot.empty()) body["from_snapshot"] = flags.from_snapshot;
   if (flags.shared) body["shared"] = true;
+  if (!flags.project.empty()) body["project"] = flags.project;
   return PrintResult(
       context, flags.json, (*api)->Post("/v1/volumes", body), [](const boost::json::value& volume) {
         const std::string restoring =
@@ -235,6 +240,8 @@ CommandRun DefineVolumesCommand(CLI::App& command) {
   create.add_flag("--shared", flags->shared,
                   "On the shared backend (nodes started with --shared-volumes): any of them "
                   "runs its pods, and its data never moves");
+  create.add_option("--project", flags->project,
+                    "The project's volume (ID or name): its pods mount it, its owner pays");
   AddJsonFlag(create, flags->json);
 
   CLI::App& resize = group.Add("resize", "Grow a volume", [flags](CommandContext& context) {

@@ -263,9 +263,11 @@ inline constexpr std::string_view kSharedVolumesLabelValue = "true";
 enum class VolumeState { kAvailable, kMoving, kRestoring };
 
 struct Volume {
-  std::string id;  // "vol_..."
-  std::string owner_id;
-  std::string name;  // unique among its owner's volumes
+  std::string id;        // "vol_..."
+  std::string owner_id;  // who pays: its creator, or its project's owner
+  std::string name;      // unique among its owner's own volumes, or in its project
+  // A project's volume ("": a person's): its members mount it in the project's pods (only there).
+  std::string project_id{};
   int size_gb = 0;
   // The node that holds its data; "" before any pod used it (nothing to move), kAnyNode on the
   // shared backend.
@@ -289,7 +291,8 @@ enum class SnapshotState { kCreating, kReady, kFailed };
 struct Snapshot {
   std::string id;  // "snap_..."
   std::string owner_id;
-  std::string name;  // unique among its owner's snapshots
+  std::string project_id{};  // its volume's project, if any: seen and used as the volume is
+  std::string name;          // unique among its owner's snapshots
   std::string volume_id;
   std::string volume_name;  // as it was named then (the volume may be gone since)
   int volume_size_gb = 0;   // a volume restored from it needs at least this much

@@ -961,10 +961,11 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
   EXPECT_EQ(Str(shown.json, "created_by"), member.id);
   EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", viewer.token, json::value(pod_body)), 403,
                          "PERMISSION_DENIED"));
-  // A member's own volume would be every member's in a project's pod: refused.
+  // A person's own volume would be every member's in a project's pod: refused.
+  ASSERT_EQ(api().Post("/v1/volumes", owner.token, R"({"name":"mine","size_gb":1})").status, 201);
   json::object with_volume = pod_body;
   with_volume["volumes"] = json::array{json::object{{"name", "mine"}, {"mount_path", "/data"}}};
-  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", member.token, json::value(with_volume)), 409,
+  EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", owner.token, json::value(with_volume)), 409,
                          "FAILED_PRECONDITION"));
   EXPECT_TRUE(IsApiError(api().PostJson("/v1/pods", stranger.token, json::value(pod_body)), 404,
                          "NOT_FOUND"));
@@ -1056,6 +1057,87 @@ TEST_F(ApiServerTest, ProjectRolesDecideWhoSeesAndRunsAProjectsPods) {
   ASSERT_EQ(api().Send("DELETE", "/v1/projects/" + project, owner.token).status, 200);
   EXPECT_EQ(api().Get("/v1/pods/" + pod, owner.token).status, 200) << "the owner's again";
   EXPECT_TRUE(IsApiError(api().Get("/v1/pods/" + pod, viewer.token), 404, "NOT_FOUND"));
+}
+
+// A project's volumes: its members create and mount them in its pods (and only there), its
+// viewers see them, its owner pays; no one else sees them, and the project is not deleted under
+// them.
+TEST_F(ApiServerTest, AProjectsVolumesAreItsMembersAndMountOnlyInItsPods) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  RegisterNode("n1", "RTX 4090", 4);
+  const Account owner = CreateUser("owner", kPlentyOfCredits);
+  const Account member = CreateUser("member", 0);  // the owner pays
+  const Account viewer = CreateUser("viewer", kPlentyOfCredits);
+  const Account stranger = CreateUser("stranger", kPlentyOfCredits);
+  const ApiReply created = api().Post("/v1/projects", owner.token, R"({"name":"lab"})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string project = Str(created.json, "id");
+  for (const auto& [who, role] : {std::pair{"member", "member"}, std::pair{"viewer", "viewer"}}) {
+    ASSERT_EQ(api()
+                  .Send("PUT", "/v1/projects/lab/members/" + std::string(who), owner.token,
+                        R"({"role":")" + std::string(role) + R"("})")
+                  .status,
+              200);
+  }
+  const ApiReply made =
+      api().Post("/v1/volumes", member.token, R"({"name":"data","size_gb":2,"project":"lab"})");
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  const std::string volume = Str(made.json, "id");
+  EXPECT_EQ(Str(made.json, "project_id"), project);
+  EXPECT_EQ(Str(made.json, "owner_id"), owner.id) << "the project's owner pays";
+  EXPECT_TRUE(IsApiError(
+      api().Post("/v1/volumes", member.token, R"({"name":"data","size_gb":1,"project":"lab"})"),
+      409, "ALREADY_EXISTS"));
+  EXPECT_TRUE(IsApiError(
+      api().Post("/v1/volumes", viewer.token, R"({"name":"v","size_gb":1,"project":"lab"})"), 403,
+      "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(
+      api().Post("/v1/volumes", stranger.token, R"({"name":"v","size_gb":1,"project":"lab"})"), 404,
+      "NOT_FOUND"));
+  // The same name is free among a person's own volumes.
+  ASSERT_EQ(api().Post("/v1/volumes", owner.token, R"({"name":"data","size_gb":1})").status, 201);
+
+  // Seen by the project's people, by id and by name; not by a stranger.
+  for (const std::string& token : {owner.token, member.token, viewer.token}) {
+    EXPECT_EQ(api().Get("/v1/volumes/" + volume, token).status, 200);
+    EXPECT_NE(api().Get("/v1/volumes", token).text.find(volume), std::string::npos);
+  }
+  EXPECT_EQ(Str(api().Get("/v1/volumes/data", member.token).json, "id"), volume);
+  EXPECT_NE(Str(api().Get("/v1/volumes/data", owner.token).json, "id"), volume)
+      << "a name is the caller's own volume first";
+  EXPECT_TRUE(IsApiError(api().Get("/v1/volumes/" + volume, stranger.token), 404, "NOT_FOUND"));
+  EXPECT_EQ(api().Get("/v1/volumes", stranger.token).text.find(volume), std::string::npos);
+  EXPECT_TRUE(
+      IsApiError(api().Send("PATCH", "/v1/volumes/" + volume, viewer.token, R"({"size_gb":3})"),
+                 403, "PERMISSION_DENIED"));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/volumes/" + volume, viewer.token), 403,
+                         "PERMISSION_DENIED"));
+
+  // Mounted in the project's pods, by its name there; not in a person's pod. (Queued for a GPU
+  // no node has, so that its terminate is done at once, with no agent here.)
+  json::object pod_body{
+      {"template", "pytorch"},
+      {"gpu_type", "3090"},
+      {"queue", true},
+      {"volume_gb", 0},
+      {"project", "lab"},
+      {"volumes", json::array{json::object{{"name", "data"}, {"mount_path", "/data"}}}}};
+  const std::string pod = CreatePod(member.token, pod_body);
+  const ApiReply shown = api().Get("/v1/pods/" + pod, viewer.token);
+  ASSERT_EQ(shown.status, 200) << shown.Describe();
+  EXPECT_NE(shown.text.find(volume), std::string::npos) << shown.text;
+  pod_body.erase("project");
+  const ApiReply personal = api().PostJson("/v1/pods", member.token, json::value(pod_body));
+  EXPECT_TRUE(IsApiError(personal, 409, "FAILED_PRECONDITION")) << personal.text;
+  EXPECT_NE(personal.text.find("another project's volume"), std::string::npos) << personal.text;
+
+  // Not deleted under its data; deleted once its pods and volumes are.
+  ASSERT_EQ(api().Send("DELETE", "/v1/pods/" + pod, member.token).status, 200);
+  const ApiReply kept = api().Send("DELETE", "/v1/projects/lab", owner.token);
+  EXPECT_TRUE(IsApiError(kept, 409, "FAILED_PRECONDITION"));
+  EXPECT_NE(kept.text.find("volume data"), std::string::npos) << kept.text;
+  ASSERT_EQ(api().Send("DELETE", "/v1/volumes/" + volume, member.token).status, 200);
+  EXPECT_EQ(api().Send("DELETE", "/v1/projects/lab", owner.token).status, 200);
 }
 
 // A project token (a CI job's, a teammate's laptop's) reaches its project's pods as its user's role

@@ -246,6 +246,9 @@ struct VolumeSpec {
   int size_gb = 0;
   std::string from_snapshot;
   bool shared = false;  // on the shared backend (home kAnyNode) rather than on the first pod's node
+  // A project (id or name) the caller is a member of: the volume is the project's, mounted by its
+  // pods and billed to its owner. "": the caller's own.
+  std::string project{};
 };
 
 // A snapshot as its owner asks for it: of their volume `volume` (id or name), named `name` (""
@@ -748,6 +751,10 @@ class ControlPlane {
                                           std::string_view project_id) const REQUIRES(mutex_);
   // Whether the caller sees the project: a member, or an admin; a project token only its own.
   static bool SeesProject(const Principal& caller, const core::Project& project);
+  // The id of the project `project` (id or name) where the caller may create things (a member or
+  // its owner), "" for none; NOT_FOUND for one they are not in, PERMISSION_DENIED for a viewer.
+  core::Result<std::string> ProjectToCreateIn(const Principal& caller,
+                                              std::string_view project) const REQUIRES(mutex_);
   // The id of a project the caller sees (SeesProject), by id or name; NOT_FOUND else.
   core::Result<std::string> FindProject(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);
@@ -833,8 +840,11 @@ class ControlPlane {
   void LoadVolumes(std::vector<core::Volume> volumes) REQUIRES(mutex_);
   // Snapshots (control_plane_snapshots.cc).
   void LoadSnapshots(std::vector<core::Snapshot> snapshots) REQUIRES(mutex_);
-  core::Result<std::string> FindOwnSnapshot(const Principal& caller, std::string_view id) const
-      REQUIRES(mutex_);
+  // The id of the caller's snapshot `id` (an id or its name), or a project's they may `access`.
+  core::Result<std::string> FindSnapshot(const Principal& caller, std::string_view id,
+                                         Access access) const REQUIRES(mutex_) {
+    return FindOwned(caller, snapshots_, id, access, "snapshot", "suanli volumes snapshots");
+  }
   // The volume `volume` made from the caller's snapshot `snapshot_id` (id or name): its size and
   // home, state kRestoring; INVALID_ARGUMENT for a size below the snapshot's volume's.
   core::Status RestoreInto(const Principal& caller, std::string_view snapshot_id,
@@ -847,17 +857,60 @@ class ControlPlane {
   // As node `node` is removed: its snapshots' archives are gone with it (failed, no longer
   // billed), and volumes it was restoring end empty.
   void LoseSnapshotsOn(Change& change, const core::Node& node) REQUIRES(mutex_);
-  // The id of the caller's volume `id` (an id or its name); NOT_FOUND saying how to list them.
-  core::Result<std::string> FindOwnVolume(const Principal& caller, std::string_view id) const
-      REQUIRES(mutex_);
+  // The id of the caller's volume `id` (an id or its name), or a project's they may `access`;
+  // NOT_FOUND saying how to list them, PERMISSION_DENIED for a project's viewer who would write.
+  core::Result<std::string> FindVolume(const Principal& caller, std::string_view id,
+                                       Access access) const REQUIRES(mutex_) {
+    return FindOwned(caller, volumes_, id, access, "volume", "suanli volumes list");
+  }
+  // The id of what `id` names among `things` (volumes, snapshots: each with an id, a name, an
+  // owner and maybe a project): by id, or by name, the caller's own first, then a project's the
+  // caller sees (Allowed decides both).
+  template <typename Things>
+  core::Result<std::string> FindOwned(const Principal& caller, const Things& things,
+                                      std::string_view id, Access access, std::string_view what,
+                                      std::string_view listing) const REQUIRES(mutex_) {
+    const auto seen = [&](const auto& thing) REQUIRES(mutex_) {
+      return Allowed(caller, thing.owner_id, thing.project_id, Access::kRead);
+    };
+    std::string found;
+    if (const auto it = things.find(std::string(id)); it != things.end() && seen(it->second)) {
+      found = it->first;
+    }
+    for (bool of_a_project : {false, true}) {
+      for (const auto& [thing_id, thing] : things) {
+        if (!found.empty()) break;
+        if (thing.name == id && thing.project_id.empty() != of_a_project && seen(thing) &&
+            (of_a_project || thing.owner_id == caller.user_id)) {
+          found = thing_id;
+        }
+      }
+    }
+    if (found.empty()) {
+      return core::NotFoundError("you have no " + std::string(what) + " " + std::string(id) + " (" +
+                                 std::string(listing) + ")");
+    }
+    const auto& thing = things.at(found);
+    if (access == Access::kWrite &&
+        !Allowed(caller, thing.owner_id, thing.project_id, Access::kWrite)) {
+      const auto project = projects_.find(thing.project_id);
+      return core::PermissionDeniedError(
+          std::string(what) + " " + thing.name + " is project " +
+          (project == projects_.end() ? thing.project_id : project->second.name) +
+          "'s, which you only view; its owner can make you a member");
+    }
+    return found;
+  }
   VolumeInfo InfoOf(const core::Volume& volume, core::TimePoint now) const REQUIRES(mutex_);
   // The pods (not terminated) that use volume `id`, and whether one has it read-write.
   std::vector<const core::Pod*> UsersOf(const std::string& volume_id) const REQUIRES(mutex_);
-  // `requests` as mounts of the caller's volumes (by id), each named once, at a clean mount path
-  // distinct from the others and from `taken_path` (a pod's own volume's; "": none).
+  // `requests` as mounts of volumes (by id), each named once, at a clean mount path distinct from
+  // the others and from `taken_path` (a pod's own volume's; "": none): the caller's own for a
+  // person's pod (`project_id` ""), the project's for a project's pod, so that no member reaches
+  // another's data and no project's data leaves it.
   core::Result<std::vector<core::VolumeMount>> ResolveVolumes(
       const Principal& caller, const std::vector<VolumeRequest>& requests,
-      const std::string& taken_path) const REQUIRES(mutex_);
+      const std::string& taken_path, const std::string& project_id) const REQUIRES(mutex_);
   // Resolves `requests` into `pod.volumes` (ResolveVolumes), free of conflicting attaches.
   core::Status AttachVolumes(const Principal& caller, const std::vector<VolumeRequest>& requests,
                              core::Pod& pod) const REQUIRES(mutex_);

@@ -274,7 +274,7 @@ Status ControlPlane::MountEndpointVolumes(const EndpointSpec& spec,
   if (!spec.volumes) return Status::Ok();
   Principal owner;  // the volumes are the endpoint's owner's, also when an admin changes it
   owner.user_id = endpoint.owner_id;
-  Result<std::vector<core::VolumeMount>> mounts = ResolveVolumes(owner, *spec.volumes, "");
+  Result<std::vector<core::VolumeMount>> mounts = ResolveVolumes(owner, *spec.volumes, "", "");
   if (!mounts.ok()) return mounts.status();
   endpoint.volumes = std::move(*mounts);
   return Status::Ok();

@@ -253,16 +253,14 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
         "gpu_count: a share of one GPU (0.001 to 0.999, e.g. 0.5) or a whole number of GPUs");
   }
   SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
-  if (!spec.project.empty() && !spec.volumes.empty()) {
-    // Every member may start a project's pod, so a person's volume in it would be theirs to read.
-    return core::FailedPreconditionError(
-        "volumes: a project's pod cannot mount a person's volume, which every member could then "
-        "reach, and projects have no volumes of their own yet; keep its data on the pod's own "
-        "volume (volume_gb)");
-  }
   Locked locked(*this);
   const core::TimePoint now = Now();
   core::Pod pod;
+  // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
+  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project);
+  if (!project_id.ok()) return project_id.status();
+  pod.project_id = *project_id;
+  pod.owner_id = pod.project_id.empty() ? caller.user_id : projects_.at(pod.project_id).owner_id;
   if (!spec.template_id.empty()) {
     Result<const core::Template*> found = FindTemplate(caller, spec.template_id);
     if (!found.ok()) return found.status();
@@ -327,23 +325,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.node_selector = std::move(spec.node_selector);
   pod.storage_price_per_gb_month = options_.storage_per_gb_month;
 
-  // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
-  std::string project_id;
-  std::string payer = caller.user_id;
-  if (!spec.project.empty()) {
-    Result<std::string> found = FindProject(caller, spec.project);
-    if (!found.ok()) return found.status().WithContext("project");
-    const core::Project& project = projects_.at(*found);
-    if (!Allowed(caller, project.owner_id, project.id, Access::kWrite)) {
-      return core::PermissionDeniedError("project: you are a viewer of " + project.name +
-                                         "; its owner can make you a member");
-    }
-    project_id = project.id;
-    payer = project.owner_id;
-  }
-  core::User& user = users_.at(payer);
-  pod.owner_id = user.id;
-  pod.project_id = project_id;
+  core::User& user = users_.at(pod.owner_id);
   SUANLI_RETURN_IF_ERROR(CheckQuota(user, /*new_pod=*/true));
   SUANLI_RETURN_IF_ERROR(CheckPayerBudgets(pod, PodGpuRate(pod), now));
   SUANLI_RETURN_IF_ERROR(

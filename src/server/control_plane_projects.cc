@@ -52,6 +52,19 @@ Result<std::string> ControlPlane::FindProject(const Principal& caller, std::stri
                              "' (suanli projects list)");
 }
 
+Result<std::string> ControlPlane::ProjectToCreateIn(const Principal& caller,
+                                                    std::string_view project) const {
+  if (project.empty()) return std::string();
+  Result<std::string> found = FindProject(caller, project);
+  if (!found.ok()) return found.status().WithContext("project");
+  const core::Project& shown = projects_.at(*found);
+  if (!Allowed(caller, shown.owner_id, shown.id, Access::kWrite)) {
+    return core::PermissionDeniedError("project: you are a viewer of " + shown.name +
+                                       "; its owner can make you a member");
+  }
+  return *found;
+}
+
 Result<Written<core::Project>> ControlPlane::CreateProject(const Principal& caller,
                                                            std::string_view name) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
@@ -169,6 +182,19 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
         return core::FailedPreconditionError("project " + project.name + " still has pod " +
                                              pod_id + "; terminate its pods first");
       }
+    }
+  }
+  // Its volumes and snapshots are its data: deleted on purpose first, not handed to anyone.
+  for (const auto& [volume_id, volume] : volumes_) {
+    if (volume.project_id == project.id) {
+      return core::FailedPreconditionError("project " + project.name + " still has volume " +
+                                           volume.name + "; delete its volumes first");
+    }
+  }
+  for (const auto& [snapshot_id, snapshot] : snapshots_) {
+    if (snapshot.project_id == project.id) {
+      return core::FailedPreconditionError("project " + project.name + " still has snapshot " +
+                                           snapshot.name + "; delete its snapshots first");
     }
   }
   projects_.erase(project.id);

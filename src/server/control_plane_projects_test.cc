@@ -71,5 +71,30 @@ TEST_P(ProjectsTest, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
   EXPECT_EQ(plane_->GetPod(member, own->value.id).status().code(), StatusCode::kNotFound);
 }
 
+TEST_P(ProjectsTest, AProjectsVolumeStaysItsAcrossARestart) {
+  const Principal owner = NewUser("owner");
+  const Principal member = NewUser("member");
+  const Principal stranger = NewUser("stranger");
+  ASSERT_TRUE(plane_->CreateProject(owner, "team").ok());
+  ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
+  VolumeSpec spec;
+  spec.name = "data";
+  spec.size_gb = 1;
+  spec.project = "team";
+  auto volume = plane_->CreateVolume(member, spec);
+  ASSERT_TRUE(volume.ok()) << volume.status().ToString();
+  Durable(volume->sequence);
+
+  Reopen();
+  auto shown = plane_->GetVolume(member, "data");
+  ASSERT_TRUE(shown.ok()) << shown.status().ToString();
+  EXPECT_EQ(shown->value.volume.id, volume->value.volume.id);
+  EXPECT_EQ(shown->value.volume.owner_id, owner.user_id);
+  EXPECT_FALSE(shown->value.volume.project_id.empty());
+  EXPECT_EQ(plane_->GetVolume(stranger, volume->value.volume.id).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(plane_->DeleteProject(owner, "team").status().code(), StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 }  // namespace suanli::server

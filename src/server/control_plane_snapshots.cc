@@ -44,25 +44,12 @@ void ControlPlane::LoadSnapshots(std::vector<core::Snapshot> snapshots) {
   }
 }
 
-Result<std::string> ControlPlane::FindOwnSnapshot(const Principal& caller,
-                                                  std::string_view id) const {
-  const auto it = snapshots_.find(std::string(id));
-  if (it != snapshots_.end() && (it->second.owner_id == caller.user_id || caller.is_admin())) {
-    return it->first;
-  }
-  for (const auto& [snapshot_id, snapshot] : snapshots_) {
-    if (snapshot.owner_id == caller.user_id && snapshot.name == id) return snapshot_id;
-  }
-  return core::NotFoundError("you have no snapshot " + std::string(id) +
-                             " (suanli volumes snapshots)");
-}
-
 Result<Written<core::Snapshot>> ControlPlane::CreateSnapshot(const Principal& caller,
                                                              SnapshotSpec spec) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   if (!spec.name.empty()) SUANLI_RETURN_IF_ERROR(CheckName("snapshot name", spec.name));
   Locked locked(*this);
-  Result<std::string> found = FindOwnVolume(caller, spec.volume);
+  Result<std::string> found = FindVolume(caller, spec.volume, Access::kWrite);
   if (!found.ok()) return found.status();
   const core::Volume& volume = volumes_.at(*found);
   const core::TimePoint now = Now();
@@ -99,8 +86,10 @@ Result<Written<core::Snapshot>> ControlPlane::CreateSnapshot(const Principal& ca
       spec.name.empty() ? volume.name + "-" + CompactUtc(now) : std::move(spec.name);
   size_t owned = 0;
   for (const auto& [id, snapshot] : snapshots_) {
-    if (snapshot.owner_id != volume.owner_id) continue;  // an admin's snapshot is the owner's
+    // An admin's snapshot is the owner's; names are unique among a person's own, or a project's.
+    if (snapshot.owner_id != volume.owner_id) continue;
     ++owned;
+    if (snapshot.project_id != volume.project_id) continue;
     if (snapshot.name == name) {
       return core::AlreadyExistsError("you have a snapshot named " + name + " already (" + id +
                                       "); pick another name");
@@ -119,6 +108,7 @@ Result<Written<core::Snapshot>> ControlPlane::CreateSnapshot(const Principal& ca
   core::Snapshot snapshot;
   snapshot.id = NewId("snap");
   snapshot.owner_id = volume.owner_id;
+  snapshot.project_id = volume.project_id;
   snapshot.name = name;
   snapshot.volume_id = volume.id;
   snapshot.volume_name = volume.name;
@@ -144,7 +134,7 @@ Result<Written<std::vector<core::Snapshot>>> ControlPlane::ListSnapshots(
   const core::TimePoint now = Now();
   std::vector<core::Snapshot> out;
   for (const auto& [id, snapshot] : snapshots_) {
-    if (snapshot.owner_id == caller.user_id || caller.is_admin()) {
+    if (Allowed(caller, snapshot.owner_id, snapshot.project_id, Access::kRead)) {
       out.push_back(WithAccrued(snapshot, now));
     }
   }
@@ -155,7 +145,7 @@ Result<Written<core::Snapshot>> ControlPlane::GetSnapshot(const Principal& calle
                                                           std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  Result<std::string> found = FindOwnSnapshot(caller, id);
+  Result<std::string> found = FindSnapshot(caller, id, Access::kRead);
   if (!found.ok()) return found.status();
   return Written<core::Snapshot>{WithAccrued(snapshots_.at(*found), Now()), queue_.submitted()};
 }
@@ -164,7 +154,7 @@ Result<Written<core::Snapshot>> ControlPlane::DeleteSnapshot(const Principal& ca
                                                              std::string_view id) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<std::string> found = FindOwnSnapshot(caller, id);
+  Result<std::string> found = FindSnapshot(caller, id, Access::kWrite);
   if (!found.ok()) return found.status();
   core::Snapshot& snapshot = snapshots_.at(*found);
   for (const auto& [volume_id, volume] : volumes_) {
@@ -188,9 +178,19 @@ Result<Written<core::Snapshot>> ControlPlane::DeleteSnapshot(const Principal& ca
 
 Status ControlPlane::RestoreInto(const Principal& caller, std::string_view snapshot_id,
                                  core::Volume& volume) const {
-  Result<std::string> found = FindOwnSnapshot(caller, snapshot_id);
+  Result<std::string> found = FindSnapshot(caller, snapshot_id, Access::kRead);
   if (!found.ok()) return found.status();
   const core::Snapshot& snapshot = snapshots_.at(*found);
+  // A project's data stays in it: its snapshots restore into its volumes, a person's into theirs.
+  if (snapshot.project_id != volume.project_id) {
+    return core::FailedPreconditionError(
+        "snapshot " + snapshot.name + " is " +
+        (snapshot.project_id.empty() ? std::string("a person's") : "a project's") +
+        ", and a snapshot restores only into a volume of its own project (or, for a person's, "
+        "of its owner's own); create the volume " +
+        (snapshot.project_id.empty() ? std::string("without --project")
+                                     : "with --project " + snapshot.project_id));
+  }
   if (snapshot.state != core::SnapshotState::kReady) {
     return core::FailedPreconditionError(
         "snapshot " + snapshot.name + " is " +

@@ -39,18 +39,6 @@ void ControlPlane::LoadVolumes(std::vector<core::Volume> volumes) {
   }
 }
 
-Result<std::string> ControlPlane::FindOwnVolume(const Principal& caller,
-                                                std::string_view id) const {
-  const auto it = volumes_.find(std::string(id));
-  if (it != volumes_.end() && (it->second.owner_id == caller.user_id || caller.is_admin())) {
-    return it->first;
-  }
-  for (const auto& [volume_id, volume] : volumes_) {
-    if (volume.owner_id == caller.user_id && volume.name == id) return volume_id;
-  }
-  return core::NotFoundError("you have no volume " + std::string(id) + " (suanli volumes list)");
-}
-
 std::vector<const core::Pod*> ControlPlane::UsersOf(const std::string& volume_id) const {
   std::vector<const core::Pod*> users;
   for (const auto& [id, pod] : pods_) {
@@ -88,21 +76,29 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   }
   Locked locked(*this);
   const core::TimePoint now = Now();
+  core::Volume volume;
+  // A project's volume is its owner's to pay, and its name is the project's.
+  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project);
+  if (!project_id.ok()) return project_id.status();
+  volume.project_id = *project_id;
+  core::User& user = users_.at(
+      volume.project_id.empty() ? caller.user_id : projects_.at(volume.project_id).owner_id);
   size_t owned = 0;
-  for (const auto& [id, volume] : volumes_) {
-    if (volume.owner_id != caller.user_id) continue;
+  for (const auto& [id, other] : volumes_) {
+    if (other.owner_id != user.id) continue;
     ++owned;
-    if (volume.name == spec.name) {
-      return core::AlreadyExistsError("you have a volume named " + spec.name + " already (" + id +
-                                      "); pick another name");
+    if (other.project_id == volume.project_id && other.name == spec.name) {
+      return core::AlreadyExistsError(
+          std::string(volume.project_id.empty() ? "you have" : "the project has") +
+          " a volume named " + spec.name + " already (" + id + "); pick another name");
     }
   }
   if (owned >= kMaxVolumesPerUser) {
-    return core::ResourceExhaustedError("you have " + std::to_string(owned) +
-                                        " volumes, the most one user may have; delete one first");
+    return core::ResourceExhaustedError(
+        "its payer has " + std::to_string(owned) +
+        " volumes, the most one user may have (a project's count as its owner's); delete one "
+        "first");
   }
-  core::User& user = users_.at(caller.user_id);
-  core::Volume volume;
   volume.size_gb = spec.size_gb;
   if (spec.shared) {
     if (!spec.from_snapshot.empty()) {
@@ -129,7 +125,7 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
                          billing::StoragePerHour(volume.storage_price_per_gb_month, volume.size_gb),
                      now));
   volume.id = NewId("vol");
-  volume.owner_id = user.id;
+  volume.owner_id = user.id;  // the caller, or the project's owner
   volume.name = std::move(spec.name);
   volume.created_at = now;
   volume.storage_billed_to = now;
@@ -152,7 +148,9 @@ Result<Written<std::vector<VolumeInfo>>> ControlPlane::ListVolumes(const Princip
   const core::TimePoint now = Now();
   std::vector<VolumeInfo> out;
   for (const auto& [id, volume] : volumes_) {
-    if (volume.owner_id == caller.user_id || caller.is_admin()) out.push_back(InfoOf(volume, now));
+    if (Allowed(caller, volume.owner_id, volume.project_id, Access::kRead)) {
+      out.push_back(InfoOf(volume, now));
+    }
   }
   return Written<std::vector<VolumeInfo>>{std::move(out), queue_.submitted()};
 }
@@ -161,7 +159,7 @@ Result<Written<VolumeInfo>> ControlPlane::GetVolume(const Principal& caller,
                                                     std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  Result<std::string> found = FindOwnVolume(caller, id);
+  Result<std::string> found = FindVolume(caller, id, Access::kRead);
   if (!found.ok()) return found.status();
   return Written<VolumeInfo>{InfoOf(volumes_.at(*found), Now()), queue_.submitted()};
 }
@@ -173,7 +171,7 @@ Result<Written<VolumeInfo>> ControlPlane::ResizeVolume(const Principal& caller, 
     return core::InvalidArgumentError("size_gb: must be from 1 to " + std::to_string(kMaxVolumeGb));
   }
   Locked locked(*this);
-  Result<std::string> found = FindOwnVolume(caller, id);
+  Result<std::string> found = FindVolume(caller, id, Access::kWrite);
   if (!found.ok()) return found.status();
   core::Volume& volume = volumes_.at(*found);
   const core::TimePoint now = Now();
@@ -199,7 +197,7 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
                                                        std::string_view id) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<std::string> found = FindOwnVolume(caller, id);
+  Result<std::string> found = FindVolume(caller, id, Access::kWrite);
   if (!found.ok()) return found.status();
   core::Volume& volume = volumes_.at(*found);
   if (volume.state == core::VolumeState::kRestoring) {
@@ -256,7 +254,7 @@ std::vector<std::pair<std::string, std::string>> ControlPlane::TakeVolumeRemoval
 
 Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
     const Principal& caller, const std::vector<VolumeRequest>& requests,
-    const std::string& taken_path) const {
+    const std::string& taken_path, const std::string& project_id) const {
   if (requests.size() > wire::kMaxPodVolumes) {
     return core::InvalidArgumentError("volumes: at most " + std::to_string(wire::kMaxPodVolumes) +
                                       " per pod");
@@ -272,12 +270,30 @@ Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
           "volumes: two volumes at " + request.mount_path +
           " (the pod's own volume is at volume_mount_path); give each its own path");
     }
+    // The pod's scope: a person's pod mounts its creator's own volumes, a project's pod the
+    // project's (which its creator may write, as a member).
     const core::Volume* volume = nullptr;
+    const core::Volume* elsewhere = nullptr;
     for (const auto& [id, candidate] : volumes_) {
-      if (candidate.owner_id == caller.user_id &&
-          (id == request.volume || candidate.name == request.volume)) {
-        volume = &candidate;
+      if (id != request.volume && candidate.name != request.volume) continue;
+      const bool in_scope = candidate.project_id == project_id &&
+                            (!project_id.empty() || candidate.owner_id == caller.user_id);
+      if (in_scope) volume = &candidate;
+      if (!in_scope && Allowed(caller, candidate.owner_id, candidate.project_id, Access::kRead)) {
+        elsewhere = &candidate;
       }
+    }
+    if (volume == nullptr && elsewhere != nullptr) {
+      return core::FailedPreconditionError(
+          "volumes: " + request.volume + " is " +
+          (elsewhere->project_id.empty() ? std::string("a person's volume")
+                                         : "another project's volume") +
+          ", and a " +
+          (project_id.empty() ? "person's pod mounts only their own volumes"
+                              : "project's pod mounts only its project's volumes") +
+          " (every member of a project could reach what its pods mount); create one there "
+          "(suanli volumes create NAME --size GB" +
+          (project_id.empty() ? std::string(")") : " --project " + project_id + ")"));
     }
     if (volume == nullptr) {
       return core::NotFoundError("volumes: you have no volume " + request.volume +
@@ -303,8 +319,8 @@ Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
 Status ControlPlane::AttachVolumes(const Principal& caller,
                                    const std::vector<VolumeRequest>& requests,
                                    core::Pod& pod) const {
-  Result<std::vector<core::VolumeMount>> mounts =
-      ResolveVolumes(caller, requests, pod.volume_gb > 0 ? pod.volume_mount_path : "");
+  Result<std::vector<core::VolumeMount>> mounts = ResolveVolumes(
+      caller, requests, pod.volume_gb > 0 ? pod.volume_mount_path : "", pod.project_id);
   if (!mounts.ok()) return mounts.status();
   for (const core::VolumeMount& request : *mounts) {
     const core::Volume* volume = &volumes_.at(request.volume_id);

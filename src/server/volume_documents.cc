@@ -54,6 +54,7 @@ core::SnapshotState SnapshotStateNamed(std::string_view name) {
 json::object ToDocument(const core::Volume& volume) {
   return {{"id", volume.id},
           {"owner_id", volume.owner_id},
+          {"project_id", volume.project_id},
           {"name", volume.name},
           {"size_gb", volume.size_gb},
           {"home_node_id", volume.home_node_id},
@@ -72,6 +73,7 @@ core::Result<core::Volume> VolumeFromDocument(const json::object& document) {
   std::string state;
   fields.String("id", &volume.id, kText);
   fields.String("owner_id", &volume.owner_id, kText);
+  fields.String("project_id", &volume.project_id, kText);  // absent before projects' volumes
   fields.String("name", &volume.name, kText);
   fields.Int("size_gb", &volume.size_gb, {0, INT32_MAX});
   fields.String("home_node_id", &volume.home_node_id, kText);
@@ -96,6 +98,7 @@ std::string DocumentText(const core::Volume& volume) { return json::serialize(To
 json::object ToDocument(const core::Snapshot& snapshot) {
   return {{"id", snapshot.id},
           {"owner_id", snapshot.owner_id},
+          {"project_id", snapshot.project_id},
           {"name", snapshot.name},
           {"volume_id", snapshot.volume_id},
           {"volume_name", snapshot.volume_name},
@@ -117,6 +120,7 @@ core::Result<core::Snapshot> SnapshotFromDocument(const json::object& document) 
   std::string state;
   fields.String("id", &snapshot.id, kText);
   fields.String("owner_id", &snapshot.owner_id, kText);
+  fields.String("project_id", &snapshot.project_id, kText);  // absent before projects' volumes
   fields.String("name", &snapshot.name, kText);
   fields.String("volume_id", &snapshot.volume_id, kText);
   fields.String("volume_name", &snapshot.volume_name, kText);

@@ -402,6 +402,7 @@ json::object SnapshotView(const core::Snapshot& snapshot) {
   const bool ready = snapshot.state == core::SnapshotState::kReady;
   return {{"id", snapshot.id},
           {"owner_id", snapshot.owner_id},
+          {"project_id", snapshot.project_id},
           {"name", snapshot.name},
           {"volume_id", snapshot.volume_id},
           {"volume_name", snapshot.volume_name},
@@ -426,6 +427,7 @@ json::object VolumeView(const core::Volume& volume, const VolumeUse& use) {
   for (const std::string& pod_id : use.pod_ids) pods.emplace_back(pod_id);
   return {{"id", volume.id},
           {"owner_id", volume.owner_id},
+          {"project_id", volume.project_id},
           {"name", volume.name},
           {"size_gb", volume.size_gb},
           {"home_node_id", volume.home_node_id},

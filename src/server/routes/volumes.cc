@@ -100,6 +100,7 @@ void CreateVolume(Call& call) {
   fields.String("name", &spec.name, {.required = true, .max_length = 64});
   fields.String("from_snapshot", &spec.from_snapshot, {.max_length = 64});
   fields.Bool("shared", &spec.shared);
+  fields.String("project", &spec.project, {.max_length = 64});
   // From a snapshot, the size defaults to its volume's.
   fields.Int("size_gb", &spec.size_gb, {1, 100'000, fields.Raw("from_snapshot") == nullptr});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
