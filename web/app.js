@@ -825,7 +825,10 @@ async function endpoints() {
 // Volumes of one's own (they outlive pods and follow them from node to node) and their snapshots:
 // create, delete, snapshot, restore a snapshot into a new volume. The server refuses what cannot be
 // done (a snapshot of a volume a running pod writes, say) and its reason is shown as it is.
+// The volumes and snapshots of the project in the switcher (or your own), as the pods list.
 async function volumes() {
+  const project = currentProject();
+  const inScope = (thing) => (thing.project_id || '') === project;
   const volumeList = h('div', {'aria-live': 'polite'});
   const snapshotList = h('div', {'aria-live': 'polite'});
   const out = h('div', {'aria-live': 'polite'});
@@ -835,9 +838,12 @@ async function volumes() {
   };
   const refresh = async () => {
     try {
-      const [{volumes: vols}, {snapshots: snaps}] = await Promise.all([api('GET', '/v1/volumes'), api('GET', '/v1/snapshots')]);
+      const [{volumes: allVolumes}, {snapshots: allSnapshots}] = await Promise.all([api('GET', '/v1/volumes'), api('GET', '/v1/snapshots')]);
+      const vols = allVolumes.filter(inScope);
+      const snaps = allSnapshots.filter(inScope);
       volumeList.replaceChildren(vols.length === 0
-        ? h('p', {}, 'No volumes yet: create one below, then attach it to pods (suanli pods create --volume NAME:/data).')
+        ? h('p', {}, project ? `No volumes in project ${projectName(project)} yet: create one below; the project's pods mount it.`
+          : 'No volumes yet: create one below, then attach it to pods (suanli pods create --volume NAME:/data).')
         : table([
           {title: 'Volume', cell: (v) => v.name},
           {title: 'Size', numeric: true, cell: (v) => `${v.size_gb} GB`},
@@ -879,11 +885,14 @@ async function volumes() {
     if (size.value) body.size_gb = Number(size.value);
     if (from.value) body.from_snapshot = from.value;
     if (shared.checked) body.shared = true;
+    if (project) body.project = project;
     act(async () => { await api('POST', '/v1/volumes', body); name.value = ''; });
   }}, name, h('label', {}, 'size ', size), from,
   h('label', {title: 'On the shared backend (an NFS export every such node mounts): any of those nodes runs its pods, and its data never moves'}, shared, ' shared backend'),
   h('button', {type: 'submit'}, 'Create volume'));
-  return [title('Volumes'), h('p', {class: 'hint'}, 'Billed per GB-month by the second, attached or not. The same: suanli volumes.'),
+  return [title('Volumes'), project
+    ? h('p', {class: 'hint', id: 'volumes-project'}, `Project ${projectName(project)}'s: mounted by its pods only, billed to its owner.`) : '',
+  h('p', {class: 'hint'}, 'Billed per GB-month by the second, attached or not. The same: suanli volumes.'),
     volumeList, h('h2', {}, 'New volume'), create, out, h('h2', {}, 'Snapshots'), snapshotList];
 }
 

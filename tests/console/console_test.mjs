@@ -442,6 +442,19 @@ try {
   await page.waitForSelector('#deploy-project');
   check((await page.textContent('#deploy-project')).includes('console-team'), 'Deploy says which project it deploys into');
   await shot('projects');
+  // Its volumes: made on the Volumes page while the project is chosen, listed there only.
+  await page.click('nav a[href="#/volumes"]');
+  await page.waitForSelector('#volumes-project');
+  await page.fill('#volume-name', 'team-data');
+  await page.fill('#volume-size', '1');
+  await page.click('text=Create volume');
+  await page.waitForSelector('table.volumes >> text=team-data');
+  const teamVolume = (await apiGet('/v1/volumes', token)).volumes.find((v) => v.name === 'team-data');
+  check(teamVolume && teamVolume.project_id === team.id, `the volume is the project's (${teamVolume && teamVolume.project_id})`);
+  check((await page.$$('table.volumes tbody tr')).length === 1, "the project's Volumes page lists its volumes only");
+  await page.click('table.volumes button:has-text("Delete")');
+  await page.waitForSelector('text=No volumes in project console-team yet');
+  check(!(await apiGet('/v1/volumes', token)).volumes.some((v) => v.name === 'team-data'), "the project's volume is deleted");
   await page.selectOption('#project-switcher', '');
   await page.click('nav a[href="#/projects"]');
   await page.click('table.projects button:has-text("Delete")');
