@@ -374,12 +374,12 @@ void ControlPlane::CheckBudget(Change& change, const Budget& budget,
       counted != month_spend_.end() && counted->second.first == month) {
     spent = counted->second.second;
   }
-  const auto& billable = spend_.billable_by_owner();
-  for (const std::string& id : pod_ids) {
-    const core::Pod& pod = pods_.at(id);
-    if (const auto owned = billable.find(pod.owner_id);
-        owned != billable.end() && owned->second.contains(id)) {
-      spent = spent + billing::Unbilled(pod, now);
+  // Those of its pods that accrue charges now: its payer's billable pods (a few), not all of
+  // `pod_ids` (every pod it ever had), walked at every tick.
+  if (const auto billable = spend_.billable_by_owner().find(budget.told_user_id);
+      billable != spend_.billable_by_owner().end()) {
+    for (const std::string& id : billable->second) {
+      if (pod_ids.contains(id)) spent = spent + billing::Unbilled(pods_.at(id), now);
     }
   }
   const int64_t limit = budget.monthly.micros();
