@@ -230,6 +230,16 @@ check "project budget" 0 "team: cap \\\$5\.00/h, monthly budget \\\$100 \(at 100
 check "project budget none" 2 "" "--cap" -- projects set-budget team
 check "project budget bad" 2 "" "--monthly" -- projects set-budget team --monthly lots
 check "project budget member" 8 "" "only the project's owner" -- --token "$bob_token" projects set-budget team --cap 1
+# The project's volumes and endpoints: made in it, seen by its viewer, not by a person's pod.
+check "project volume" 0 "datasets" "" -- volumes create datasets --size 1 --project team
+check "project volume seen" 0 "datasets" "" -- --token "$bob_token" volumes list
+check "project volume not personal" 5 "" "another project's volume" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume datasets:/data
+check "project endpoint" 0 "created endpoint ep_" "" -- endpoints create team-echo --template demo-worker --gpu 4090 --project team
+team_endpoint=$(grep -oE 'ep_[A-Za-z0-9]+' out.txt | head -n 1)
+check "project endpoint seen" 0 "Project: +prj_" "" -- --token "$bob_token" endpoints get "$team_endpoint"
+check "project endpoint viewer" 8 "" "only view" -- --token "$bob_token" endpoints rm "$team_endpoint"
+check "project endpoint rm" 0 "removed endpoint" "" -- endpoints rm "$team_endpoint"
+check "project volume rm" 0 "" "" -- volumes rm datasets
 
 echo "cli api: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -37,6 +37,7 @@ struct EndpointsFlags {
   std::optional<int> http_port;
   std::string http_path;
   std::optional<int> http_concurrency;
+  std::string project;  // create: the project whose endpoint it is
 };
 
 std::string JobsText(const boost::json::value& endpoint) {
@@ -88,6 +89,7 @@ std::string EndpointDetail(const boost::json::value& endpoint) {
   };
   line("ID:", JsonText(endpoint, "id"));
   line("Name:", JsonText(endpoint, "name"));
+  if (!JsonText(endpoint, "project_id").empty()) line("Project:", JsonText(endpoint, "project_id"));
   line("Template:", JsonText(endpoint, "template"));
   line("Image:", JsonText(endpoint, "image"));
   line("GPU per worker:", GpuText(endpoint));
@@ -127,6 +129,7 @@ core::Result<boost::json::object> Body(const EndpointsFlags& flags) {
   if (!flags.name.empty()) body["name"] = flags.name;
   if (!flags.template_id.empty()) body["template"] = flags.template_id;
   if (!flags.image.empty()) body["image"] = flags.image;
+  if (!flags.project.empty()) body["project"] = flags.project;
   if (!flags.gpu.empty()) {
     std::string type = flags.gpu;
     if (const size_t colon = type.rfind(':'); colon != std::string::npos) {
@@ -291,6 +294,9 @@ CommandRun DefineEndpointsCommand(CLI::App& command) {
   });
   create.add_option("name", flags->name, "Its name")->required();
   AddSettings(create, *flags);
+  create.add_option("--project", flags->project,
+                    "The project's endpoint (ID or name): its members run jobs on it, its workers "
+                    "are the project's pods, its owner pays");
   AddJsonFlag(create, flags->json);
 
   CLI::App& update =

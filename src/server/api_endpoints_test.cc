@@ -118,6 +118,62 @@ TEST_F(ApiEndpointsTest, EndpointsAreCreatedListedUpdatedAndDeletedByTheirOwner)
   EXPECT_TRUE(IsApiError(api().Get("/v1/endpoints/" + id, alice_.token), 404));
 }
 
+// A project's endpoint: its members make it and run jobs on it, its viewers read it and its jobs,
+// its workers are the project's pods, its owner pays; no one else sees it.
+TEST_F(ApiEndpointsTest, AProjectsEndpointIsRunByItsMembersAndItsWorkersAreItsPods) {
+  const Account viewer = CreateUser("viewer", kPlentyOfCredits);
+  const ApiReply made = api().Post("/v1/projects", alice_.token, R"({"name":"ml"})");
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  const std::string project = Str(made.json, "id");
+  ASSERT_EQ(
+      api().Send("PUT", "/v1/projects/ml/members/bob", alice_.token, R"({"role":"member"})").status,
+      200);
+  ASSERT_EQ(api()
+                .Send("PUT", "/v1/projects/ml/members/viewer", alice_.token, R"({"role":"viewer"})")
+                .status,
+            200);
+  const json::object body{
+      {"name", "echo"}, {"image", "busybox"}, {"gpu_type", "4090"}, {"project", "ml"}};
+  EXPECT_TRUE(
+      IsApiError(api().PostJson("/v1/endpoints", viewer.token, body), 403, "PERMISSION_DENIED"));
+  const ApiReply created = api().PostJson("/v1/endpoints", bob_.token, body);
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  const std::string endpoint = Str(created.json, "id");
+  EXPECT_EQ(Str(created.json, "project_id"), project);
+  EXPECT_EQ(Str(created.json, "owner_id"), alice_.id) << "the project's owner pays";
+  EXPECT_TRUE(IsApiError(
+      api().Send("PATCH", "/v1/endpoints/" + endpoint, bob_.token, R"({"project":"elsewhere"})"),
+      400, "INVALID_ARGUMENT"));
+
+  const std::string v2 = "/v2/" + endpoint;
+  const json::object input{{"input", {{"prompt", "hello"}}}};
+  EXPECT_TRUE(
+      IsApiError(api().PostJson(v2 + "/run", viewer.token, input), 403, "PERMISSION_DENIED"));
+  const ApiReply run = api().PostJson(v2 + "/run", bob_.token, input);
+  ASSERT_EQ(run.status, 200) << run.Describe();
+  const std::string job = Str(run.json, "id");
+  EXPECT_EQ(api().Get(v2 + "/status/" + job, viewer.token).status, 200);
+  EXPECT_EQ(api().Get("/v1/endpoints/" + endpoint, viewer.token).status, 200);
+  EXPECT_NE(api().Get("/v1/endpoints", viewer.token).text.find(endpoint), std::string::npos);
+  const Account stranger = CreateUser("stranger", kPlentyOfCredits);
+  EXPECT_TRUE(IsApiError(api().Get("/v1/endpoints/" + endpoint, stranger.token), 404));
+  EXPECT_TRUE(IsApiError(api().Get(v2 + "/status/" + job, stranger.token), 404));
+  EXPECT_TRUE(IsApiError(api().Send("DELETE", "/v1/endpoints/" + endpoint, viewer.token), 403,
+                         "PERMISSION_DENIED"));
+
+  // Its worker is the project's pod: its viewer sees it.
+  const auto [worker, token] = WaitForWorker(endpoint);
+  ASSERT_FALSE(worker.empty());
+  const ApiReply pod = api().Get("/v1/pods/" + worker, viewer.token);
+  ASSERT_EQ(pod.status, 200) << pod.Describe();
+  EXPECT_EQ(Str(pod.json, "project_id"), project);
+  EXPECT_EQ(Str(pod.json, "owner_id"), alice_.id);
+
+  const ApiReply kept = api().Send("DELETE", "/v1/projects/ml", alice_.token);
+  EXPECT_TRUE(IsApiError(kept, 409, "FAILED_PRECONDITION"));
+  EXPECT_EQ(api().Send("DELETE", "/v1/endpoints/" + endpoint, bob_.token).status, 200);
+}
+
 TEST_F(ApiEndpointsTest, BadEndpointBodiesAreA400NamingTheField) {
   const auto refused = [&](std::string_view body, std::string_view field) {
     const ApiReply reply = api().Send("POST", "/v1/endpoints", alice_.token, body);

@@ -290,6 +290,8 @@ struct EndpointSpec {
   std::optional<int> http_concurrency;
   // Volumes of their own every worker mounts (serverless::Endpoint::volumes); empty: none.
   std::optional<std::vector<VolumeRequest>> volumes;
+  // At creation only: a project (id or name) the caller is a member of, whose endpoint it is.
+  std::optional<std::string> project;
 };
 
 // An endpoint as shown: its settings, its workers now and its jobs by status.
@@ -967,10 +969,14 @@ class ControlPlane {
                                                     std::string_view endpoint_id,
                                                     JobRequest request, Enqueued* enqueued)
       EXCLUDES(mutex_);
-  core::Result<serverless::Endpoint*> FindOwnEndpoint(const Principal& caller, std::string_view id)
+  // The caller's endpoint, or a project's they may `access` (Allowed); NOT_FOUND for one they do
+  // not see, PERMISSION_DENIED for a project's viewer who would change it or run a job.
+  core::Result<serverless::Endpoint*> FindOwnEndpoint(const Principal& caller, std::string_view id,
+                                                      Access access = Access::kWrite)
       REQUIRES(mutex_);
   core::Result<serverless::Job*> FindOwnJob(const Principal& caller, std::string_view endpoint_id,
-                                            std::string_view job_id) REQUIRES(mutex_);
+                                            std::string_view job_id, Access access = Access::kWrite)
+      REQUIRES(mutex_);
   core::Result<WorkerRuntime*> FindWorker(std::string_view endpoint_id, std::string_view worker_id,
                                           std::string_view token) REQUIRES(mutex_);
   EndpointInfo InfoOf(const serverless::Endpoint& endpoint) const REQUIRES(mutex_);

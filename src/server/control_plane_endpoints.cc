@@ -121,17 +121,23 @@ void ControlPlane::LoadEndpoints(std::vector<serverless::Endpoint> endpoints,
 // --- Lookups and views ---------------------------------------------------------------------------
 
 Result<serverless::Endpoint*> ControlPlane::FindOwnEndpoint(const Principal& caller,
-                                                            std::string_view id) {
+                                                            std::string_view id, Access access) {
   const auto it = endpoints_.find(std::string(id));
-  if (it == endpoints_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+  if (it == endpoints_.end() ||
+      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
+  }
+  if (!Allowed(caller, it->second.owner_id, it->second.project_id, access)) {
+    return core::PermissionDeniedError("endpoint " + it->second.name +
+                                       " is a project's you only view: its members change it "
+                                       "and run its jobs; its owner can make you one");
   }
   return &it->second;
 }
 
 Result<Job*> ControlPlane::FindOwnJob(const Principal& caller, std::string_view endpoint_id,
-                                      std::string_view job_id) {
-  Result<serverless::Endpoint*> endpoint = FindOwnEndpoint(caller, endpoint_id);
+                                      std::string_view job_id, Access access) {
+  Result<serverless::Endpoint*> endpoint = FindOwnEndpoint(caller, endpoint_id, access);
   if (!endpoint.ok()) return endpoint.status();
   const auto it = jobs_.find(std::string(job_id));
   if (it == jobs_.end() || it->second.endpoint_id != (*endpoint)->id) {
@@ -272,9 +278,11 @@ void Apply(const EndpointSpec& spec, serverless::Endpoint& endpoint) {
 Status ControlPlane::MountEndpointVolumes(const EndpointSpec& spec,
                                           serverless::Endpoint& endpoint) const {
   if (!spec.volumes) return Status::Ok();
-  Principal owner;  // the volumes are the endpoint's owner's, also when an admin changes it
+  // The volumes are the endpoint's owner's (also when an admin changes it), or its project's.
+  Principal owner;
   owner.user_id = endpoint.owner_id;
-  Result<std::vector<core::VolumeMount>> mounts = ResolveVolumes(owner, *spec.volumes, "", "");
+  Result<std::vector<core::VolumeMount>> mounts =
+      ResolveVolumes(owner, *spec.volumes, "", endpoint.project_id);
   if (!mounts.ok()) return mounts.status();
   endpoint.volumes = std::move(*mounts);
   return Status::Ok();
@@ -289,7 +297,12 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   Locked locked(*this);
   serverless::Endpoint endpoint;
   Apply(spec, endpoint);
-  endpoint.owner_id = caller.user_id;
+  // A project's endpoint is paid by the project's owner, within the owner's quota.
+  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project.value_or(""));
+  if (!project_id.ok()) return project_id.status();
+  endpoint.project_id = *project_id;
+  endpoint.owner_id =
+      endpoint.project_id.empty() ? caller.user_id : projects_.at(endpoint.project_id).owner_id;
   SUANLI_RETURN_IF_ERROR(MountEndpointVolumes(spec, endpoint));
   SUANLI_RETURN_IF_ERROR(CheckName("endpoint name", endpoint.name));
   SUANLI_RETURN_IF_ERROR(CheckEnv(endpoint.env));
@@ -309,15 +322,16 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
     endpoint.gpu_type = gpu->gpu->name;
   }
   int owned = 0;
-  for (const auto& entry : endpoints_) owned += entry.second.owner_id == caller.user_id ? 1 : 0;
-  const core::User limits = Shown(users_.at(caller.user_id));
+  for (const auto& entry : endpoints_) owned += entry.second.owner_id == endpoint.owner_id ? 1 : 0;
+  const core::User limits = Shown(users_.at(endpoint.owner_id));
   if (owned >= limits.max_endpoints) {
-    return core::ResourceExhaustedError("you have " + std::to_string(owned) +
-                                        " endpoints, your quota's limit (" +
-                                        std::to_string(limits.max_endpoints) +
-                                        "); delete one (suanli endpoints rm), or ask an admin to "
-                                        "raise it (suanli users set-quota " +
-                                        limits.name + " --endpoints N)");
+    return core::ResourceExhaustedError(
+        std::string(endpoint.project_id.empty() ? "you have " : "the project's owner has ") +
+        std::to_string(owned) + " endpoints, the quota's limit (" +
+        std::to_string(limits.max_endpoints) +
+        "); delete one (suanli endpoints rm), or ask an admin to "
+        "raise it (suanli users set-quota " +
+        limits.name + " --endpoints N)");
   }
   endpoint.id = NewId("ep");
   endpoint.webhook_secret = HexEncode(entropy_.Bytes(32));
@@ -336,7 +350,9 @@ Result<Written<std::vector<EndpointInfo>>> ControlPlane::ListEndpoints(
   core::MutexLock lock(mutex_);
   std::vector<EndpointInfo> out;
   for (const auto& [id, endpoint] : endpoints_) {
-    if (endpoint.owner_id == caller.user_id || caller.is_admin()) out.push_back(InfoOf(endpoint));
+    if (Allowed(caller, endpoint.owner_id, endpoint.project_id, Access::kRead)) {
+      out.push_back(InfoOf(endpoint));
+    }
   }
   return Written<std::vector<EndpointInfo>>{std::move(out), queue_.submitted()};
 }
@@ -346,7 +362,8 @@ Result<Written<EndpointInfo>> ControlPlane::GetEndpoint(const Principal& caller,
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   const auto it = endpoints_.find(std::string(id));
-  if (it == endpoints_.end() || (it->second.owner_id != caller.user_id && !caller.is_admin())) {
+  if (it == endpoints_.end() ||
+      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
   }
   return Written<EndpointInfo>{InfoOf(it->second), queue_.submitted()};
@@ -358,6 +375,10 @@ Result<Written<EndpointInfo>> ControlPlane::UpdateEndpoint(const Principal& call
   Locked locked(*this);
   Result<serverless::Endpoint*> found = FindOwnEndpoint(caller, id);
   if (!found.ok()) return found.status();
+  if (spec.project) {
+    return core::InvalidArgumentError(
+        "project: an endpoint stays where it was made; make a new one in the other project");
+  }
   serverless::Endpoint changed = **found;
   Apply(spec, changed);
   SUANLI_RETURN_IF_ERROR(MountEndpointVolumes(spec, changed));
@@ -477,7 +498,7 @@ Result<Written<Job>> ControlPlane::GetJob(const Principal& caller, std::string_v
   // FindOwnJob is not const (it hands out a mutable pointer); the lookup here is the same.
   const auto endpoint = endpoints_.find(std::string(endpoint_id));
   if (endpoint == endpoints_.end() ||
-      (endpoint->second.owner_id != caller.user_id && !caller.is_admin())) {
+      !Allowed(caller, endpoint->second.owner_id, endpoint->second.project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(endpoint_id));
   }
   const auto job = jobs_.find(std::string(job_id));
@@ -776,6 +797,7 @@ uint64_t ControlPlane::TickEndpoints() {
         NewWorker worker;
         worker.endpoint_id = endpoint_id;
         worker.owner_id = endpoint.owner_id;
+        worker.spec.project = endpoint.project_id;  // a project's endpoint's workers are its pods
         worker.token = std::string(kWorkerTokenPrefix) + HexEncode(entropy_.Bytes(24));
         worker.spec.name = endpoint.name + "-worker";
         worker.spec.template_id = endpoint.template_id;

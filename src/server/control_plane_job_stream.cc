@@ -50,7 +50,7 @@ Result<Written<ControlPlane::StreamRead>> ControlPlane::ReadJobStream(const Prin
                                                                       std::string_view job_id) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<Job*> found = FindOwnJob(caller, endpoint_id, job_id);
+  Result<Job*> found = FindOwnJob(caller, endpoint_id, job_id, Access::kRead);
   if (!found.ok()) return found.status();
   StreamRead read;
   read.job = **found;

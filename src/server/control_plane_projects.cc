@@ -184,6 +184,12 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
       }
     }
   }
+  for (const auto& [endpoint_id, endpoint] : endpoints_) {
+    if (endpoint.project_id == project.id) {
+      return core::FailedPreconditionError("project " + project.name + " still has endpoint " +
+                                           endpoint.name + "; delete its endpoints first");
+    }
+  }
   // Its volumes and snapshots are its data: deleted on purpose first, not handed to anyone.
   for (const auto& [volume_id, volume] : volumes_) {
     if (volume.project_id == project.id) {

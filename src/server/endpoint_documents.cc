@@ -53,6 +53,7 @@ json::object ToDocument(const serverless::Endpoint& endpoint) {
   for (const auto& [name, value] : endpoint.env) env[name] = value;
   return {{"id", endpoint.id},
           {"owner_id", endpoint.owner_id},
+          {"project_id", endpoint.project_id},
           {"name", endpoint.name},
           {"template_id", endpoint.template_id},
           {"image", endpoint.image},
@@ -85,6 +86,7 @@ Result<serverless::Endpoint> EndpointFromDocument(const json::object& document) 
   serverless::Endpoint endpoint;
   fields.String("id", &endpoint.id, kText);
   fields.String("owner_id", &endpoint.owner_id, kText);
+  fields.String("project_id", &endpoint.project_id, kText);  // absent before projects' endpoints
   fields.String("name", &endpoint.name, kText);
   fields.String("template_id", &endpoint.template_id, kText);
   fields.String("image", &endpoint.image, kText);

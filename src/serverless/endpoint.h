@@ -52,8 +52,11 @@ inline constexpr int kMaxHttpConcurrency = 64;
 inline constexpr size_t kMaxHttpPathLength = 512;
 
 struct Endpoint {
-  std::string id;  // "ep_..."
-  std::string owner_id;
+  std::string id;        // "ep_..."
+  std::string owner_id;  // who pays its workers: its creator, or its project's owner
+  // A project's endpoint ("": a person's): its members manage it and run jobs on it, its viewers
+  // read it; its workers are the project's pods.
+  std::string project_id{};
   std::string name;
   // What each worker runs: a template, or an image (with the template's settings under it).
   std::string template_id;

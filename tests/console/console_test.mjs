@@ -434,6 +434,15 @@ try {
   check((await page.textContent('table.projects')).includes('you (owner)'), 'the new project lists its owner');
   const team = (await apiGet('/v1/projects', token)).projects.find((p) => p.name === 'console-team');
   check(team && team.members.length === 1, 'the project is made, with its owner as its one member');
+  // Its own limits, set by its owner on the same page.
+  await page.fill('#limits-cap', '5');
+  await page.fill('#limits-monthly', '100');
+  await page.selectOption('#limits-action', 'stop_all');
+  await page.click('text=Set limits');
+  await page.waitForSelector('table.projects >> text=cap $5.00/h');
+  const limited = (await apiGet('/v1/projects', token)).projects.find((p) => p.name === 'console-team');
+  check(limited.spend_cap_per_hour_micros === 5000000 && limited.monthly_budget_micros === 100000000 &&
+        limited.budget_action === 'stop_all', `the project's limits are set: ${JSON.stringify(limited)}`);
   await page.selectOption('#project-switcher', {label: 'Project console-team'});
   await page.click('nav a[href="#/pods"]');
   await page.waitForSelector('text=No pods in project console-team yet');

@@ -36,6 +36,7 @@ json::object EndpointView(const EndpointInfo& info) {
   return {{"id", endpoint.id},
           {"name", endpoint.name},
           {"owner_id", endpoint.owner_id},
+          {"project_id", endpoint.project_id},
           {"template", endpoint.template_id},
           {"image", endpoint.image},
           {"env", std::move(env)},
@@ -90,6 +91,7 @@ Result<EndpointSpec> ReadEndpointSpec(std::string_view body_text) {
   text("template", &spec.template_id, 64);
   text("image", &spec.image, 512);
   text("gpu_type", &spec.gpu_type, 128);
+  text("project", &spec.project, 64);
   if (fields.Raw("env") != nullptr) {
     std::map<std::string, std::string> env;
     fields.StringMap("env", &env);
