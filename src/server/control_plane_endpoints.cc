@@ -327,8 +327,8 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   if (owned >= limits.max_endpoints) {
     return core::ResourceExhaustedError(
         std::string(endpoint.project_id.empty() ? "you have " : "the project's owner has ") +
-        std::to_string(owned) + " endpoints, the quota's limit (" +
-        std::to_string(limits.max_endpoints) +
+        std::to_string(owned) + " endpoints, " + (endpoint.project_id.empty() ? "your" : "their") +
+        " quota's limit (" + std::to_string(limits.max_endpoints) +
         "); delete one (suanli endpoints rm), or ask an admin to "
         "raise it (suanli users set-quota " +
         limits.name + " --endpoints N)");
