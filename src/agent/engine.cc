@@ -645,7 +645,6 @@ class DockerApiEngine final : public Engine {
     return net::HttpClient::Create(url_, net::HttpClientOptions{.timeout = timeout});
   }
 
-  // One request on a connection of its own (see the header: thread-safety).
   // A GET of a list that Podman fails as a whole while one container's record outlived its
   // storage (engine_json::GhostContainerId): the record is removed, said, and the list asked again.
   // A few in a row at most, so an engine that keeps answering so cannot hold the caller.
@@ -665,6 +664,7 @@ class DockerApiEngine final : public Engine {
     }
   }
 
+  // One request on a connection of its own (see the header: thread-safety).
   core::Result<net::HttpResponse> Call(std::string_view method, const std::string& target,
                                        std::string_view body = {},
                                        std::chrono::milliseconds timeout = kCallTimeout,

@@ -753,10 +753,15 @@ class ControlPlane {
                                           std::string_view project_id) const REQUIRES(mutex_);
   // Whether the caller sees the project: a member, or an admin; a project token only its own.
   static bool SeesProject(const Principal& caller, const core::Project& project);
-  // The id of the project `project` (id or name) where the caller may create things (a member or
-  // its owner), "" for none; NOT_FOUND for one they are not in, PERMISSION_DENIED for a viewer.
-  core::Result<std::string> ProjectToCreateIn(const Principal& caller,
-                                              std::string_view project) const REQUIRES(mutex_);
+  // Where a new pod, volume or endpoint goes: the project `project` (id or name) where the caller
+  // may create things (a member or its owner), paid by its owner; or, for "", the caller's own.
+  // NOT_FOUND for a project they are not in, PERMISSION_DENIED for a viewer.
+  struct CreateScope {
+    std::string project_id;
+    std::string payer_id;
+  };
+  core::Result<CreateScope> ScopeToCreateIn(const Principal& caller, std::string_view project) const
+      REQUIRES(mutex_);
   // The id of a project the caller sees (SeesProject), by id or name; NOT_FOUND else.
   core::Result<std::string> FindProject(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);

@@ -298,11 +298,10 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   serverless::Endpoint endpoint;
   Apply(spec, endpoint);
   // A project's endpoint is paid by the project's owner, within the owner's quota.
-  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project.value_or(""));
-  if (!project_id.ok()) return project_id.status();
-  endpoint.project_id = *project_id;
-  endpoint.owner_id =
-      endpoint.project_id.empty() ? caller.user_id : projects_.at(endpoint.project_id).owner_id;
+  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project.value_or(""));
+  if (!scope.ok()) return scope.status();
+  endpoint.project_id = scope->project_id;
+  endpoint.owner_id = scope->payer_id;
   SUANLI_RETURN_IF_ERROR(MountEndpointVolumes(spec, endpoint));
   SUANLI_RETURN_IF_ERROR(CheckName("endpoint name", endpoint.name));
   SUANLI_RETURN_IF_ERROR(CheckEnv(endpoint.env));

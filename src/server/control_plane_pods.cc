@@ -257,10 +257,10 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   const core::TimePoint now = Now();
   core::Pod pod;
   // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
-  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project);
-  if (!project_id.ok()) return project_id.status();
-  pod.project_id = *project_id;
-  pod.owner_id = pod.project_id.empty() ? caller.user_id : projects_.at(pod.project_id).owner_id;
+  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project);
+  if (!scope.ok()) return scope.status();
+  pod.project_id = scope->project_id;
+  pod.owner_id = scope->payer_id;
   if (!spec.template_id.empty()) {
     Result<const core::Template*> found = FindTemplate(caller, spec.template_id);
     if (!found.ok()) return found.status();

@@ -52,9 +52,9 @@ Result<std::string> ControlPlane::FindProject(const Principal& caller, std::stri
                              "' (suanli projects list)");
 }
 
-Result<std::string> ControlPlane::ProjectToCreateIn(const Principal& caller,
-                                                    std::string_view project) const {
-  if (project.empty()) return std::string();
+Result<ControlPlane::CreateScope> ControlPlane::ScopeToCreateIn(const Principal& caller,
+                                                                std::string_view project) const {
+  if (project.empty()) return CreateScope{"", caller.user_id};
   Result<std::string> found = FindProject(caller, project);
   if (!found.ok()) return found.status().WithContext("project");
   const core::Project& shown = projects_.at(*found);
@@ -62,7 +62,7 @@ Result<std::string> ControlPlane::ProjectToCreateIn(const Principal& caller,
     return core::PermissionDeniedError("project: you are a viewer of " + shown.name +
                                        "; its owner can make you a member");
   }
-  return *found;
+  return CreateScope{shown.id, shown.owner_id};
 }
 
 Result<Written<core::Project>> ControlPlane::CreateProject(const Principal& caller,

@@ -78,11 +78,10 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   const core::TimePoint now = Now();
   core::Volume volume;
   // A project's volume is its owner's to pay, and its name is the project's.
-  Result<std::string> project_id = ProjectToCreateIn(caller, spec.project);
-  if (!project_id.ok()) return project_id.status();
-  volume.project_id = *project_id;
-  core::User& user = users_.at(
-      volume.project_id.empty() ? caller.user_id : projects_.at(volume.project_id).owner_id);
+  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project);
+  if (!scope.ok()) return scope.status();
+  volume.project_id = scope->project_id;
+  core::User& user = users_.at(scope->payer_id);
   size_t owned = 0;
   for (const auto& [id, other] : volumes_) {
     if (other.owner_id != user.id) continue;
@@ -95,7 +94,8 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   }
   if (owned >= kMaxVolumesPerUser) {
     return core::ResourceExhaustedError(
-        "its payer has " + std::to_string(owned) +
+        std::string(volume.project_id.empty() ? "you have " : "the project's owner has ") +
+        std::to_string(owned) +
         " volumes, the most one user may have (a project's count as its owner's); delete one "
         "first");
   }

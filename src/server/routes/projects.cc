@@ -89,14 +89,7 @@ void SetBudget(Call& call) {
   if (body->contains("monthly_budget_micros")) {
     fields.Micros("monthly_budget_micros", &change.monthly_budget.emplace());
   }
-  if (body->contains("action")) {
-    std::string action;
-    fields.String("action", &action, {.max_length = 32});
-    change.action = wire::ParseBudgetAction(action);
-    if (!change.action) {
-      fields.Fail("action: must be notify, stop_interruptible or stop_all, not '" + action + "'");
-    }
-  }
+  change.action = ReadBudgetAction(fields);
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
   if (!change.spend_cap_per_hour && !change.monthly_budget && !change.action) {
     return call.Respond(core::InvalidArgumentError(

@@ -186,4 +186,15 @@ std::string InWorkloadFieldNames(std::string text) {
   return text;
 }
 
+std::optional<core::BudgetAction> ReadBudgetAction(JsonFields& fields) {
+  if (fields.Raw("action") == nullptr) return std::nullopt;
+  std::string name;
+  fields.String("action", &name, {.max_length = 32});
+  std::optional<core::BudgetAction> action = wire::ParseBudgetAction(name);
+  if (!action && fields.ok()) {
+    fields.Fail("action: must be notify, stop_interruptible or stop_all, not '" + name + "'");
+  }
+  return action;
+}
+
 }  // namespace suanli::server

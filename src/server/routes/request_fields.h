@@ -41,6 +41,10 @@ std::optional<std::vector<VolumeRequest>> ReadVolumeRequests(JsonFields& fields)
 // most 366 days (billing::ParseDurationSeconds). Unchanged when absent.
 void ReadDuration(JsonFields& fields, std::string_view key, int64_t* seconds);
 
+// "action" of a monthly budget (notify, stop_interruptible, stop_all), or nullopt when absent; a
+// bad one fails `fields`, naming the three.
+std::optional<core::BudgetAction> ReadBudgetAction(JsonFields& fields);
+
 // "workload": a model from `zoo` or a Hugging Face config.json, and a task; completed and
 // validated. nullopt when absent or wrong (then `fields` says why, in the API's field names).
 std::optional<advisor::Workload> ReadWorkload(JsonFields& fields, const advisor::ModelZoo& zoo);

@@ -76,14 +76,10 @@ void SetBudget(Call& call) {
   if (!body.ok()) return call.Respond(body.status());
   JsonFields fields(*body);
   core::Money monthly;
-  std::string action = "notify";
   fields.Micros("monthly_budget_micros", &monthly, {.required = true});
-  fields.String("action", &action, {.max_length = 32});
-  const std::optional<core::BudgetAction> parsed = wire::ParseBudgetAction(action);
-  if (!parsed)
-    fields.Fail("action: must be notify, stop_interruptible or stop_all, not '" + action + "'");
+  const core::BudgetAction action = ReadBudgetAction(fields).value_or(core::BudgetAction::kNotify);
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(call.plane().SetBudget(call.principal, monthly, *parsed), wire::UserView);
+  call.Respond(call.plane().SetBudget(call.principal, monthly, action), wire::UserView);
 }
 
 void SetQuota(Call& call) {
