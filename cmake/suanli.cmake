@@ -10,6 +10,9 @@ function(suanli_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
   suanli_test_label(label)
+  # For suanli_label_targets: a flavour that runs only some labels builds only their tests.
+  set_property(GLOBAL APPEND PROPERTY SUANLI_TEST_LABELS ${label})
+  set_property(GLOBAL APPEND PROPERTY SUANLI_TESTS_${label} ${name})
   set(fixtures "")
   if(ARG_POSTGRES)
     # Its tests need the throwaway PostgreSQL cluster that the `postgres` fixture starts.
@@ -58,4 +61,16 @@ function(suanli_embed target var file namespace)
     DEPENDS "${file}" "${PROJECT_SOURCE_DIR}/cmake/embed_file.cmake"
     COMMENT "Embedding ${file}")
   target_sources(${target} PRIVATE "${out}")
+endfunction()
+
+# suanli_label_targets(): a target `tests_<label>` for each test label, building that label's test
+# binaries and what their tests run (`suanli` for every label: the process and end-to-end tests run
+# it). The TSan flavour runs five labels and builds only theirs (scripts/test.sh).
+function(suanli_label_targets)
+  get_property(labels GLOBAL PROPERTY SUANLI_TEST_LABELS)
+  list(REMOVE_DUPLICATES labels)
+  foreach(label IN LISTS labels)
+    get_property(binaries GLOBAL PROPERTY SUANLI_TESTS_${label})
+    add_custom_target(tests_${label} DEPENDS ${binaries} suanli)
+  endforeach()
 endfunction()

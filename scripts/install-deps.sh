@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
+  ccache                                   # scripts/build.sh: a compiler cache that CI shares with the working tree
   libboost1.81-dev libboost-json1.81-dev   # Boost.JSON (Asio/Beast arrive with the server)
   libcli11-dev libfmt-dev libspdlog-dev libyaml-cpp-dev libsqlite3-dev libssl-dev
   libpq-dev                                # PostgreSQL's client library: the PostgreSQL store

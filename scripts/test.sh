@@ -5,15 +5,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each stage's wall time, printed at the end: CI has 90 minutes on 2 cores, and what grows shows here.
+stage_names=()
+stage_seconds=()
+stage_started=$SECONDS
+stage_name=""
+stage() {
+  if [ -n "$stage_name" ]; then
+    stage_names+=("$stage_name")
+    stage_seconds+=($((SECONDS - stage_started)))
+  fi
+  stage_name=$1
+  stage_started=$SECONDS
+}
+
+stage "install-deps"
 bash scripts/install-deps.sh
 
 # Pods run as real containers: a Docker or Podman socket, and the local demo image, for the agent's
 # tests (they fail, never skip, without one).
+stage "container engine"
 echo "== container engine"
 SUANLI_ENGINE_SOCKET=$(bash scripts/engine.sh | tail -n 1)
 export SUANLI_ENGINE_SOCKET
 echo "engine: $SUANLI_ENGINE_SOCKET"
 
+stage "clang-format and lint"
 echo "== clang-format"
 mapfile -t sources < <(git ls-files '*.h' '*.cc')
 clang-format --dry-run -Werror "${sources[@]}"
@@ -28,12 +45,14 @@ skipped=0
 flaky=0
 failure_lines=()
 build_failures=()
-# build_flavour FLAVOUR: builds it; a failure is counted, and its tests still run (the unbuilt ones fail).
+# A build's failure is counted, and its tests still run (the unbuilt ones fail).
+# build_flavour FLAVOUR [TARGETS...]: builds it (all, or the targets named).
 build_flavour() {
   local flavour=$1
+  stage "build: $flavour"
   echo "== build: $flavour"
   mkdir -p "build/$flavour"
-  if ! bash scripts/build.sh "$flavour" 2>&1 | tee "build/$flavour/build.log"; then
+  if ! bash scripts/build.sh "$@" 2>&1 | tee "build/$flavour/build.log"; then
     # CI shows the end of the output: say there which step failed and why.
     build_failures+=("$flavour: $(grep -A 30 '^FAILED:' "build/$flavour/build.log" | head -n 40)")
     echo "test.sh: the $flavour build failed; its tests still run, and the unbuilt ones fail" >&2
@@ -46,6 +65,7 @@ run_tests() {
   local flavour=$1
   shift
   local select=("$@")
+  stage "tests: $flavour"
   echo "== tests: $flavour${select[*]:+ (${select[*]})}"
   local log="build/$flavour/ctest.log"
   local status=0
@@ -118,6 +138,7 @@ build_flavour release
 run_tidy >"$tidy_log" 2>&1 &
 tidy_pid=$!
 run_tests release || overall=1
+stage "clang-tidy (what it took past the release tests)"
 echo "== clang-tidy (.clang-tidy: every check listed is an error)"
 wait "$tidy_pid" || { cat "$tidy_log"; echo "clang-tidy found problems (above)" >&2; overall=1; }
 tail -n 1 "$tidy_log"
@@ -146,13 +167,21 @@ run_tests asan -E "^(endpoints_end_to_end|endpoints_push_end_to_end|ChaosSoakTes
 # tests, in process, and the scripts' 3 minutes are mostly containers scaling up and down), and the
 # network isolation test (above); the disk test stays, for the agent's disk-measuring thread. A race
 # fails its test (halt_on_error); the report names both threads' stacks.
+# It builds only those labels' tests (cmake/suanli.cmake's tests_<label> targets).
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-build_flavour tsan
-run_tests tsan -L '^(server|store|agent|net|e2e)$' \
+tsan_labels=(server store agent net e2e)
+build_flavour tsan "${tsan_labels[@]/#/tests_}"
+run_tests tsan -L "^($(IFS='|'; echo "${tsan_labels[*]}"))\$" \
   -E "^(console_end_to_end|endpoints_end_to_end|endpoints_push_end_to_end|ChaosSoakTest\..*|$isolation_test)\$" ||
   overall=1
 
+stage ""
 echo
+echo "== stage times"
+for i in "${!stage_names[@]}"; do
+  printf '%6d s  %s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"
+done
+echo "$SECONDS s in all"
 for failure in "${build_failures[@]}"; do
   echo "build failed: $failure"
   overall=1

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-bash scripts/build.sh release
+bash scripts/build.sh release platform
 engine=$(bash scripts/engine.sh | tail -n 1)
 
 extra=()
