@@ -11,7 +11,8 @@ start_up 1
 SUANLI_TOKEN=$("$suanli" users create alice --credits 20 --json | json_field token)
 [ -n "$SUANLI_TOKEN" ] || fail "no token for alice"
 
-# A webhook for the stop, to a port where nothing listens: the tries show in its delivery log.
+# A webhook for the stop, to the server's own machine: refused by policy (a user's webhook is no way
+# into the operator's network), and each refused try shows in its delivery log.
 hook=$("$suanli" webhooks create http://127.0.0.1:9/hook --kind pod.idle_stop --json | json_field id)
 [ -n "$hook" ] || fail "webhooks create gave no id"
 
@@ -65,6 +66,8 @@ for _ in $(seq 1 20); do
 done
 "$suanli" webhooks list --json | tr -d ' \n' | grep -q "\"event_id\":$stop_id,\"kind\":\"pod.idle_stop\",\"status\":0" ||
   fail "the webhook's log does not show a try of the stop: $("$suanli" webhooks list --json)"
+"$suanli" webhooks list --json | grep -q "refused by policy: 127.0.0.1 is" ||
+  fail "the webhook's log does not say the loopback receiver was refused by policy"
 "$suanli" webhooks list | grep -q "pod.idle_stop" || fail "webhooks list does not show the webhook"
 "$suanli" webhooks rm "$hook" | grep -q "removed webhook $hook" || fail "webhooks rm"
 echo "PASS: an idle pod was warned, ran its pre-stop command, stopped, and the events say why"

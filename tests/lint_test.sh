@@ -6,7 +6,7 @@ set -euo pipefail
 source_dir=$(cd "${1:?usage: lint_test.sh SOURCE_DIR}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/suanli-lint-test-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-for part in src tests bench scripts; do cp -R "$source_dir/$part" "$work/$part"; done
+for part in src tests bench scripts docs; do cp -R "$source_dir/$part" "$work/$part"; done
 lint() { bash "$work/scripts/lint.sh" "$work"; }
 
 failures=0
@@ -75,6 +75,14 @@ expect_caught beast-outside-net src/server/planted.cc '#include <boost/beast/htt
 expect_caught cli11-outside-cli src/server/planted.cc '#include <CLI/CLI.hpp>'
 expect_caught std-mutex-outside-core-mutex src/agent/planted.cc 'std::mutex mutex_;'
 expect_caught std-mutex-outside-core-mutex src/store/planted.cc 'std::lock_guard lock(mutex_);'
+expect_caught state-component-includes-io src/server/state/planted.cc '#include "store/store.h"'
+expect_caught state-component-includes-io src/server/state/planted.cc '#include "net/http.h"'
+expect_caught state-component-includes-io src/server/state/planted.cc \
+  '#include "server/control_plane.h"'
+expect_caught file-too-long src/billing/planted.cc "$(seq 1 801 | sed 's|^|// line |')"
+expect_caught file-too-long src/billing/planted_test.cc "$(seq 1 1001 | sed 's|^|// line |')"
+expect_caught header-missing-from-architecture src/server/planted.h "$h"
+expect_caught header-missing-from-architecture src/agent/planted.h "$h"
 
 # What the rules allow, with their reasons in scripts/lint.sh.
 expect_passes "tests may read the steady clock for deadlines" src/sched/planted_test.cc \
@@ -86,6 +94,10 @@ expect_passes "suanli server and suanli up wire the server" src/cli/server_comma
   '#include "server/api.h"'
 expect_passes "src/testing makes temporary folders" src/testing/planted.cc 'mkdtemp(pattern);'
 expect_passes "tests may use std::mutex" src/agent/planted_test.cc 'std::mutex mutex;'
+expect_passes "a component includes core and its fellow components" src/server/state/planted.cc \
+  '#include "server/state/principal.h"'
+expect_passes "a test file may have 1,000 lines" src/billing/planted_test.cc \
+  "$(seq 1 999 | sed 's|^|// line |')"
 
 if [ "$failures" -gt 0 ]; then
   echo "lint_test: $failures failure(s)" >&2

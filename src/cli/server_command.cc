@@ -73,6 +73,15 @@ void AddStoreOption(CLI::App& command, std::string& store) {
       ->envname("SUANLI_STORE");
 }
 
+void AddWebhookAllowOption(CLI::App& command, std::vector<std::string>& allowed) {
+  command
+      .add_option("--webhook-allow", allowed,
+                  "Address ranges webhooks may call although they are loopback, private, "
+                  "link-local or this server's own (refused otherwise), e.g. 10.0.0.0/8")
+      ->delimiter(',')
+      ->envname("SUANLI_WEBHOOK_ALLOW");
+}
+
 }  // namespace
 
 CommandRun DefineServerCommand(CLI::App& command) {
@@ -84,6 +93,7 @@ CommandRun DefineServerCommand(CLI::App& command) {
                   "Where the SQLite store and the admin token live (created if missing)")
       ->capture_default_str();
   AddStoreOption(command, options->store);
+  AddWebhookAllowOption(command, options->webhook_allow);
   command.add_option("--max-body", options->max_body_bytes, "Largest request body, in bytes")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1024}, size_t{64} << 20));
@@ -133,6 +143,7 @@ CommandRun DefineUpCommand(CLI::App& command) {
                   "Where the store and the admin token live")
       ->capture_default_str();
   AddStoreOption(command, server_options->store);
+  AddWebhookAllowOption(command, server_options->webhook_allow);
   command.add_option(
       "--simulate-gpus", agent_options->simulate_gpus,
       "GPUs for the local agent to pretend it has, marked simulated, e.g. \"2xRTX 4090\"");

@@ -32,24 +32,25 @@ Result<Money> Money::ParseDollars(std::string_view text) {
       if (++fraction_digits > 6) return bad("more than 6 decimals");
       fraction = fraction * 10 + digit;
     } else {
-      if (whole > 9'000'000'000'000 / 10) return bad("too large");
       whole = whole * 10 + digit;
+      if (whole > kMaxMicros / kMicrosPerDollar) return bad("beyond the limit of $1e12");
     }
   }
   if (!any_digit) return bad("no digits");
   for (int i = fraction_digits; i < 6; ++i) fraction *= 10;
   const int64_t micros = whole * kMicrosPerDollar + fraction;
+  if (micros > kMaxMicros) return bad("beyond the limit of $1e12");
   return Money(negative ? -micros : micros);
 }
 
 Result<Money> Money::AddToBalance(Money balance, Money amount) {
   const Money sum = balance + amount;
-  if (sum.micros_ > kMaxBalanceMicros || sum.micros_ < -kMaxBalanceMicros) {
-    const Money limit(kMaxBalanceMicros);
+  if (sum.micros_ > kMaxMicros || sum.micros_ < -kMaxMicros) {
+    const Money limit(kMaxMicros);
     return FailedPreconditionError(
         "the balance would be " + sum.ToString() + ", beyond the limit of ±" + limit.ToString() +
         " a balance can hold; the balance is " + balance.ToString() + ", so give an amount from " +
-        (Money(-kMaxBalanceMicros) - balance).ToString() + " to " + (limit - balance).ToString());
+        (Money(-kMaxMicros) - balance).ToString() + " to " + (limit - balance).ToString());
   }
   return sum;
 }

@@ -17,15 +17,17 @@ namespace suanli::core {
 class Money {
  public:
   static constexpr int64_t kMicrosPerDollar = 1'000'000;
-  // The most a balance may hold either way: $1e12. Far below int64's 9.2e18 micro-dollars, so that
-  // a balance plus any one amount the API accepts (at most the same $1e12) cannot wrap.
-  static constexpr int64_t kMaxBalanceMicros = 1'000'000'000'000'000'000;
+  // The one limit for money, either way: $1e12. Every amount the API takes, every balance, price
+  // and cost the server keeps, and every amount the store reads back is within it (wire::JsonFields
+  // ::Micros), so that nothing the server accepts can be refused when it reads it again. Far below
+  // int64's 9.2e18 micro-dollars, so that a balance plus any one amount cannot wrap.
+  static constexpr int64_t kMaxMicros = 1'000'000'000'000'000'000;
 
   constexpr Money() = default;
   static constexpr Money FromMicros(int64_t micros) { return Money(micros); }
 
   // Parses "12", "0.74", "-3.5", "1599.00" (at most 6 decimals; no exponent, no thousands
-  // separators). INVALID_ARGUMENT for anything else or a value beyond ±9e12 dollars.
+  // separators). INVALID_ARGUMENT for anything else or a value beyond ±kMaxMicros ($1e12).
   static Result<Money> ParseDollars(std::string_view text);
 
   constexpr int64_t micros() const { return micros_; }
@@ -57,7 +59,7 @@ class Money {
     return Money(difference);
   }
   // `balance` + `amount`; FAILED_PRECONDITION naming the limit when the sum would leave
-  // ±kMaxBalanceMicros.
+  // ±kMaxMicros.
   static Result<Money> AddToBalance(Money balance, Money amount);
   constexpr auto operator<=>(const Money&) const = default;
 

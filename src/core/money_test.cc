@@ -22,6 +22,16 @@ TEST(MoneyTest, RefusesWhatIsNotAnAmount) {
   }
 }
 
+TEST(MoneyTest, ParsesUpToTheOneLimitForMoney) {
+  EXPECT_EQ(Money::ParseDollars("1000000000000")->micros(), Money::kMaxMicros);
+  EXPECT_EQ(Money::ParseDollars("-1000000000000")->micros(), -Money::kMaxMicros);
+  for (const char* text : {"1000000000000.000001", "1000000000001", "-1000000000000.5"}) {
+    Result<Money> parsed = Money::ParseDollars(text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_NE(parsed.status().message().find("limit of $1e12"), std::string::npos) << text;
+  }
+}
+
 TEST(MoneyTest, PrintsDollarsForPeople) {
   EXPECT_EQ(Money::FromMicros(740'000).ToString(), "$0.74");
   EXPECT_EQ(Money::FromMicros(1'599'000'000).ToString(), "$1,599");
@@ -62,7 +72,7 @@ TEST(MoneyTest, SumsSaturateInsteadOfWrapping) {
 }
 
 TEST(MoneyTest, ABalanceStaysWithinItsLimitAndTheErrorNamesIt) {
-  const Money limit = Money::FromMicros(Money::kMaxBalanceMicros);
+  const Money limit = Money::FromMicros(Money::kMaxMicros);
   EXPECT_EQ(*Money::AddToBalance(limit - Money::FromMicros(5), Money::FromMicros(5)), limit);
   const Result<Money> over = Money::AddToBalance(limit, Money::FromMicros(1));
   ASSERT_EQ(over.status().code(), StatusCode::kFailedPrecondition);

@@ -613,6 +613,19 @@ TEST_F(ApiAuthTest, AReadOnlyTokenReadsItsOwnersThingsAndChangesNothingNotEvenTo
       << create.Describe();
   const ApiReply after = api().Get("/v1/pods", a_.token);
   EXPECT_EQ(Array(after.json, "pods").size(), 1u);
+  // The pod's link and Jupyter token open its ports as its owner (POST, DELETE, running code in a
+  // notebook): a read-only token sees neither, in the pod's view or the list; the full token does.
+  for (const std::string& path : {"/v1/pods/" + a_pod_, std::string("/v1/pods")}) {
+    const ApiReply as_reader = api().Get(path, a_read_only_);
+    ASSERT_EQ(as_reader.status, 200) << as_reader.Describe();
+    EXPECT_EQ(as_reader.text.find("link_token"), std::string::npos) << as_reader.text;
+    EXPECT_EQ(as_reader.text.find("jupyter_token"), std::string::npos) << as_reader.text;
+    const ApiReply as_owner = api().Get(path, a_.token);
+    EXPECT_NE(as_owner.text.find("link_token"), std::string::npos) << as_owner.text;
+    EXPECT_NE(as_owner.text.find("jupyter_token"), std::string::npos) << as_owner.text;
+  }
+  EXPECT_TRUE(IsApiError(api().Post("/v1/pods/" + a_pod_ + "/proxy/8888/api", a_read_only_, "{}"),
+                         403, "PERMISSION_DENIED"));
   EXPECT_TRUE(
       IsApiError(api().PostJson("/v1/tokens", a_read_only_, json::object{{"name", "escape"}}), 403,
                  "PERMISSION_DENIED"));

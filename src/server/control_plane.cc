@@ -79,7 +79,7 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
     case Collection::kSnapshots:
       return find(snapshots_);
     case Collection::kProjects:
-      return find(projects_);
+      return find(access_.projects());
   }
   return std::nullopt;
 }
@@ -87,28 +87,30 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
 Status ControlPlane::Load(std::string* new_admin_token) {
   Result<store::Snapshot> snapshot = store_.Load();
   if (!snapshot.ok()) return snapshot.status();
-  Result<StoredEntities> stored = DecodeDocuments(snapshot->documents);
-  if (!stored.ok()) return stored.status();
+  StoredEntities stored = DecodeDocuments(snapshot->documents);
   const core::TimePoint now = Now();
   // Open runs Load before the plane is shared with any other thread; the lock is held anyway so
   // the state is written as everywhere else (and for the admin's Change).
   Locked locked(*this);
-  for (core::User& user : stored->users) users_[user.id] = std::move(user);
-  for (core::ApiToken& token : stored->tokens) credentials_.AddApiToken(std::move(token));
-  for (core::SshKey& key : stored->ssh_keys) ssh_keys_[key.id] = std::move(key);
-  for (core::Template& spec : stored->templates) templates_[spec.id] = std::move(spec);
-  for (core::Pod& pod : stored->pods) pods_[pod.id] = std::move(pod);
-  for (core::Node& node : stored->nodes) {
+  for (const StoredEntities::Unreadable& record : stored.unreadable) {
+    unreadable_.push_back(Describe(record) + ": " + record.why);
+  }
+  for (core::User& user : stored.users) users_[user.id] = std::move(user);
+  for (core::ApiToken& token : stored.tokens) credentials_.AddApiToken(std::move(token));
+  for (core::SshKey& key : stored.ssh_keys) ssh_keys_[key.id] = std::move(key);
+  for (core::Template& spec : stored.templates) templates_[spec.id] = std::move(spec);
+  for (core::Pod& pod : stored.pods) pods_[pod.id] = std::move(pod);
+  for (core::Node& node : stored.nodes) {
     node.last_heartbeat = now;  // a restarted server gives every agent time to call in
     credentials_.AddNode(node.id, node.token_hash);
     nodes_[node.id] = std::move(node);
   }
-  for (core::JoinToken& token : stored->join_tokens) credentials_.AddJoinToken(std::move(token));
-  price_overrides_ = std::move(stored->gpu_prices);
-  LoadEvents(*snapshot, std::move(stored->webhooks));
-  LoadVolumes(std::move(stored->volumes));
-  LoadSnapshots(std::move(stored->snapshots));
-  for (core::Project& project : stored->projects) projects_[project.id] = std::move(project);
+  for (core::JoinToken& token : stored.join_tokens) credentials_.AddJoinToken(std::move(token));
+  price_overrides_ = std::move(stored.gpu_prices);
+  LoadEvents(*snapshot, std::move(stored.webhooks));
+  LoadVolumes(std::move(stored.volumes));
+  LoadSnapshots(std::move(stored.snapshots));
+  for (core::Project& project : stored.projects) access_.Put(std::move(project));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
     pods_by_owner_[pod.owner_id].insert(id);
@@ -119,7 +121,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
     if (IsLeaving(pod)) leaving_[pod.last_node_id].insert(id);
     if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
   }
-  LoadEndpoints(std::move(stored->endpoints), std::move(stored->jobs));
+  LoadEndpoints(std::move(stored.endpoints), std::move(stored.jobs));
   SUANLI_RETURN_IF_ERROR(AddBuiltInTemplates());
 
   const bool has_admin = std::any_of(users_.begin(), users_.end(), [](const auto& entry) {
@@ -365,6 +367,11 @@ Result<Written<Money>> ControlPlane::SetGpuPrice(const Principal& caller, std::s
   return Written<Money>{per_hour, change.Commit()};
 }
 
+std::vector<std::string> ControlPlane::UnreadableRecords() const {
+  core::MutexLock lock(mutex_);
+  return unreadable_;
+}
+
 Gauges ControlPlane::gauges() const {
   core::MutexLock lock(mutex_);
   Gauges gauges;
@@ -378,6 +385,7 @@ Gauges ControlPlane::gauges() const {
     available += free;
   }
   gauges.pending = static_cast<int>(pending_.size());
+  gauges.unreadable_records = static_cast<int>(unreadable_.size());
   for (const auto& entry : nodes_) {
     if (entry.second.state == core::NodeState::kReady) {
       ++gauges.nodes_ready;

@@ -39,6 +39,8 @@
 #include "server/credentials.h"
 #include "server/endpoint_runtime.h"
 #include "server/node_waiters.h"
+#include "server/state/access_policy.h"
+#include "server/state/principal.h"
 #include "server/webhooks.h"
 #include "serverless/endpoint.h"
 #include "serverless/job.h"
@@ -51,19 +53,6 @@
 namespace suanli::server {
 
 using core::Entropy;
-
-// Who is calling: a user (maybe an admin) by API token, or a node's agent by its node token.
-struct Principal {
-  std::string user_id;  // empty for an agent
-  core::Role role = core::Role::kUser;
-  std::string node_id;     // empty for a person
-  std::string token_id;    // the API token a person called with (for the audit log)
-  bool read_only = false;  // that token may only read (GET and HEAD; Api refuses the rest)
-  // A project token's project: the caller reaches that project's pods only (Allowed), as the
-  // member the user is, and never as an admin; Api refuses the routes of anything else.
-  std::string project_id{};
-  bool is_admin() const { return node_id.empty() && role == core::Role::kAdmin; }
-};
 
 // A change accepted in memory, and the commit sequence after which it may be acknowledged.
 template <typename T>
@@ -361,6 +350,7 @@ struct Gauges {
   int nodes_ready = 0;
   int nodes_unreachable = 0;
   int64_t charged_micros = 0;  // total charged since start-up
+  int unreadable_records = 0;  // stored records not served (ControlPlane::UnreadableRecords)
   struct Endpoint {
     std::string id;
     std::map<std::string, int> jobs_by_status;    // "IN_QUEUE", ... (stored jobs)
@@ -710,6 +700,9 @@ class ControlPlane {
 
   Gauges gauges() const;
   core::TimePoint Now() const;
+  // The stored records Open could not read, and those set aside with them (documents.h), each as
+  // "pod pod_1: why": not served, and kept in the store as they are for an operator to mend.
+  std::vector<std::string> UnreadableRecords() const EXCLUDES(mutex_);
 
  private:
   ControlPlane(store::Store& store, store::CommitQueue& queue, catalog::Catalog catalog,
@@ -744,27 +737,8 @@ class ControlPlane {
   // project's viewer.
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
-  // The one rule for who may see or change a pod (and later what else a project owns).
-  enum class Access { kRead, kWrite };
-  bool Allowed(const Principal& caller, std::string_view owner_id, std::string_view project_id,
-               Access access) const REQUIRES(mutex_);
-  // The caller's role in the project, none when not a member (or no such project).
-  std::optional<core::ProjectRole> RoleIn(const Principal& caller,
-                                          std::string_view project_id) const REQUIRES(mutex_);
-  // Whether the caller sees the project: a member, or an admin; a project token only its own.
-  static bool SeesProject(const Principal& caller, const core::Project& project);
-  // Where a new pod, volume or endpoint goes: the project `project` (id or name) where the caller
-  // may create things (a member or its owner), paid by its owner; or, for "", the caller's own.
-  // NOT_FOUND for a project they are not in, PERMISSION_DENIED for a viewer.
-  struct CreateScope {
-    std::string project_id;
-    std::string payer_id;
-  };
-  core::Result<CreateScope> ScopeToCreateIn(const Principal& caller, std::string_view project) const
-      REQUIRES(mutex_);
-  // The id of a project the caller sees (SeesProject), by id or name; NOT_FOUND else.
-  core::Result<std::string> FindProject(const Principal& caller, std::string_view id) const
-      REQUIRES(mutex_);
+  // Who may see or change what (projects and roles): state/access_policy.h.
+  using Access = AccessPolicy::Access;
   core::Money PriceLocked(std::string_view gpu_type) const REQUIRES(mutex_);  // GpuPrice
   core::Money PodGpuRate(const core::Pod& pod) const REQUIRES(mutex_);
   void Rerate(const core::Pod& pod)
@@ -878,7 +852,7 @@ class ControlPlane {
                                       std::string_view id, Access access, std::string_view what,
                                       std::string_view listing) const REQUIRES(mutex_) {
     const auto seen = [&](const auto& thing) REQUIRES(mutex_) {
-      return Allowed(caller, thing.owner_id, thing.project_id, Access::kRead);
+      return access_.Allowed(caller, thing.owner_id, thing.project_id, Access::kRead);
     };
     std::string found;
     if (const auto it = things.find(std::string(id)); it != things.end() && seen(it->second)) {
@@ -899,11 +873,11 @@ class ControlPlane {
     }
     const auto& thing = things.at(found);
     if (access == Access::kWrite &&
-        !Allowed(caller, thing.owner_id, thing.project_id, Access::kWrite)) {
-      const auto project = projects_.find(thing.project_id);
+        !access_.Allowed(caller, thing.owner_id, thing.project_id, Access::kWrite)) {
+      const core::Project* project = access_.Find(thing.project_id);
       return core::PermissionDeniedError(
           std::string(what) + " " + thing.name + " is project " +
-          (project == projects_.end() ? thing.project_id : project->second.name) +
+          (project == nullptr ? thing.project_id : project->name) +
           "'s, which you only view; its owner can make you a member");
     }
     return found;
@@ -1009,6 +983,8 @@ class ControlPlane {
   core::Mutex scale_mutex_;  // held through TickEndpoints; taken before mutex_, never after
   mutable core::Mutex mutex_;
   std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
+  // What Load could not read (documents.h): "user usr_1: why".
+  std::vector<std::string> unreadable_ GUARDED_BY(mutex_);
   Credentials credentials_ GUARDED_BY(mutex_);  // API, node and join tokens
   std::map<std::string, core::SshKey> ssh_keys_ GUARDED_BY(mutex_);
   std::map<std::string, core::Template> templates_ GUARDED_BY(mutex_);
@@ -1059,7 +1035,7 @@ class ControlPlane {
   mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<std::string>> pods_by_owner_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<std::string>> pods_by_project_ GUARDED_BY(mutex_);
-  std::map<std::string, core::Project> projects_ GUARDED_BY(mutex_);
+  AccessPolicy access_ GUARDED_BY(mutex_);  // the projects, and who may see or change what
   // What the quotas count, kept as pods change state (CountPod) so a create need not walk a
   // user's pods: with thousands of them, that walk was most of a create's time.
   struct OwnedPods {

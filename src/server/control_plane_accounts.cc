@@ -221,10 +221,10 @@ Result<Written<std::pair<core::ApiToken, std::string>>> ControlPlane::CreateToke
     if (owner != caller.user_id) {
       return core::InvalidArgumentError("project: a project token is made by its own user");
     }
-    Result<std::string> found = FindProject(caller, project);
+    Result<std::string> found = access_.FindProject(caller, project);
     if (!found.ok()) return found.status().WithContext("project");
-    if (!RoleIn(caller, *found)) {
-      return core::PermissionDeniedError("project: you are not in " + projects_.at(*found).name +
+    if (!access_.RoleIn(caller, *found)) {
+      return core::PermissionDeniedError("project: you are not in " + access_.at(*found).name +
                                          "; a project token acts as one of its members");
     }
     scope.project_id = *found;

@@ -124,10 +124,10 @@ Result<serverless::Endpoint*> ControlPlane::FindOwnEndpoint(const Principal& cal
                                                             std::string_view id, Access access) {
   const auto it = endpoints_.find(std::string(id));
   if (it == endpoints_.end() ||
-      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
   }
-  if (!Allowed(caller, it->second.owner_id, it->second.project_id, access)) {
+  if (!access_.Allowed(caller, it->second.owner_id, it->second.project_id, access)) {
     return core::PermissionDeniedError("endpoint " + it->second.name +
                                        " is a project's you only view: its members change it "
                                        "and run its jobs; its owner can make you one");
@@ -298,7 +298,8 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   serverless::Endpoint endpoint;
   Apply(spec, endpoint);
   // A project's endpoint is paid by the project's owner, within the owner's quota.
-  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project.value_or(""));
+  Result<AccessPolicy::CreateScope> scope =
+      access_.ScopeToCreateIn(caller, spec.project.value_or(""));
   if (!scope.ok()) return scope.status();
   endpoint.project_id = scope->project_id;
   endpoint.owner_id = scope->payer_id;
@@ -349,7 +350,7 @@ Result<Written<std::vector<EndpointInfo>>> ControlPlane::ListEndpoints(
   core::MutexLock lock(mutex_);
   std::vector<EndpointInfo> out;
   for (const auto& [id, endpoint] : endpoints_) {
-    if (Allowed(caller, endpoint.owner_id, endpoint.project_id, Access::kRead)) {
+    if (access_.Allowed(caller, endpoint.owner_id, endpoint.project_id, Access::kRead)) {
       out.push_back(InfoOf(endpoint));
     }
   }
@@ -362,7 +363,7 @@ Result<Written<EndpointInfo>> ControlPlane::GetEndpoint(const Principal& caller,
   core::MutexLock lock(mutex_);
   const auto it = endpoints_.find(std::string(id));
   if (it == endpoints_.end() ||
-      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
   }
   return Written<EndpointInfo>{InfoOf(it->second), queue_.submitted()};
@@ -497,7 +498,8 @@ Result<Written<Job>> ControlPlane::GetJob(const Principal& caller, std::string_v
   // FindOwnJob is not const (it hands out a mutable pointer); the lookup here is the same.
   const auto endpoint = endpoints_.find(std::string(endpoint_id));
   if (endpoint == endpoints_.end() ||
-      !Allowed(caller, endpoint->second.owner_id, endpoint->second.project_id, Access::kRead)) {
+      !access_.Allowed(caller, endpoint->second.owner_id, endpoint->second.project_id,
+                       Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(endpoint_id));
   }
   const auto job = jobs_.find(std::string(job_id));

@@ -70,7 +70,7 @@ Result<std::vector<core::Event>> ControlPlane::Events(const Principal& caller,
     core::MutexLock lock(mutex_);
     if (const auto pod = pods_.find(query.object_id);
         pod != pods_.end() && !pod->second.project_id.empty() &&
-        Allowed(caller, pod->second.owner_id, pod->second.project_id, Access::kRead)) {
+        access_.Allowed(caller, pod->second.owner_id, pod->second.project_id, Access::kRead)) {
       query.user_id = pod->second.owner_id;
     }
   }
@@ -304,10 +304,10 @@ Status ControlPlane::CheckBudget(const Budget& budget, bool interruptible,
 
 Status ControlPlane::CheckPayerBudgets(const core::Pod& pod, Money rate, core::TimePoint now) {
   SUANLI_RETURN_IF_ERROR(CheckBudget(BudgetOf(users_.at(pod.owner_id)), pod.interruptible, now));
-  const auto project = projects_.find(pod.project_id);
-  if (project == projects_.end()) return Status::Ok();
-  SUANLI_RETURN_IF_ERROR(CheckBudget(BudgetOf(project->second), pod.interruptible, now));
-  const Money cap = project->second.spend_cap_per_hour;
+  core::Project* project = access_.Find(pod.project_id);
+  if (project == nullptr) return Status::Ok();
+  SUANLI_RETURN_IF_ERROR(CheckBudget(BudgetOf(*project), pod.interruptible, now));
+  const Money cap = project->spend_cap_per_hour;
   if (cap.micros() <= 0) return Status::Ok();
   Money running;
   if (const auto pods = pods_by_project_.find(pod.project_id); pods != pods_by_project_.end()) {
@@ -320,10 +320,10 @@ Status ControlPlane::CheckPayerBudgets(const core::Pod& pod, Money rate, core::T
   }
   if (running + rate <= cap) return Status::Ok();
   return core::ResourceExhaustedError(
-      "project " + project->second.name + "'s pods would cost " + Dollars(running + rate) + "/h (" +
+      "project " + project->name + "'s pods would cost " + Dollars(running + rate) + "/h (" +
       Dollars(running) + "/h running, this one " + Dollars(rate) + "/h), over its cap of " +
       Dollars(cap) + "/h; stop one of its pods, or its owner can raise " +
-      "the cap (suanli projects set-budget " + project->second.name + " --cap DOLLARS)");
+      "the cap (suanli projects set-budget " + project->name + " --cap DOLLARS)");
 }
 
 void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {
@@ -357,7 +357,7 @@ void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
     if (entry.second.monthly_budget.micros() <= 0) continue;
     CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_owner_, entry.first), now);
   }
-  for (auto& entry : projects_) {
+  for (auto& entry : access_.mutable_projects()) {
     if (entry.second.monthly_budget.micros() <= 0) continue;
     CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_project_, entry.first), now);
   }
@@ -395,7 +395,7 @@ void ControlPlane::CheckBudget(Change& change, const Budget& budget,
                    "\",\"action\":\"" + std::string(wire::BudgetActionName(budget.action)) + "\"}";
     Notify(change, told, event.message);  // which also writes a user's flags set below
     // A project's are its own.
-    if (projects_.contains(budget.id)) change.Dirty(Collection::kProjects, budget.id);
+    if (access_.Find(budget.id) != nullptr) change.Dirty(Collection::kProjects, budget.id);
     change.Emit(std::move(event));
   };
   if (spent.micros() * 5 >= limit * 4 && *budget.warned_month != month) {  // 80 %

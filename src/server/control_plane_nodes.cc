@@ -415,7 +415,7 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
       for (const auto& entry : ssh_keys_) {
         Principal holder;
         holder.user_id = entry.second.user_id;
-        if (Allowed(holder, pod.owner_id, pod.project_id, Access::kWrite)) {
+        if (access_.Allowed(holder, pod.owner_id, pod.project_id, Access::kWrite)) {
           keys.push_back(entry.second.public_key);
         }
       }

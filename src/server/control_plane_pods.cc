@@ -165,10 +165,10 @@ std::string ControlPlane::NodeName(const std::string& node_id) const {
 Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view id) {
   const auto it = pods_.find(std::string(id));
   if (it == pods_.end() ||
-      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
   }
-  if (!Allowed(caller, it->second.owner_id, it->second.project_id, Access::kWrite)) {
+  if (!access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kWrite)) {
     return core::PermissionDeniedError("you are a viewer of pod " + it->second.id +
                                        "'s project: ask its owner to make you a member");
   }
@@ -257,7 +257,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   const core::TimePoint now = Now();
   core::Pod pod;
   // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
-  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project);
+  Result<AccessPolicy::CreateScope> scope = access_.ScopeToCreateIn(caller, spec.project);
   if (!scope.ok()) return scope.status();
   pod.project_id = scope->project_id;
   pod.owner_id = scope->payer_id;
@@ -379,7 +379,7 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
   std::vector<core::Pod> pods;
   const core::TimePoint now = Now();
   for (const auto& entry : pods_) {
-    if (Allowed(caller, entry.second.owner_id, entry.second.project_id, Access::kRead)) {
+    if (access_.Allowed(caller, entry.second.owner_id, entry.second.project_id, Access::kRead)) {
       pods.push_back(entry.second);
       pods.back().cost = pods.back().cost + billing::Unbilled(entry.second, now);
     }
@@ -425,8 +425,8 @@ Result<PodPageEnd> ControlPlane::VisitPods(
   // The projects' pods the caller sees besides their own: with none (most callers), the owner's
   // index is the page's order as it is; else the union, in id order.
   std::set<std::string> seen;
-  for (const auto& [project_id, project] : projects_) {
-    if (caller.is_admin() || !SeesProject(caller, project)) continue;
+  for (const auto& [project_id, project] : access_.projects()) {
+    if (caller.is_admin() || !AccessPolicy::SeesProject(caller, project)) continue;
     if (const auto pods = pods_by_project_.find(project_id); pods != pods_by_project_.end()) {
       seen.insert(pods->second.upper_bound(page.after), pods->second.end());
     }
@@ -449,7 +449,7 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
   core::MutexLock lock(mutex_);
   const auto it = pods_.find(std::string(id));
   if (it == pods_.end() ||
-      !Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
   }
   core::Pod pod = it->second;
@@ -464,7 +464,7 @@ Result<PodPlacement> ControlPlane::Placement(const Principal& caller, std::strin
   PodPlacement placement{std::move(pod->value), "", false};
   core::MutexLock lock(mutex_);
   if (reach == Reach::kPorts &&
-      !Allowed(caller, placement.pod.owner_id, placement.pod.project_id, Access::kWrite)) {
+      !access_.Allowed(caller, placement.pod.owner_id, placement.pod.project_id, Access::kWrite)) {
     return core::PermissionDeniedError("you are a viewer of pod " + placement.pod.id +
                                        "'s project: its ports are for its members");
   }

@@ -11,66 +11,12 @@ using core::Money;
 using core::Result;
 using core::Status;
 
-std::optional<core::ProjectRole> ControlPlane::RoleIn(const Principal& caller,
-                                                      std::string_view project_id) const {
-  const auto project = projects_.find(std::string(project_id));
-  if (project == projects_.end()) return std::nullopt;
-  const auto member = project->second.members.find(caller.user_id);
-  if (member == project->second.members.end()) return std::nullopt;
-  return member->second;
-}
-
-bool ControlPlane::Allowed(const Principal& caller, std::string_view owner_id,
-                           std::string_view project_id, Access access) const {
-  if (caller.is_admin()) return true;
-  if (!caller.node_id.empty()) return false;
-  if (!caller.project_id.empty() && caller.project_id != project_id) return false;
-  // A deleted project's (terminated) pods are their owner's again.
-  if (project_id.empty() || !projects_.contains(std::string(project_id))) {
-    return owner_id == caller.user_id;
-  }
-  // A project's pod is the project's, not its owner's: the owner sees it as the project's owner.
-  const std::optional<core::ProjectRole> role = RoleIn(caller, project_id);
-  if (!role) return false;
-  return access == Access::kRead || *role >= core::ProjectRole::kMember;
-}
-
-bool ControlPlane::SeesProject(const Principal& caller, const core::Project& project) {
-  if (!caller.project_id.empty() && caller.project_id != project.id) return false;
-  return caller.is_admin() || project.members.contains(caller.user_id);
-}
-
-Result<std::string> ControlPlane::FindProject(const Principal& caller, std::string_view id) const {
-  if (const auto it = projects_.find(std::string(id));
-      it != projects_.end() && SeesProject(caller, it->second)) {
-    return it->first;
-  }
-  for (const auto& [project_id, project] : projects_) {
-    if (project.name == id && SeesProject(caller, project)) return project_id;
-  }
-  return core::NotFoundError("you are in no project '" + std::string(id) +
-                             "' (suanli projects list)");
-}
-
-Result<ControlPlane::CreateScope> ControlPlane::ScopeToCreateIn(const Principal& caller,
-                                                                std::string_view project) const {
-  if (project.empty()) return CreateScope{"", caller.user_id};
-  Result<std::string> found = FindProject(caller, project);
-  if (!found.ok()) return found.status().WithContext("project");
-  const core::Project& shown = projects_.at(*found);
-  if (!Allowed(caller, shown.owner_id, shown.id, Access::kWrite)) {
-    return core::PermissionDeniedError("project: you are a viewer of " + shown.name +
-                                       "; its owner can make you a member");
-  }
-  return CreateScope{shown.id, shown.owner_id};
-}
-
 Result<Written<core::Project>> ControlPlane::CreateProject(const Principal& caller,
                                                            std::string_view name) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   SUANLI_RETURN_IF_ERROR(CheckName("project name", name));
   Locked locked(*this);
-  if (std::ranges::any_of(projects_,
+  if (std::ranges::any_of(access_.projects(),
                           [&](const auto& entry) { return entry.second.name == name; })) {
     return core::AlreadyExistsError("a project named '" + std::string(name) +
                                     "' exists; choose another name");
@@ -82,7 +28,7 @@ Result<Written<core::Project>> ControlPlane::CreateProject(const Principal& call
   project.members[caller.user_id] = core::ProjectRole::kOwner;
   project.created_at = Now();
   Change change(*this);
-  const core::Project& stored = projects_[project.id] = std::move(project);
+  const core::Project& stored = access_.Put(std::move(project));
   change.Dirty(Collection::kProjects, stored.id);
   return Written<core::Project>{stored, change.Commit()};
 }
@@ -92,8 +38,8 @@ Result<Written<std::vector<core::Project>>> ControlPlane::ListProjects(
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   std::vector<core::Project> out;
-  for (const auto& [id, project] : projects_) {
-    if (SeesProject(caller, project)) out.push_back(project);
+  for (const auto& [id, project] : access_.projects()) {
+    if (AccessPolicy::SeesProject(caller, project)) out.push_back(project);
   }
   return Written<std::vector<core::Project>>{std::move(out), queue_.submitted()};
 }
@@ -102,9 +48,9 @@ Result<Written<core::Project>> ControlPlane::GetProject(const Principal& caller,
                                                         std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  Result<std::string> found = FindProject(caller, id);
+  Result<std::string> found = access_.FindProject(caller, id);
   if (!found.ok()) return found.status();
-  return Written<core::Project>{projects_.at(*found), queue_.submitted()};
+  return Written<core::Project>{access_.at(*found), queue_.submitted()};
 }
 
 namespace {
@@ -124,9 +70,9 @@ Result<Written<core::Project>> ControlPlane::SetProjectMember(const Principal& c
                                                               core::ProjectRole role) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<std::string> found = FindProject(caller, id);
+  Result<std::string> found = access_.FindProject(caller, id);
   if (!found.ok()) return found.status();
-  core::Project& project = projects_.at(*found);
+  core::Project& project = access_.at(*found);
   SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
   if (role == core::ProjectRole::kOwner) {
     return core::InvalidArgumentError(
@@ -150,9 +96,9 @@ Result<Written<core::Project>> ControlPlane::RemoveProjectMember(const Principal
                                                                  std::string_view user) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<std::string> found = FindProject(caller, id);
+  Result<std::string> found = access_.FindProject(caller, id);
   if (!found.ok()) return found.status();
-  core::Project& project = projects_.at(*found);
+  core::Project& project = access_.at(*found);
   const std::string user_id = UserIdFor(user);
   // A member may leave on their own; only the owner removes others.
   if (user_id != caller.user_id) SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
@@ -172,10 +118,10 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
                                                            std::string_view id) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   Locked locked(*this);
-  Result<std::string> found = FindProject(caller, id);
+  Result<std::string> found = access_.FindProject(caller, id);
   if (!found.ok()) return found.status();
-  SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, projects_.at(*found)));
-  core::Project project = projects_.at(*found);
+  SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, access_.at(*found)));
+  core::Project project = access_.at(*found);
   if (const auto pods = pods_by_project_.find(project.id); pods != pods_by_project_.end()) {
     for (const std::string& pod_id : pods->second) {
       if (pods_.at(pod_id).desired != core::DesiredState::kTerminated) {
@@ -203,7 +149,7 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
                                            snapshot.name + "; delete its snapshots first");
     }
   }
-  projects_.erase(project.id);
+  access_.Erase(project.id);
   Change change(*this);
   change.Dirty(Collection::kProjects, project.id);
   return Written<core::Project>{std::move(project), change.Commit()};
@@ -219,9 +165,9 @@ Result<Written<core::Project>> ControlPlane::SetProjectBudget(const Principal& c
     }
   }
   Locked locked(*this);
-  Result<std::string> found = FindProject(caller, id);
+  Result<std::string> found = access_.FindProject(caller, id);
   if (!found.ok()) return found.status();
-  core::Project& project = projects_.at(*found);
+  core::Project& project = access_.at(*found);
   SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, project));
   if (budget.spend_cap_per_hour) project.spend_cap_per_hour = *budget.spend_cap_per_hour;
   if ((budget.monthly_budget && *budget.monthly_budget != project.monthly_budget) ||

@@ -134,7 +134,7 @@ Result<Written<std::vector<core::Snapshot>>> ControlPlane::ListSnapshots(
   const core::TimePoint now = Now();
   std::vector<core::Snapshot> out;
   for (const auto& [id, snapshot] : snapshots_) {
-    if (Allowed(caller, snapshot.owner_id, snapshot.project_id, Access::kRead)) {
+    if (access_.Allowed(caller, snapshot.owner_id, snapshot.project_id, Access::kRead)) {
       out.push_back(WithAccrued(snapshot, now));
     }
   }

@@ -78,7 +78,7 @@ Result<Written<VolumeInfo>> ControlPlane::CreateVolume(const Principal& caller, 
   const core::TimePoint now = Now();
   core::Volume volume;
   // A project's volume is its owner's to pay, and its name is the project's.
-  Result<CreateScope> scope = ScopeToCreateIn(caller, spec.project);
+  Result<AccessPolicy::CreateScope> scope = access_.ScopeToCreateIn(caller, spec.project);
   if (!scope.ok()) return scope.status();
   volume.project_id = scope->project_id;
   core::User& user = users_.at(scope->payer_id);
@@ -148,7 +148,7 @@ Result<Written<std::vector<VolumeInfo>>> ControlPlane::ListVolumes(const Princip
   const core::TimePoint now = Now();
   std::vector<VolumeInfo> out;
   for (const auto& [id, volume] : volumes_) {
-    if (Allowed(caller, volume.owner_id, volume.project_id, Access::kRead)) {
+    if (access_.Allowed(caller, volume.owner_id, volume.project_id, Access::kRead)) {
       out.push_back(InfoOf(volume, now));
     }
   }
@@ -279,7 +279,8 @@ Result<std::vector<core::VolumeMount>> ControlPlane::ResolveVolumes(
       const bool in_scope = candidate.project_id == project_id &&
                             (!project_id.empty() || candidate.owner_id == caller.user_id);
       if (in_scope) volume = &candidate;
-      if (!in_scope && Allowed(caller, candidate.owner_id, candidate.project_id, Access::kRead)) {
+      if (!in_scope &&
+          access_.Allowed(caller, candidate.owner_id, candidate.project_id, Access::kRead)) {
         elsewhere = &candidate;
       }
     }

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <set>
 
 #include "core/pod_state.h"
 #include "net/base64.h"
@@ -523,16 +524,140 @@ core::Status Decode(Result<T> decoded, std::vector<T>* out) {
   return core::Status::Ok();
 }
 
+// Moves the things of `things` for which `set_aside(thing)` names a reason into `unreadable`.
+template <typename T, typename Why>
+void SetAside(std::vector<T>& things, store::Collection collection, Why set_aside,
+              std::vector<StoredEntities::Unreadable>& unreadable) {
+  std::erase_if(things, [&](const T& thing) {
+    std::string why = set_aside(thing);
+    if (why.empty()) return false;
+    unreadable.push_back({collection, thing.id, std::move(why)});
+    return true;
+  });
+}
+
+std::string CollectionWord(store::Collection collection) {
+  using store::Collection;
+  switch (collection) {
+    case Collection::kUsers:
+      return "user";
+    case Collection::kApiTokens:
+      return "API token";
+    case Collection::kSshKeys:
+      return "SSH key";
+    case Collection::kTemplates:
+      return "template";
+    case Collection::kPods:
+      return "pod";
+    case Collection::kNodes:
+      return "node";
+    case Collection::kJoinTokens:
+      return "join token";
+    case Collection::kSettings:
+      return "setting";
+    case Collection::kEndpoints:
+      return "endpoint";
+    case Collection::kJobs:
+      return "job";
+    case Collection::kWebhooks:
+      return "webhook";
+    case Collection::kVolumes:
+      return "volume";
+    case Collection::kSnapshots:
+      return "snapshot";
+    case Collection::kProjects:
+      return "project";
+  }
+  return "document";
+}
+
 }  // namespace
 
-Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents) {
+std::string Describe(const StoredEntities::Unreadable& record) {
+  return CollectionWord(record.collection) + " " + record.id;
+}
+
+void SetAsideDependents(StoredEntities& entities) {
+  using store::Collection;
+  std::map<Collection, std::set<std::string>> gone;
+  for (const auto& record : entities.unreadable) gone[record.collection].insert(record.id);
+  const auto missing = [&](Collection collection, const std::string& id) {
+    return !id.empty() && gone[collection].contains(id);
+  };
+  const auto because = [](std::string_view what, const std::string& id) {
+    return "its " + std::string(what) + " " + id + " is unreadable";
+  };
+  auto& unreadable = entities.unreadable;
+  // Owners first, so that a project of an unreadable owner takes its pods with it.
+  SetAside(
+      entities.projects, Collection::kProjects,
+      [&](const core::Project& project) {
+        return missing(Collection::kUsers, project.owner_id) ? because("owner", project.owner_id)
+                                                             : "";
+      },
+      unreadable);
+  for (const auto& record : unreadable) gone[record.collection].insert(record.id);
+  const auto owned = [&](const std::string& owner_id, const std::string& project_id) {
+    if (missing(Collection::kUsers, owner_id)) return because("owner", owner_id);
+    if (missing(Collection::kProjects, project_id)) return because("project", project_id);
+    return std::string();
+  };
+  SetAside(
+      entities.tokens, Collection::kApiTokens,
+      [&](const core::ApiToken& token) { return owned(token.user_id, token.project_id); },
+      unreadable);
+  SetAside(
+      entities.ssh_keys, Collection::kSshKeys,
+      [&](const core::SshKey& key) { return owned(key.user_id, ""); }, unreadable);
+  SetAside(
+      entities.templates, Collection::kTemplates,
+      [&](const core::Template& spec) { return owned(spec.owner_id, ""); }, unreadable);
+  SetAside(
+      entities.pods, Collection::kPods,
+      [&](const core::Pod& pod) {
+        std::string why = owned(pod.owner_id, pod.project_id);
+        if (why.empty() && missing(Collection::kNodes, pod.node_id))
+          why = because("node", pod.node_id);
+        return why;
+      },
+      unreadable);
+  SetAside(
+      entities.volumes, Collection::kVolumes,
+      [&](const core::Volume& volume) { return owned(volume.owner_id, volume.project_id); },
+      unreadable);
+  SetAside(
+      entities.snapshots, Collection::kSnapshots,
+      [&](const core::Snapshot& snapshot) { return owned(snapshot.owner_id, snapshot.project_id); },
+      unreadable);
+  SetAside(
+      entities.webhooks, Collection::kWebhooks,
+      [&](const core::EventWebhook& hook) { return owned(hook.owner_id, ""); }, unreadable);
+  SetAside(
+      entities.endpoints, Collection::kEndpoints,
+      [&](const serverless::Endpoint& endpoint) {
+        return owned(endpoint.owner_id, endpoint.project_id);
+      },
+      unreadable);
+  for (const auto& record : unreadable) gone[record.collection].insert(record.id);
+  SetAside(
+      entities.jobs, Collection::kJobs,
+      [&](const serverless::Job& job) {
+        return missing(Collection::kEndpoints, job.endpoint_id)
+                   ? because("endpoint", job.endpoint_id)
+                   : owned(job.owner_id, "");
+      },
+      unreadable);
+}
+
+StoredEntities DecodeDocuments(const std::vector<store::Document>& documents) {
   using store::Collection;
   StoredEntities entities;
   for (const store::Document& document : documents) {
     boost::system::error_code error;
     const json::value value = json::parse(document.json, error);
     if (error || !value.is_object()) {
-      return core::InternalError("stored document " + document.id + " is not a JSON object");
+      entities.unreadable.push_back({document.collection, document.id, "not a JSON object"});
+      continue;
     }
     const json::object& object = value.as_object();
     core::Status status;
@@ -580,8 +705,11 @@ Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& docum
         status = Decode(ProjectFromDocument(object), &entities.projects);
         break;
     }
-    SUANLI_RETURN_IF_ERROR(status);
+    if (!status.ok()) {
+      entities.unreadable.push_back({document.collection, document.id, status.message()});
+    }
   }
+  SetAsideDependents(entities);
   return entities;
 }
 

@@ -55,9 +55,25 @@ struct StoredEntities {
   std::vector<core::Volume> volumes;  // volume_documents.h
   std::vector<core::Snapshot> snapshots;
   std::vector<core::Project> projects;  // project_documents.h
+  // A document that could not be read (not JSON, or not the entity it should be), or one set aside
+  // because what it belongs to could not be (SetAsideDependents). Neither is served nor written:
+  // the store keeps it as it is, for an operator to mend, and the server serves the rest.
+  struct Unreadable {
+    store::Collection collection;
+    std::string id;
+    std::string
+        why;  // "balance_micros: must be an integer from ...", "its owner usr_1 is unreadable"
+  };
+  std::vector<Unreadable> unreadable;
 };
-// INTERNAL, naming the document, for one that is not JSON or not the entity it should be.
-core::Result<StoredEntities> DecodeDocuments(const std::vector<store::Document>& documents);
+// Every readable document; each unreadable one in `unreadable`, naming what is wrong with it.
+// Never fails for one document: a server refusing to start for one bad row serves no one.
+StoredEntities DecodeDocuments(const std::vector<store::Document>& documents);
+// Sets aside (into `unreadable`) what belongs to an unreadable user, project, endpoint or node:
+// the control plane assumes every pod's owner, every token's user and every job's endpoint exists.
+void SetAsideDependents(StoredEntities& entities);
+// "user usr_1", "pod pod_2": an unreadable record as the operator finds it in the store.
+std::string Describe(const StoredEntities::Unreadable& record);
 
 // The stored text of each entity (what ControlPlane writes in a store::Batch).
 std::string DocumentText(const core::User& user);

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <map>
+
+#include "server/project_documents.h"
 
 namespace suanli::server {
 namespace {
@@ -148,6 +152,74 @@ TEST(DocumentsTest, ACorruptDocumentIsRefusedWithItsId) {
   boost::json::object user = ToDocument(core::User{});
   user["created_at"] = "last week";
   EXPECT_FALSE(UserFromDocument(user).ok());
+}
+
+// One bad row is not a reason to serve no one: the rest is read, the bad one and what belongs to it
+// are set aside (and left in the store as they are), each with what is wrong.
+TEST(DocumentsTest, AnUnreadableUserIsSetAsideWithWhatIsItsAndTheRestIsRead) {
+  using store::Collection;
+  core::User alice;
+  alice.id = "usr_alice";
+  alice.name = "alice";
+  boost::json::object broken = ToDocument(alice);
+  broken["balance_micros"] = "a lot";
+  core::User bob;
+  bob.id = "usr_bob";
+  bob.name = "bob";
+  core::Pod alices = SamplePod();
+  alices.id = "pod_alice";
+  alices.owner_id = alice.id;
+  core::Pod bobs = SamplePod();
+  bobs.id = "pod_bob";
+  bobs.owner_id = bob.id;
+  core::Project team;
+  team.id = "prj_team";
+  team.name = "team";
+  team.owner_id = alice.id;
+  core::Pod teams = SamplePod();
+  teams.id = "pod_team";
+  teams.owner_id = alice.id;
+  teams.project_id = team.id;
+  core::ApiToken token;
+  token.id = "tok_alice";
+  token.user_id = alice.id;
+  const std::vector<store::Document> documents = {
+      {Collection::kUsers, alice.id, boost::json::serialize(broken)},
+      {Collection::kUsers, bob.id, DocumentText(bob)},
+      {Collection::kPods, alices.id, DocumentText(alices)},
+      {Collection::kPods, bobs.id, DocumentText(bobs)},
+      {Collection::kPods, teams.id, DocumentText(teams)},
+      {Collection::kProjects, team.id, DocumentText(team)},
+      {Collection::kApiTokens, token.id, DocumentText(token)},
+      {Collection::kNodes, "node_9", "not json"}};
+  const StoredEntities stored = DecodeDocuments(documents);
+  ASSERT_EQ(stored.users.size(), 1u);
+  EXPECT_EQ(stored.users[0].id, bob.id);
+  ASSERT_EQ(stored.pods.size(), 1u);
+  EXPECT_EQ(stored.pods[0].id, bobs.id);
+  EXPECT_TRUE(stored.projects.empty());
+  EXPECT_TRUE(stored.tokens.empty());
+  std::map<std::string, std::string> why;
+  for (const auto& record : stored.unreadable) why[Describe(record)] = record.why;
+  EXPECT_EQ(why.size(), 6u);
+  EXPECT_NE(why["user usr_alice"].find("balance_micros"), std::string::npos);
+  EXPECT_EQ(why["node node_9"], "not a JSON object");
+  EXPECT_EQ(why["pod pod_alice"], "its owner usr_alice is unreadable");
+  EXPECT_EQ(why["project prj_team"], "its owner usr_alice is unreadable");
+  EXPECT_EQ(why["pod pod_team"], "its owner usr_alice is unreadable");
+  EXPECT_EQ(why["API token tok_alice"], "its owner usr_alice is unreadable");
+}
+
+// A pod on a node that could not be read would be billed with no agent to report on it.
+TEST(DocumentsTest, APodOnAnUnreadableNodeIsSetAside) {
+  StoredEntities stored;
+  core::Pod pod = SamplePod();
+  stored.pods = {pod};
+  stored.unreadable.push_back({store::Collection::kNodes, pod.node_id, "not a JSON object"});
+  SetAsideDependents(stored);
+  EXPECT_TRUE(stored.pods.empty());
+  ASSERT_EQ(stored.unreadable.size(), 2u);
+  EXPECT_EQ(stored.unreadable[1].why, "its node node_1 is unreadable");
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ void EventWebhookDispatcher::Serve(const core::EventWebhook& hook, Backoff& back
         const std::string body = boost::json::serialize(wire::EventView(event));
         int status = 0;
         const core::Status posted =
-            PostWebhook(cursor.url, body, cursor.secret, options_.timeout, &status,
+            PostWebhook(options_.policy, cursor.url, body, cursor.secret, options_.timeout, &status,
                         {{"X-Suanli-Event-Id", std::to_string(event.seq)}});
         plane_.NoteWebhookAttempt(cursor.id, {plane_.Now(), event.seq, event.kind, status,
                                               posted.ok() ? "" : posted.message()});

@@ -31,6 +31,7 @@ struct EventWebhookOptions {
   std::chrono::milliseconds max_backoff{300'000};
   std::chrono::milliseconds timeout{10'000};  // for one try
   std::chrono::milliseconds poll{250};        // how often the cursors are compared to the stream
+  net::OutboundPolicy policy;                 // which addresses it may call (webhooks.h)
 };
 
 class EventWebhookDispatcher {

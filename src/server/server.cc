@@ -72,6 +72,10 @@ class ServerImpl final : public Server {
     if (!address.ok()) return address.status();
     options_ = options;
     catalog_.emplace(std::move(catalog));
+    core::Result<net::OutboundPolicy> policy = net::OutboundPolicy::Allowing(options.webhook_allow);
+    if (!policy.ok()) return policy.status().WithContext("--webhook-allow");
+    webhook_policy_ = std::move(policy->WithOwnAddresses());
+    webhooks_ = std::make_unique<WebhookSender>(WebhookOptions{.policy = webhook_policy_});
     std::error_code error;
     std::filesystem::create_directories(options.data_dir, error);
     if (error) {
@@ -183,6 +187,13 @@ class ServerImpl final : public Server {
     core::Result<std::unique_ptr<ControlPlane>> plane = ControlPlane::Open(
         *store, *queue, *catalog_, clock_, entropy_, std::move(plane_options), &admin_token);
     if (!plane.ok()) return plane.status();
+    if (const std::vector<std::string> unreadable = (*plane)->UnreadableRecords();
+        !unreadable.empty()) {
+      log_ << "the store holds " << unreadable.size()
+           << " record(s) this server cannot read; it serves everything else, and leaves these "
+              "in the store as they are (mend them, or restore a backup, then restart):\n";
+      for (const std::string& record : unreadable) log_ << "  " << record << "\n";
+    }
     if (!admin_token.empty()) {
       SUANLI_RETURN_IF_ERROR(WriteSecretFile(options_.data_dir / "admin-token", admin_token));
       log_ << "created the admin; its API token is in "
@@ -197,7 +208,8 @@ class ServerImpl final : public Server {
       api_.store(owned_api_.get());
     }
     ticker_ = std::thread([this] { TickLoop(); });
-    event_webhooks_ = std::make_unique<EventWebhookDispatcher>(*plane_);
+    event_webhooks_ = std::make_unique<EventWebhookDispatcher>(
+        *plane_, EventWebhookOptions{.policy = webhook_policy_});
     return core::Status::Ok();
   }
 
@@ -242,7 +254,7 @@ class ServerImpl final : public Server {
         if (stopped_) return;
       }
       plane_->Tick();
-      for (WebhookDelivery& delivery : plane_->TakeWebhooks()) webhooks_.Send(std::move(delivery));
+      for (WebhookDelivery& delivery : plane_->TakeWebhooks()) webhooks_->Send(std::move(delivery));
       core::MutexLock lock(mutex_);
       wake_.WaitFor(mutex_, std::chrono::milliseconds(250),
                     [this]() REQUIRES(mutex_) { return stopped_; });
@@ -269,7 +281,8 @@ class ServerImpl final : public Server {
   std::unique_ptr<Api> owned_api_ GUARDED_BY(mutex_);
   std::atomic<Api*> api_{nullptr};
   std::unique_ptr<net::HttpServer> http_;
-  WebhookSender webhooks_;
+  net::OutboundPolicy webhook_policy_;  // which addresses webhooks may call (--webhook-allow)
+  std::unique_ptr<WebhookSender> webhooks_;
   std::unique_ptr<EventWebhookDispatcher> event_webhooks_;
   std::thread elector_;
   std::thread ticker_;

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "catalog/catalog.h"
 #include "core/clock.h"
@@ -36,6 +37,9 @@ struct ServerOptions {
   int audit_retention_days = 365;
   // ControlPlaneOptions::max_data_wait, in seconds.
   int max_data_wait_s = 600;
+  // Address ranges webhooks may call although they are loopback, private, link-local or the
+  // server's own ("10.0.0.0/8", "127.0.0.1"): net::OutboundPolicy refuses those otherwise.
+  std::vector<std::string> webhook_allow;
 };
 
 class Server {

@@ -19,6 +19,17 @@ std::pair<std::string, std::string> SplitUrl(std::string_view url) {
   return {std::string(url.substr(0, path)), std::string(url.substr(path))};
 }
 
+// "http://host:port" -> {"host", "port"}; "http://[::1]" -> {"[::1]", "80"}.
+std::pair<std::string, std::string> SplitHostPort(std::string_view base) {
+  const std::string_view authority = base.substr(std::string_view("http://").size());
+  const size_t bracket = authority.rfind(']');
+  const size_t colon = authority.rfind(':');
+  if (colon == std::string_view::npos || (bracket != std::string_view::npos && colon < bracket)) {
+    return {std::string(authority), "80"};
+  }
+  return {std::string(authority.substr(0, colon)), std::string(authority.substr(colon + 1))};
+}
+
 }  // namespace
 
 std::string WebhookSignature(std::string_view secret, std::string_view body) {
@@ -68,17 +79,30 @@ int64_t WebhookSender::given_up() const {
   return given_up_;
 }
 
-core::Status PostWebhook(std::string_view url, std::string_view body, std::string_view secret,
+core::Status PostWebhook(const net::OutboundPolicy& policy, std::string_view url,
+                         std::string_view body, std::string_view secret,
                          std::chrono::milliseconds timeout, int* status,
                          const std::vector<std::pair<std::string, std::string>>& extra) {
   if (status != nullptr) *status = 0;
   const auto [base, target] = SplitUrl(url);
+  const auto [host, port] = SplitHostPort(base);
+  // Resolved once and checked; the call goes to that address, with the URL's Host.
+  core::Result<std::vector<std::string>> addresses = policy.Resolve(host);
+  if (!addresses.ok()) return addresses.status();
+  // Each address in turn, as the client tries replicas: the next only when no connection is made.
+  std::string bases;
+  for (const std::string& address : *addresses) {
+    const bool v6 = address.find(':') != std::string::npos;
+    bases += (bases.empty() ? "http://" : ",http://") + (v6 ? "[" + address + "]" : address) + ":" +
+             port;
+  }
   net::HttpClientOptions client_options;
   client_options.timeout = timeout;
   core::Result<std::unique_ptr<net::HttpClient>> client =
-      net::HttpClient::Create(base, client_options);
+      net::HttpClient::Create(bases, client_options);
   if (!client.ok()) return client.status();
-  net::Headers headers = {{"Content-Type", "application/json"},
+  net::Headers headers = {{"Host", base.substr(std::string_view("http://").size())},
+                          {"Content-Type", "application/json"},
                           {"X-Suanli-Signature", WebhookSignature(secret, body)}};
   for (const auto& header : extra) headers.push_back(header);
   core::Result<net::HttpResponse> answer = (*client)->Send("POST", target, body, headers);
@@ -91,7 +115,8 @@ core::Status PostWebhook(std::string_view url, std::string_view body, std::strin
 }
 
 core::Status WebhookSender::Post(const WebhookDelivery& delivery) const {
-  return PostWebhook(delivery.url, delivery.body, delivery.secret, options_.timeout);
+  return PostWebhook(options_.policy, delivery.url, delivery.body, delivery.secret,
+                     options_.timeout);
 }
 
 void WebhookSender::Loop() {

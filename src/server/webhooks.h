@@ -10,6 +10,9 @@
 //
 // Thread-safe: Send may be called from any thread; one thread of its own makes the calls, in the
 // order they are due, so a slow receiver delays the others by at most `timeout` per try.
+//
+// Every call goes through a net::OutboundPolicy: a URL whose host resolves to a loopback, private,
+// link-local or the server's own address is refused ("refused by policy"), never called.
 #pragma once
 
 #include <chrono>
@@ -24,6 +27,7 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "core/status.h"
+#include "net/outbound_policy.h"
 
 namespace suanli::server {
 
@@ -40,9 +44,12 @@ std::string WebhookSignature(std::string_view secret, std::string_view body);
 // INVALID_ARGUMENT unless `url` is http://HOST[:PORT][/PATH], for the job API to refuse at once.
 core::Status CheckWebhookUrl(std::string_view url);
 
-// One signed POST of `body` to `url`: OK for a 2xx answer. `*status` (when given) gets the
-// answer's status, 0 when none came. `extra` headers go with it.
-core::Status PostWebhook(std::string_view url, std::string_view body, std::string_view secret,
+// One signed POST of `body` to `url`, at an address `policy` allows (its host resolved once, and
+// that address called): OK for a 2xx answer; PERMISSION_DENIED "refused by policy: ..." without a
+// call. `*status` (when given) gets the answer's status, 0 when none came. `extra` headers go with
+// it.
+core::Status PostWebhook(const net::OutboundPolicy& policy, std::string_view url,
+                         std::string_view body, std::string_view secret,
                          std::chrono::milliseconds timeout, int* status = nullptr,
                          const std::vector<std::pair<std::string, std::string>>& extra = {});
 
@@ -50,6 +57,7 @@ struct WebhookOptions {
   int attempts = 5;
   std::chrono::milliseconds first_backoff{1'000};  // doubled after each failed try
   std::chrono::milliseconds timeout{10'000};       // for one try
+  net::OutboundPolicy policy;                      // which addresses it may call
 };
 
 class WebhookSender {

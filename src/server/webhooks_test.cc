@@ -16,6 +16,10 @@ namespace {
 
 using Receiver = suanli::testing::WebhookReceiver;
 
+net::OutboundPolicy AllowingLoopback() {
+  return *net::OutboundPolicy::Allowing({"127.0.0.0/8", "::1"});
+}
+
 TEST(WebhooksTest, TheSignatureIsHmacSha256OfTheBody) {
   // RFC 4231 test case 2.
   EXPECT_EQ(WebhookSignature("Jefe", "what do ya want for nothing?"),
@@ -35,7 +39,8 @@ TEST(WebhooksTest, AFailedDeliveryIsRetriedWithBackoffThenDeliveredSigned) {
   Receiver receiver(/*failures=*/2);
   WebhookSender sender(WebhookOptions{.attempts = 5,
                                       .first_backoff = std::chrono::milliseconds(20),
-                                      .timeout = std::chrono::milliseconds(2'000)});
+                                      .timeout = std::chrono::milliseconds(2'000),
+                                      .policy = AllowingLoopback()});
   sender.Send({receiver.url(), R"({"id":"job_1","status":"COMPLETED"})", "secret", 0});
   for (int i = 0; i < 500 && sender.delivered() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -55,7 +60,8 @@ TEST(WebhooksTest, ADeliveryThatAlwaysFailsIsGivenUpAfterItsAttempts) {
   Receiver receiver(/*failures=*/100);
   WebhookSender sender(WebhookOptions{.attempts = 3,
                                       .first_backoff = std::chrono::milliseconds(10),
-                                      .timeout = std::chrono::milliseconds(2'000)});
+                                      .timeout = std::chrono::milliseconds(2'000),
+                                      .policy = AllowingLoopback()});
   sender.Send({receiver.url(), "{}", "secret", 0});
   for (int i = 0; i < 500 && sender.given_up() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -63,6 +69,39 @@ TEST(WebhooksTest, ADeliveryThatAlwaysFailsIsGivenUpAfterItsAttempts) {
   EXPECT_EQ(sender.given_up(), 1);
   EXPECT_EQ(receiver.requests().size(), 3u);
   EXPECT_EQ(sender.delivered(), 0);
+}
+
+// A user's webhook is no way into the server's own network: the receiver on loopback is never
+// called (an adversary once made the server POST to its own /v1/users), under any spelling of
+// loopback, and the answer says it was refused by policy, not what the port said.
+TEST(WebhooksTest, ALoopbackReceiverIsRefusedByPolicyWithoutACall) {
+  Receiver receiver(/*failures=*/0);
+  const std::string after_colon = receiver.url().substr(receiver.url().rfind(':') + 1);
+  const std::string port = after_colon.substr(0, after_colon.find('/'));
+  net::OutboundPolicy policy;
+  policy.WithOwnAddresses();
+  for (const std::string host : {"127.0.0.1", "localhost", "127.1", "2130706433", "0.0.0.0"}) {
+    int status = -1;
+    const core::Status posted =
+        PostWebhook(policy, "http://" + host + ":" + port + "/v1/users", "{}", "secret",
+                    std::chrono::milliseconds(2'000), &status);
+    EXPECT_EQ(posted.code(), core::StatusCode::kPermissionDenied) << host;
+    EXPECT_NE(posted.message().find("refused by policy"), std::string::npos) << posted.message();
+    EXPECT_EQ(status, 0);
+  }
+  WebhookSender sender(WebhookOptions{.attempts = 1, .policy = policy});
+  sender.Send({receiver.url(), "{}", "secret", 0});
+  for (int i = 0; i < 500 && sender.given_up() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(sender.given_up(), 1);
+  EXPECT_TRUE(receiver.requests().empty());
+  // The operator's allowed range reaches it, with the URL's own Host.
+  EXPECT_TRUE(PostWebhook(AllowingLoopback(), "http://localhost:" + port + "/hook", "{}", "secret",
+                          std::chrono::milliseconds(2'000))
+                  .ok());
+  ASSERT_EQ(receiver.requests().size(), 1u);
+  EXPECT_EQ(receiver.requests()[0].Header("host"), "localhost:" + port);
 }
 
 }  // namespace

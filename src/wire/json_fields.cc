@@ -335,7 +335,7 @@ void JsonFields::StringMap(std::string_view key, std::map<std::string, std::stri
 }
 
 void JsonFields::Micros(std::string_view key, core::Money* out, MicrosRule rule) {
-  constexpr int64_t kLimit = 1'000'000'000'000'000;  // $1e12
+  constexpr int64_t kLimit = core::Money::kMaxMicros;
   int64_t micros = out->micros();
   Int64(key, &micros, {rule.allow_negative ? -kLimit : 0, kLimit, rule.required});
   *out = core::Money::FromMicros(micros);

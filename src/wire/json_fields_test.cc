@@ -44,6 +44,25 @@ TEST(JsonFieldsTest, ReadsEachKindOfField) {
   EXPECT_EQ(price.micros(), 1'500'000);
 }
 
+// One limit for money on the wire and in the store: what a credit may make a balance is what the
+// store reads back (a balance past the store's old limit once made every restart fail).
+TEST(JsonFieldsTest, MoneyReadsUpToTheOneLimitForMoney) {
+  const std::string limit = std::to_string(core::Money::kMaxMicros);
+  const boost::json::object at_limit = Object(R"({"a":)" + limit + R"(,"b":-)" + limit + "}");
+  JsonFields fields(at_limit);
+  core::Money a, b;
+  fields.Micros("a", &a);
+  fields.Micros("b", &b, {.allow_negative = true});
+  ASSERT_TRUE(fields.Finish().ok()) << fields.Finish().message();
+  EXPECT_EQ(a.micros(), core::Money::kMaxMicros);
+  EXPECT_EQ(b.micros(), -core::Money::kMaxMicros);
+  const boost::json::object past =
+      Object(R"({"a":)" + std::to_string(core::Money::kMaxMicros + 1) + "}");
+  JsonFields too_much(past);
+  too_much.Micros("a", &a, {.allow_negative = true});
+  EXPECT_FALSE(too_much.Finish().ok());
+}
+
 TEST(JsonFieldsTest, TheFirstErrorNamesItsFieldAndWins) {
   const boost::json::object body = Object(R"({"count":-1,"name":7})");
   JsonFields fields(body);

@@ -58,6 +58,11 @@ void Metrics(Call& call) {
       "# HELP suanli_store_batches_total Changes committed.\n"
       "# TYPE suanli_store_batches_total counter\nsuanli_store_batches_total {}\n",
       call.queue().transactions(), call.queue().durable());
+  text += fmt::format(
+      "# HELP suanli_store_unreadable_records Stored records the server could not read at start-up "
+      "and does not serve (its log names them).\n"
+      "# TYPE suanli_store_unreadable_records gauge\nsuanli_store_unreadable_records {}\n",
+      gauges.unreadable_records);
   // Serverless endpoints, by id (not name: /metrics is public).
   text +=
       "# HELP suanli_endpoint_jobs An endpoint's stored jobs by status.\n"

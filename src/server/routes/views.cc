@@ -15,7 +15,10 @@ net::HttpResponse JsonResponse(int status, const json::value& body) {
 
 wire::PodViewContext PodViewContextFor(const Principal& viewer, const core::Pod& pod,
                                        core::TimePoint now, std::string node_address) {
-  const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id;
+  // The link and Jupyter's token open the pod's ports as its owner (on Jupyter: running code), so
+  // only a caller who may do that already sees them: its owner with a token that may write, never
+  // a read-only token, which would otherwise read its way to the owner's rights.
+  const bool owner = !viewer.user_id.empty() && viewer.user_id == pod.owner_id && !viewer.read_only;
   const bool its_node = !viewer.node_id.empty() && viewer.node_id == pod.node_id;
   return {.now = now,
           .node_address = std::move(node_address),
