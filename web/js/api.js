@@ -19,14 +19,23 @@ export async function api(method, path, body, candidate) {
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let response;
   try {
-    response = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (e) {
     throw new ApiError(0, 'UNAVAILABLE', 'the suanli server does not answer; is it running?');
   }
   const type = response.headers.get('content-type') || '';
-  const payload = type.includes('json') ? await response.json().catch(() => null) : await response.text();
+  const payload = type.includes('json')
+    ? await response.json().catch(() => null)
+    : await response.text();
   if (response.ok) return payload;
-  const error = payload && payload.error ? payload.error : {code: 'HTTP_' + response.status, message: String(payload)};
+  const error =
+    payload && payload.error
+      ? payload.error
+      : {code: 'HTTP_' + response.status, message: String(payload)};
   if (response.status === 401 && candidate === undefined && token()) signOut(error.message);
   throw new ApiError(response.status, error.code, error.message);
 }

@@ -1,8 +1,13 @@
 // Charts: Chart.js, vendored by the setup command and served by suanli as window.Chart.
 import {h} from './dom.js';
 
-export const PALETTE = {accent: '#0b5cad', highlight: '#c2410c', other: '#6b7785', storage: '#1b6e3a'};
-let charts = [];  // the shown view's charts, destroyed when it changes (they watch their size)
+export const PALETTE = {
+  accent: '#0b5cad',
+  highlight: '#c2410c',
+  other: '#6b7785',
+  storage: '#1b6e3a',
+};
+let charts = []; // the shown view's charts, destroyed when it changes (they watch their size)
 
 export function destroyCharts() {
   for (const shown of charts) shown.destroy();
@@ -18,14 +23,21 @@ export function findChart(id) {
 // hold the same numbers). Without the chart library the page keeps its tables and says why.
 export function chart(id, label, config, height) {
   if (!window.Chart) {
-    return h('p', {class: 'hint'}, 'No chart: this server was built without its chart library ',
-      '(run scripts/install-deps.sh, then build suanli again).');
+    return h(
+      'p',
+      {class: 'hint'},
+      'No chart: this server was built without its chart library ',
+      '(run scripts/install-deps.sh, then build suanli again).',
+    );
   }
   const canvas = h('canvas', {role: 'img', 'aria-label': label});
-  const made = new window.Chart(canvas, {...config, options: {animation: false, maintainAspectRatio: false, ...config.options}});
+  const made = new window.Chart(canvas, {
+    ...config,
+    options: {animation: false, maintainAspectRatio: false, ...config.options},
+  });
   charts.push(made);
   const box = h('div', {class: 'chart-box'}, canvas);
-  if (height) box.style.height = `${height}px`;  // CSSOM, which the console's CSP allows (style attributes it does not)
+  if (height) box.style.height = `${height}px`; // CSSOM, which the console's CSP allows (style attributes it does not)
   return h('figure', {class: 'chart', id}, box, h('figcaption', {class: 'hint'}, label));
 }
 

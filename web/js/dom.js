@@ -28,13 +28,37 @@ export function errorBox(error) {
 // A table of `rows`, a column per {title, cell(row), numeric}. options: class, sort ({index,
 // descending}: the column shown sorted) and onSort(index) (the headers become buttons).
 export function table(columns, rows, options = {}) {
-  const head = h('tr', {}, columns.map((column, index) => {
-    const sorted = options.sort && options.sort.index === index;
-    return h('th', {scope: 'col', class: column.numeric ? 'num' : undefined, 'aria-sort': sorted ? (options.sort.descending ? 'descending' : 'ascending') : undefined},
-      options.onSort ? h('button', {type: 'button', class: 'sort', onclick: () => options.onSort(index)}, column.title) : column.title);
-  }));
-  const body = rows.map((row) => h('tr', {}, columns.map((column) =>
-    h('td', {class: column.numeric ? 'num' : undefined}, column.cell(row)))));
+  const head = h(
+    'tr',
+    {},
+    columns.map((column, index) => {
+      const sorted = options.sort && options.sort.index === index;
+      return h(
+        'th',
+        {
+          scope: 'col',
+          class: column.numeric ? 'num' : undefined,
+          'aria-sort': sorted ? (options.sort.descending ? 'descending' : 'ascending') : undefined,
+        },
+        options.onSort
+          ? h(
+              'button',
+              {type: 'button', class: 'sort', onclick: () => options.onSort(index)},
+              column.title,
+            )
+          : column.title,
+      );
+    }),
+  );
+  const body = rows.map((row) =>
+    h(
+      'tr',
+      {},
+      columns.map((column) =>
+        h('td', {class: column.numeric ? 'num' : undefined}, column.cell(row)),
+      ),
+    ),
+  );
   return h('table', {class: options.class}, h('thead', {}, head), h('tbody', {}, body));
 }
 

@@ -7,9 +7,10 @@
 export function money(micros) {
   if (micros === undefined || micros === null) return '-';
   const dollars = Math.abs(micros) / 1e6;
-  const text = dollars >= 0.01 || dollars === 0
-    ? dollars.toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2})
-    : String(Number(dollars.toPrecision(2)));
+  const text =
+    dollars >= 0.01 || dollars === 0
+      ? dollars.toLocaleString('en-US', {minimumFractionDigits: 2, maximumFractionDigits: 2})
+      : String(Number(dollars.toPrecision(2)));
   return (micros < 0 ? '-$' : '$') + text;
 }
 
@@ -20,14 +21,18 @@ export function exactMoney(micros) {
 
 // A pod's GPUs: "2", or its share of one ("0.5"; servers before shares send no gpu_milli).
 export function podGpus(pod) {
-  return pod.gpu_milli && pod.gpu_milli < 1000 ? String(pod.gpu_milli / 1000) : String(pod.gpu_count);
+  return pod.gpu_milli && pod.gpu_milli < 1000
+    ? String(pod.gpu_milli / 1000)
+    : String(pod.gpu_count);
 }
 
 // "4m10s", "1h01m", "5d03h": the two largest units.
 export function duration(seconds) {
   if (!seconds || seconds < 0) return '0s';
-  const d = Math.floor(seconds / 86400), hh = Math.floor((seconds % 86400) / 3600);
-  const m = Math.floor((seconds % 3600) / 60), s = Math.floor(seconds % 60);
+  const d = Math.floor(seconds / 86400),
+    hh = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60),
+    s = Math.floor(seconds % 60);
   if (d) return `${d}d${String(hh).padStart(2, '0')}h`;
   if (hh) return `${hh}h${String(m).padStart(2, '0')}m`;
   if (m) return `${m}m${String(s).padStart(2, '0')}s`;
@@ -66,17 +71,26 @@ export function dateTime(text) {
 export function hours(seconds) {
   if (seconds === null || seconds === undefined) return '-';
   if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;
-  return seconds < 172800 ? `${(seconds / 3600).toFixed(1)} h` : `${(seconds / 86400).toFixed(1)} days`;
+  return seconds < 172800
+    ? `${(seconds / 3600).toFixed(1)} h`
+    : `${(seconds / 86400).toFixed(1)} days`;
 }
 
 // The figure the advisor ranks by: tokens/s for language models, images or samples/s otherwise.
 export function rate(estimate) {
   const t = estimate.throughput || {};
-  const [value, unit] = t.decode_tokens_per_s ? [t.decode_tokens_per_s, 'tokens/s']
-    : t.train_tokens_per_s ? [t.train_tokens_per_s, 'tokens/s']
-    : t.images_per_s ? [t.images_per_s, 'images/s']
-    : t.samples_per_s ? [t.samples_per_s, 'samples/s'] : [null, ''];
-  return value === null ? '-' : `${value >= 100 ? Math.round(value) : value.toPrecision(3)} ${unit}`;
+  const [value, unit] = t.decode_tokens_per_s
+    ? [t.decode_tokens_per_s, 'tokens/s']
+    : t.train_tokens_per_s
+      ? [t.train_tokens_per_s, 'tokens/s']
+      : t.images_per_s
+        ? [t.images_per_s, 'images/s']
+        : t.samples_per_s
+          ? [t.samples_per_s, 'samples/s']
+          : [null, ''];
+  return value === null
+    ? '-'
+    : `${value >= 100 ? Math.round(value) : value.toPrecision(3)} ${unit}`;
 }
 
 // "RTX 4090" for one GPU, "2x RTX 4090" for more.

@@ -16,13 +16,19 @@ export function currentProject() {
   return knownProjects.some((p) => p.id === id) ? id : '';
 }
 
-export function projectName(id) { return (knownProjects.find((p) => p.id === id) || {name: id}).name; }
+export function projectName(id) {
+  return (knownProjects.find((p) => p.id === id) || {name: id}).name;
+}
 
 // Fetches the projects again and fills the switcher with them.
 export async function refreshProjects() {
   knownProjects = (await api('GET', '/v1/projects').catch(() => ({projects: []}))).projects;
   const switcher = document.getElementById('project-switcher');
   const chosen = currentProject();
-  switcher.replaceChildren(h('option', {value: ''}, 'Just me'),
-    ...knownProjects.map((p) => h('option', {value: p.id, selected: p.id === chosen ? '' : undefined}, `Project ${p.name}`)));
+  switcher.replaceChildren(
+    h('option', {value: ''}, 'Just me'),
+    ...knownProjects.map((p) =>
+      h('option', {value: p.id, selected: p.id === chosen ? '' : undefined}, `Project ${p.name}`),
+    ),
+  );
 }

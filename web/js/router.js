@@ -20,7 +20,7 @@ import {isShown, setRouter, startView} from './view.js';
 const routes = [
   [/^#\/gpus$/, gpus],
   [/^#\/advisor$/, advisor],
-  [/^#\/deploy(?:\?(.*))?$/, deploy],  // ?gpu=...&count=...: the advisor's "Deploy this"
+  [/^#\/deploy(?:\?(.*))?$/, deploy], // ?gpu=...&count=...: the advisor's "Deploy this"
   [/^#\/pods$/, pods],
   [/^#\/pods\/([\w-]+)$/, pod],
   [/^#\/endpoints$/, endpoints],
@@ -35,19 +35,25 @@ const view = document.getElementById('view');
 
 // Shows the page for the address (the sign-in page when signed out; GPUs for an unknown address).
 export async function route() {
-  const generation = startView();  // stops the polling of the view shown until now
+  const generation = startView(); // stops the polling of the view shown until now
   destroyCharts();
   const signedIn = token() !== '';
   document.getElementById('nav').hidden = !signedIn;
   document.getElementById('admin-link').hidden = !isAdmin();
   if (!signedIn || location.hash === '#/sign-in') {
-    if (signedIn) { location.hash = '#/gpus'; return; }
+    if (signedIn) {
+      location.hash = '#/gpus';
+      return;
+    }
     view.replaceChildren(...signIn());
     return;
   }
   await refreshProjects();
   const [pattern, build] = routes.find(([p]) => p.test(location.hash)) || [null, null];
-  if (!build) { location.hash = '#/gpus'; return; }
+  if (!build) {
+    location.hash = '#/gpus';
+    return;
+  }
   for (const link of document.querySelectorAll('#nav a')) {
     link.toggleAttribute('aria-current', location.hash.startsWith(link.getAttribute('href')));
   }
@@ -57,7 +63,7 @@ export async function route() {
   } catch (error) {
     shown = [title('Something went wrong'), errorBox(error)];
   }
-  if (!isShown(generation)) return;  // another view was asked for meanwhile
+  if (!isShown(generation)) return; // another view was asked for meanwhile
   view.replaceChildren(...shown);
   view.focus();
 }

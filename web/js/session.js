@@ -5,11 +5,15 @@ import {route} from './view.js';
 
 const TOKEN_KEY = 'suanli.token';
 const ROLE_KEY = 'suanli.role';
-const PROJECT_KEY = 'suanli.project';  // the project the pods list and Deploy work in; '' for your own
+const PROJECT_KEY = 'suanli.project'; // the project the pods list and Deploy work in; '' for your own
 
-export function token() { return localStorage.getItem(TOKEN_KEY) || ''; }
+export function token() {
+  return localStorage.getItem(TOKEN_KEY) || '';
+}
 
-export function isAdmin() { return localStorage.getItem(ROLE_KEY) === 'admin'; }
+export function isAdmin() {
+  return localStorage.getItem(ROLE_KEY) === 'admin';
+}
 
 // Keeps a token that GET /v1/users/me accepted, and the role it answered.
 export function keepSignIn(accepted, role) {
@@ -34,6 +38,10 @@ export function takeSignOutReason() {
   return reason;
 }
 
-export function savedProject() { return localStorage.getItem(PROJECT_KEY) || ''; }
+export function savedProject() {
+  return localStorage.getItem(PROJECT_KEY) || '';
+}
 
-export function saveProject(id) { localStorage.setItem(PROJECT_KEY, id); }
+export function saveProject(id) {
+  localStorage.setItem(PROJECT_KEY, id);
+}

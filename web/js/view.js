@@ -1,7 +1,7 @@
 // The view shown in <main>: which one it is (a generation, counted by the router), the polling
 // that keeps it fresh while it is shown, and showing it again (after a change a page made).
 
-let viewGeneration = 0;  // the views shown so far
+let viewGeneration = 0; // the views shown so far
 
 // A new view is being shown: the polling of the one shown until now stops. Its generation.
 export function startView() {
