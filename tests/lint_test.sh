@@ -7,6 +7,11 @@ source_dir=$(cd "${1:?usage: lint_test.sh SOURCE_DIR}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/suanli-lint-test-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 for part in src tests bench scripts; do cp -R "$source_dir/$part" "$work/$part"; done
+# The console's own JavaScript, not its vendored packages (web/node_modules).
+mkdir -p "$work/web"
+for part in js test; do
+  if [ -d "$source_dir/web/$part" ]; then cp -R "$source_dir/web/$part" "$work/web/$part"; fi
+done
 lint() { bash "$work/scripts/lint.sh" "$work"; }
 
 failures=0
@@ -75,6 +80,13 @@ expect_caught beast-outside-net src/server/planted.cc '#include <boost/beast/htt
 expect_caught cli11-outside-cli src/server/planted.cc '#include <CLI/CLI.hpp>'
 expect_caught std-mutex-outside-core-mutex src/agent/planted.cc 'std::mutex mutex_;'
 expect_caught std-mutex-outside-core-mutex src/store/planted.cc 'std::lock_guard lock(mutex_);'
+long_line="const text = '$(printf 'x%.0s' {1..100})';"  # 115 columns
+expect_caught web-line-over-100-columns web/js/pages/planted.js "$long_line"
+expect_caught web-line-over-100-columns web/test/planted.test.mjs "$long_line"
+expect_caught web-line-over-100-columns web/js/planted.js "// $(printf 'word %.0s' {1..20})"
+expect_caught web-module-over-800-lines web/js/pages/planted.js "$(printf 'f();\n%.0s' {1..801})"
+expect_caught web-parses-html web/js/pages/planted.js 'holder.innerHTML = pod.name;'
+expect_caught web-parses-html web/js/planted.js "view.insertAdjacentHTML('beforeend', text);"
 
 # What the rules allow, with their reasons in scripts/lint.sh.
 expect_passes "tests may read the steady clock for deadlines" src/sched/planted_test.cc \
@@ -86,6 +98,11 @@ expect_passes "suanli server and suanli up wire the server" src/cli/server_comma
   '#include "server/api.h"'
 expect_passes "src/testing makes temporary folders" src/testing/planted.cc 'mkdtemp(pattern);'
 expect_passes "tests may use std::mutex" src/agent/planted_test.cc 'std::mutex mutex;'
+expect_passes "100 columns of JavaScript, counted in characters" web/js/planted.js \
+  "const text = '$(printf '·%.0s' {1..84})';"
+expect_passes "a module of 800 lines" web/js/planted.js "$(printf 'f();\n%.0s' {1..800})"
+expect_passes "web/node_modules is vendored, not ours" web/node_modules/planted/planted.js "$long_line"
+expect_passes "textContent sets text" web/js/planted.js 'holder.textContent = pod.name;'
 
 if [ "$failures" -gt 0 ]; then
   echo "lint_test: $failures failure(s)" >&2

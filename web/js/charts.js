@@ -37,7 +37,8 @@ export function chart(id, label, config, height) {
   });
   charts.push(made);
   const box = h('div', {class: 'chart-box'}, canvas);
-  if (height) box.style.height = `${height}px`; // CSSOM, which the console's CSP allows (style attributes it does not)
+  // Set through the CSSOM, which the console's CSP allows (style attributes it does not).
+  if (height) box.style.height = `${height}px`;
   return h('figure', {class: 'chart', id}, box, h('figcaption', {class: 'hint'}, label));
 }
 

@@ -5,7 +5,8 @@ import {route} from './view.js';
 
 const TOKEN_KEY = 'suanli.token';
 const ROLE_KEY = 'suanli.role';
-const PROJECT_KEY = 'suanli.project'; // the project the pods list and Deploy work in; '' for your own
+// The project the pods list and Deploy work in; '' for your own.
+const PROJECT_KEY = 'suanli.project';
 
 export function token() {
   return localStorage.getItem(TOKEN_KEY) || '';

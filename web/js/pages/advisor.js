@@ -91,7 +91,8 @@ export async function advisor() {
       'Another model: its Hugging Face config.json',
     ),
   );
-  // A model the zoo lacks: the config.json from its Hugging Face page, pasted or loaded from a file.
+  // A model the zoo lacks: the config.json from its Hugging Face page, pasted or loaded from a
+  // file.
   const hfConfig = h(
     'textarea',
     {
@@ -214,7 +215,8 @@ export async function advisor() {
         } catch (error) {
           answer.replaceChildren(errorBox(error));
         }
-        // The answer comes below a tall form: bring it into view rather than leave it below the fold.
+        // The answer comes below a tall form: bring it into view rather than leave it below the
+        // fold.
         answer.scrollIntoView({block: 'start'});
         answer.focus({preventScroll: true});
       },
@@ -229,7 +231,8 @@ export async function advisor() {
     h(
       'p',
       {class: 'hint wide'},
-      'Amount of work: one of these (empty: a default amount). They are cleared when the model changes.',
+      'Amount of work: one of these (empty: a default amount). They are cleared when the ' +
+        'model changes.',
     ),
     WORK_FIELDS.map((id) => workBoxes[id]),
     h(
@@ -251,14 +254,18 @@ function buyOrRent(estimate) {
   const verdict =
     perDay > 24
       ? 'so renting wins: even around the clock a year is not enough'
-      : `so buy only if you will keep ${estimate.count > 1 ? 'them' : 'it'} busy more than ${perDay.toFixed(1)} hours a day for a year`;
+      : `so buy only if you will keep ${estimate.count > 1 ? 'them' : 'it'} busy more than ` +
+        `${perDay.toFixed(1)} hours a day for a year`;
   return h(
     'p',
     {id: 'buy-or-rent'},
     h('strong', {}, 'Buy or rent? '),
-    `Buying ${gpusText(estimate.gpu, estimate.count)} costs about $${Math.round(estimate.buy_usd).toLocaleString('en-US')}; `,
-    `renting here costs $${estimate.rent_usd_per_hour.toFixed(2)}/h and this job $${estimate.cost_usd.toFixed(2)}. `,
-    `Buying pays off after ${Math.round(estimate.break_even_hours).toLocaleString('en-US')} hours of use, ${verdict}.`,
+    `Buying ${gpusText(estimate.gpu, estimate.count)} costs about ` +
+      `$${Math.round(estimate.buy_usd).toLocaleString('en-US')}; `,
+    `renting here costs $${estimate.rent_usd_per_hour.toFixed(2)}/h and this job ` +
+      `$${estimate.cost_usd.toFixed(2)}. `,
+    `Buying pays off after ${Math.round(estimate.break_even_hours).toLocaleString('en-US')} ` +
+      `hours of use, ${verdict}.`,
   );
 }
 
@@ -317,7 +324,9 @@ function measuredNote(estimates) {
   if (!measured.length) return '';
   const said = measured.map(
     ([gpu, m]) =>
-      `${gpu} (${m.gpus} GPU${m.gpus > 1 ? 's' : ''}: memory at ${Math.round(m.bandwidth_scale * 100)} %, tensor at ${Math.round(m.compute_scale * 100)} % of a healthy card)`,
+      `${gpu} (${m.gpus} GPU${m.gpus > 1 ? 's' : ''}: ` +
+      `memory at ${Math.round(m.bandwidth_scale * 100)} %, ` +
+      `tensor at ${Math.round(m.compute_scale * 100)} % of a healthy card)`,
   );
   return h(
     'p',
@@ -355,7 +364,8 @@ function advice(answer) {
         'p',
         {class: 'hint', id: 'advice-scope'},
         cluster
-          ? `Ranked on this cloud's GPU types (${answer.estimates.length}); tick "the whole market" to see every type.`
+          ? `Ranked on this cloud's GPU types (${answer.estimates.length}); tick "the whole ` +
+              `market" to see every type.`
           : answer.scope_note
             ? `Every GPU type in the catalog: ${answer.scope_note}.`
             : "Every GPU type in the catalog, this cloud's or not.",
@@ -369,8 +379,12 @@ function advice(answer) {
         'p',
         {class: 'hint', id: 'advice-error'},
         error
-          ? `Speed, time and cost are typically within ±${error.median_percent.toFixed(1)} %: the median error of these predictions (${error.kind.replaceAll('_', ' ')}) on ${error.rows} published measurements from sources the advisor was not fitted on.`
-          : 'No published measurements of this kind of work to check the predictions against: treat speed, time and cost as rough.',
+          ? `Speed, time and cost are typically within ±${error.median_percent.toFixed(1)} %: ` +
+              'the median error of these predictions ' +
+              `(${error.kind.replaceAll('_', ' ')}) on ${error.rows} published measurements ` +
+              'from sources the advisor was not fitted on.'
+          : 'No published measurements of this kind of work to check the predictions ' +
+              'against: treat speed, time and cost as rough.',
       ),
       measuredNote(answer.estimates),
       buyOrRent(chosen),
@@ -395,7 +409,8 @@ function advice(answer) {
     h(
       'h2',
       {},
-      `${cluster ? "This cloud's GPU types" : 'Every GPU type'} (${fitting.length} of ${answer.estimates.length} fit)`,
+      `${cluster ? "This cloud's GPU types" : 'Every GPU type'} (${fitting.length} of ` +
+        `${answer.estimates.length} fit)`,
     ),
     table(
       [

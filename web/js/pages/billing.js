@@ -69,14 +69,16 @@ function budgetCard(me, byDay, status) {
               value: Math.min(spent, budget),
               'aria-label': 'budget used',
             }),
-            ` ${money(spent)} of ${money(budget)} this month (${percent} %): warned at 80 %, at 100 % ${action.selectedOptions[0].textContent}.`,
+            ` ${money(spent)} of ${money(budget)} this month (${percent} %): warned at 80 %, ` +
+              `at 100 % ${action.selectedOptions[0].textContent}.`,
           )
         : '',
       form,
       h(
         'p',
         {class: 'hint'},
-        "Your pods' cost in this UTC calendar month, projects you own included. 0 or empty: no budget.",
+        "Your pods' cost in this UTC calendar month, projects you own included. 0 or empty: " +
+          'no budget.',
       ),
     ),
   ];
@@ -101,14 +103,16 @@ export async function billing() {
       rows,
       {class: 'usage'},
     );
-  // What runs now is counted as the balance counts it (servers before that send no unbilled_micros).
+  // What runs now is counted as the balance counts it (servers before that send no
+  // unbilled_micros).
   const running = byPod.usage.reduce((sum, r) => sum + (r.unbilled_micros || 0), 0);
   const runningNote =
     running > 0
       ? h(
           'p',
           {class: 'hint', id: 'usage-running'},
-          `Includes ${money(running)} run up since the last charge by what runs now: the balance counts it too.`,
+          `Includes ${money(running)} run up since the last charge by what runs now: the ` +
+            `balance counts it too.`,
         )
       : '';
   const download = async () => {
@@ -218,7 +222,8 @@ export async function billing() {
         h(
           'p',
           {class: 'hint'},
-          'The most your pods may cost per hour together: a new pod over it is refused, and a lower cap stops the newest pods until the rest fit. 0 or empty: no cap.',
+          'The most your pods may cost per hour together: a new pod over it is refused, and ' +
+            'a lower cap stops the newest pods until the rest fit. 0 or empty: no cap.',
         ),
       ),
       ...budgetCard(me, byDay, status),

@@ -47,13 +47,16 @@ export async function deploy(query = '') {
   // Shares (0.5 of a GPU) use what partly used devices have left: shown beside the whole ones.
   const sharedFree = (g) =>
     g.shared_free_milli > 0 ? ` + ${g.shared_free_milli / 1000} shared` : '';
-  // A GPU nobody uses whose node lacks the vCPU or RAM a pod needs beside it is not free (stranded).
+  // A GPU nobody uses whose node lacks the vCPU or RAM a pod needs beside it is not free
+  // (stranded).
   const stranded = (g) =>
     g.stranded > 0
-      ? ` (${g.stranded} more idle, without the vCPU or RAM to use ${g.stranded > 1 ? 'them' : 'it'})`
+      ? ` (${g.stranded} more idle, without the vCPU or RAM to use ` +
+        `${g.stranded > 1 ? 'them' : 'it'})`
       : '';
   const gpuLabel = (g) =>
-    `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ${g.total} free${stranded(g)}, ${money(g.price_per_hour_micros)}/h`;
+    `${g.gpu_type}${g.simulated ? ' (simulated)' : ''}: ${g.free}${sharedFree(g)} of ` +
+    `${g.total} free${stranded(g)}, ${money(g.price_per_hour_micros)}/h`;
   const gpu = h(
     'select',
     {id: 'gpu'},
@@ -80,7 +83,8 @@ export async function deploy(query = '') {
           `No ${wanted.get('gpu')} is free now: pick a type that is.`,
         )
       : '';
-  // A name to know the pod by in the list (the server's rule: letters, digits, . _ @ + -); empty: its id.
+  // A name to know the pod by in the list (the server's rule: letters, digits, . _ @ + -);
+  // empty: its id.
   const name = h('input', {
     id: 'pod-name',
     type: 'text',
@@ -90,7 +94,8 @@ export async function deploy(query = '') {
     autocomplete: 'off',
   });
   const env = h('textarea', {id: 'env', rows: 3, placeholder: 'KEY=value, one per line'});
-  // Resources: empty means the server's default (2 vCPU and 8 GB of RAM per GPU; the template's disks).
+  // Resources: empty means the server's default (2 vCPU and 8 GB of RAM per GPU; the template's
+  // disks).
   const resource = (id, label, max) =>
     h('label', {}, label, ' ', h('input', {id, type: 'number', min: id === 'volume' ? 0 : 1, max}));
   const resources = h(
@@ -138,7 +143,8 @@ export async function deploy(query = '') {
     h(
       'p',
       {class: 'hint'},
-      'Idle: GPU below 5%, CPU below 10% of a core, no SSH session and no HTTP through the proxy. A warning event comes first; see Events.',
+      'Idle: GPU below 5%, CPU below 10% of a core, no SSH session and no HTTP through the ' +
+        'proxy. A warning event comes first; see Events.',
     ),
   );
   const sshKey = h('textarea', {
@@ -151,8 +157,10 @@ export async function deploy(query = '') {
     'p',
     {class: 'hint'},
     keys.length
-      ? `Your ${keys.length} SSH key${keys.length > 1 ? 's go' : ' goes'} into the pod (${keys.map((k) => k.name).join(', ')}); add another here if you like.`
-      : 'No SSH key yet: paste your public key (~/.ssh/id_ed25519.pub) to reach the pod by SSH. It is kept for your next pods.',
+      ? `Your ${keys.length} SSH key${keys.length > 1 ? 's go' : ' goes'} into the pod ` +
+          `(${keys.map((k) => k.name).join(', ')}); add another here if you like.`
+      : 'No SSH key yet: paste your public key (~/.ssh/id_ed25519.pub) to reach the pod by ' +
+          'SSH. It is kept for your next pods.',
   );
   const price = h('p', {class: 'price', 'aria-live': 'polite'});
   const status = h('div', {role: 'status'});
@@ -171,7 +179,8 @@ export async function deploy(query = '') {
       resources.querySelector('#' + id).placeholder = value;
     const g = free.find((x) => x.gpu_type === gpu.value);
     price.textContent = g
-      ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs while it runs, billed by the second.`
+      ? `${money(g.price_per_hour_micros * Number(count.value || 0))} per hour for the GPUs ` +
+        `while it runs, billed by the second.`
       : 'No GPU type has free GPUs now.';
   };
   [gallery, gpu, count].forEach((input) => input.addEventListener('input', update));
@@ -282,7 +291,8 @@ export async function deploy(query = '') {
       ? h(
           'p',
           {class: 'hint', id: 'deploy-project'},
-          `Into project ${projectName(currentProject())}: its members see and run the pod, and its owner pays.`,
+          `Into project ${projectName(currentProject())}: its members see and run the pod, ` +
+            `and its owner pays.`,
         )
       : '',
     form,

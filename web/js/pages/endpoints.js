@@ -22,7 +22,8 @@ export async function endpoints() {
           ? h(
               'p',
               {},
-              'No endpoints yet: create one below; its jobs go to the RunPod-compatible API under /v2.',
+              'No endpoints yet: create one below; its jobs go to the RunPod-compatible API ' +
+                'under /v2.',
             )
           : table(
               [

@@ -60,7 +60,8 @@ export function events() {
             {},
             kind.value
               ? `No ${kind.value} events.`
-              : 'No events yet: they come when your pods change state, are stopped for you, or your balance runs low.',
+              : 'No events yet: they come when your pods change state, are stopped for you, ' +
+                  'or your balance runs low.',
           ),
     );
   };

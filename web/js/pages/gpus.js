@@ -110,7 +110,8 @@ function gpuBubbles(rows, against) {
           callbacks: {
             label: (item) => {
               const g = item.raw.gpu;
-              return `${g.name}: ${item.raw.x} ${item.raw.unit}, ${money(g.price_per_hour_micros)}/h, ${g.memory_gb} GB`;
+              const price = money(g.price_per_hour_micros);
+              return `${g.name}: ${item.raw.x} ${item.raw.unit}, ${price}/h, ${g.memory_gb} GB`;
             },
           },
         },
@@ -137,7 +138,8 @@ export async function gpus() {
                 'span',
                 {
                   class: 'tag',
-                  title: `one of the five GPUs most often compared for deep learning: ${COMMON_PICKS}`,
+                  title:
+                    'one of the five GPUs most often compared for deep learning: ' + COMMON_PICKS,
                 },
                 'common pick',
               )
@@ -282,7 +284,8 @@ export async function gpus() {
       h(
         'p',
         {class: 'hint'},
-        `${rows.length} of ${all.length} GPU types. Click a column to sort; tick up to three to compare.`,
+        `${rows.length} of ${all.length} GPU types. Click a column to sort; tick up to three ` +
+          `to compare.`,
       ),
       table(columns, rows, {
         class: 'gpus',

@@ -126,7 +126,9 @@ function connections(pod) {
           h(
             'a',
             {
-              href: `/v1/pods/${pod.id}/proxy/${port.container_port}/?suanli_link=${pod.link_token}`,
+              href:
+                `/v1/pods/${pod.id}/proxy/${port.container_port}/` +
+                `?suanli_link=${pod.link_token}`,
               target: '_blank',
               rel: 'noopener noreferrer',
             },
@@ -209,7 +211,8 @@ export function pod(id) {
       if (p.state === 'stopped' && p.volume_gb > 0) {
         rows.push([
           'While stopped',
-          `the ${p.volume_gb} GB volume costs ${money(p.storage_price_per_month_micros)} a month until terminated`,
+          `the ${p.volume_gb} GB volume costs ${money(p.storage_price_per_month_micros)} a ` +
+            `month until terminated`,
         ]);
       }
       holder.replaceChildren(

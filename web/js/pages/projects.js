@@ -84,7 +84,8 @@ export async function projects() {
             h(
               'p',
               {class: 'hint'},
-              'Inside your own: a cap on what its pods cost per hour together (a pod past it is refused), and a monthly budget over its pods, warned at 80 %.',
+              'Inside your own: a cap on what its pods cost per hour together (a pod past it ' +
+                'is refused), and a monthly budget over its pods, warned at 80 %.',
             ),
           ]
         : []),
@@ -94,7 +95,8 @@ export async function projects() {
         ? h(
             'p',
             {},
-            'No projects yet: create one, add your team as members, and deploy into it (the switcher in the bar).',
+            'No projects yet: create one, add your team as members, and deploy into it (the ' +
+              'switcher in the bar).',
           )
         : table(
             [
@@ -114,7 +116,8 @@ export async function projects() {
                       ? `cap ${money(p.spend_cap_per_hour_micros)}/h`
                       : '',
                     p.monthly_budget_micros
-                      ? `${money(p.monthly_budget_micros)} a month (at 100 %: ${p.budget_action.replace('_', ' ')})`
+                      ? `${money(p.monthly_budget_micros)} a month (at 100 %: ` +
+                        `${p.budget_action.replace('_', ' ')})`
                       : '',
                   ]
                     .filter(Boolean)
@@ -146,7 +149,8 @@ export async function projects() {
                               act(() =>
                                 api(
                                   'PUT',
-                                  `/v1/projects/${p.id}/members/${encodeURIComponent(user.value.trim())}`,
+                                  `/v1/projects/${p.id}/members/` +
+                                    encodeURIComponent(user.value.trim()),
                                   {role: role.value},
                                 ),
                               );
@@ -215,7 +219,8 @@ export async function projects() {
     h(
       'p',
       {class: 'hint'},
-      "A project's pods, volumes and endpoints are seen by its members and viewers, run by its members, and billed to its owner. The same: suanli projects.",
+      "A project's pods, volumes and endpoints are seen by its members and viewers, run by " +
+        'its members, and billed to its owner. The same: suanli projects.',
     ),
     list,
     h('h2', {}, 'New project'),

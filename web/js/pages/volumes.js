@@ -39,8 +39,10 @@ export async function volumes() {
               'p',
               {},
               project
-                ? `No volumes in project ${projectName(project)} yet: create one below; the project's pods mount it.`
-                : 'No volumes yet: create one below, then attach it to pods (suanli pods create --volume NAME:/data).',
+                ? `No volumes in project ${projectName(project)} yet: create one below; the ` +
+                    `project's pods mount it.`
+                : 'No volumes yet: create one below, then attach it to pods (suanli pods ' +
+                    'create --volume NAME:/data).',
             )
           : table(
               [
@@ -99,7 +101,8 @@ export async function volumes() {
           ? h(
               'p',
               {},
-              'No snapshots yet: a snapshot is a point-in-time copy of a volume (stop the pod that writes it first).',
+              'No snapshots yet: a snapshot is a point-in-time copy of a volume (stop the ' +
+                'pod that writes it first).',
             )
           : table(
               [
@@ -196,7 +199,8 @@ export async function volumes() {
       'label',
       {
         title:
-          'On the shared backend (an NFS export every such node mounts): any of those nodes runs its pods, and its data never moves',
+          'On the shared backend (an NFS export every such node mounts): any of those nodes ' +
+          'runs its pods, and its data never moves',
       },
       shared,
       ' shared backend',
