@@ -4,7 +4,8 @@
 # by ctest (lint_passes_on_the_tree; tests/lint_test.sh plants one violation per rule).
 #
 # Usage: scripts/lint.sh [ROOT]   ROOT defaults to this repository; its src/, tests/ and bench/ are
-# checked, and the console's JavaScript in web/ (not web/node_modules). Prints FILE:LINE: RULE: REASON for each violation and exits 1 if there is any, else 0.
+# checked, and the console's JavaScript in web/ (not web/node_modules). Prints FILE:LINE: RULE:
+# REASON for each violation and exits 1 if there is any, else 0.
 #
 # Each rule is one `rule` call: a name, the reason (one line), an extended regular expression, and the
 # files it applies to. Lines whose code starts with `//` (comments) are not checked. An exception is
