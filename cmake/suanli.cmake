@@ -59,7 +59,30 @@ function(suanli_embed target var file namespace)
     COMMAND ${CMAKE_COMMAND} -DIN=${file} -DOUT=${out} -DVAR=${var} -DNS=${namespace}
             -P "${PROJECT_SOURCE_DIR}/cmake/embed_file.cmake"
     DEPENDS "${file}" "${PROJECT_SOURCE_DIR}/cmake/embed_file.cmake"
+            "${PROJECT_SOURCE_DIR}/cmake/embed_bytes.cmake"
     COMMENT "Embedding ${file}")
+  target_sources(${target} PRIVATE "${out}")
+endfunction()
+
+# suanli_embed_folder(TARGET VAR DIR PATTERN NAMESPACE): compiles every file under DIR (subfolders
+# included) whose name matches the glob PATTERN (*.js) into TARGET as
+# `std::span<const suanli::core::EmbeddedFile> NAMESPACE::VAR()`, each with its path under DIR
+# ("pages/pods.js"), sorted. The glob is CONFIGURE_DEPENDS, so a file added or removed reconfigures
+# the build; a file changed is embedded again. Paths may not hold commas (the list's separator on
+# the script's command line).
+function(suanli_embed_folder target var dir pattern namespace)
+  file(GLOB_RECURSE files CONFIGURE_DEPENDS RELATIVE "${dir}" "${dir}/${pattern}")
+  list(SORT files)
+  list(TRANSFORM files PREPEND "${dir}/" OUTPUT_VARIABLE inputs)
+  string(REPLACE ";" "," joined "${files}")
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/embedded_${var}.cc")
+  add_custom_command(
+    OUTPUT "${out}"
+    COMMAND ${CMAKE_COMMAND} -DDIR=${dir} "-DFILES=${joined}" -DOUT=${out} -DVAR=${var}
+            -DNS=${namespace} -P "${PROJECT_SOURCE_DIR}/cmake/embed_folder.cmake"
+    DEPENDS ${inputs} "${PROJECT_SOURCE_DIR}/cmake/embed_folder.cmake"
+            "${PROJECT_SOURCE_DIR}/cmake/embed_bytes.cmake"
+    COMMENT "Embedding ${dir}/**/${pattern}")
   target_sources(${target} PRIVATE "${out}")
 endfunction()
 

@@ -4,7 +4,8 @@
 # by ctest (lint_passes_on_the_tree; tests/lint_test.sh plants one violation per rule).
 #
 # Usage: scripts/lint.sh [ROOT]   ROOT defaults to this repository; its src/, tests/ and bench/ are
-# checked. Prints FILE:LINE: RULE: REASON for each violation and exits 1 if there is any, else 0.
+# checked, and the console's JavaScript in web/ (not web/node_modules). Prints FILE:LINE: RULE:
+# REASON for each violation and exits 1 if there is any, else 0.
 #
 # Each rule is one `rule` call: a name, the reason (one line), an extended regular expression, and the
 # files it applies to. Lines whose code starts with `//` (comments) are not checked. An exception is
@@ -37,13 +38,24 @@ for file in "${all_files[@]}"; do
   if [[ $file == src/* ]] && ! is_test "$file"; then src_files+=("$file"); fi
 done
 
+# The console's JavaScript: its modules (web/js) and their tests (web/test); web/node_modules is
+# vendored.
+mapfile -t web_files < <(find web -path web/node_modules -prune -o -type f \( -name '*.js' -o -name '*.mjs' \) \
+  -print 2>/dev/null | LC_ALL=C sort)
+web_modules=()  # what the browser loads, web/js/**
+for file in "${web_files[@]}"; do
+  case "$file" in web/js/*) web_modules+=("$file") ;; esac
+done
+
 violations=0
-report() {  # reads FILE:LINE:TEXT lines, prints FILE:LINE: NAME: REASON for the code (not comments)
-  local name=$1 reason=$2 hits
-  hits=$(awk -v name="$name" -v reason="$reason" '{
+# report NAME REASON [all]: reads FILE:LINE:TEXT lines, prints FILE:LINE: NAME: REASON for the code
+# (not comments; with `all`, for every line).
+report() {
+  local name=$1 reason=$2 every=${3:-} hits
+  hits=$(awk -v name="$name" -v reason="$reason" -v every="$every" '{
       file = $0; sub(/:.*/, "", file); rest = substr($0, length(file) + 2)
       line = rest; sub(/:.*/, "", line); text = substr(rest, length(line) + 2)
-      if (text ~ /^[[:space:]]*\/\//) next
+      if (every == "" && text ~ /^[[:space:]]*\/\//) next
       print file ":" line ": " name ": " reason
     }')
   if [ -n "$hits" ]; then
@@ -194,8 +206,32 @@ if [ -f docs/architecture.md ]; then
   done
 fi
 
+# The console's JavaScript is held to the width of the C++ (.clang-format's ColumnLimit: 100), so
+# that a module reads side by side with its test and a diff without wrapping. Comments too. Columns
+# are characters, not bytes (the console's text has "·" and "×").
+if [ "${#web_files[@]}" -gt 0 ]; then
+  report web-line-over-100-columns \
+    "at most 100 columns, as .clang-format's ColumnLimit holds the C++; wrap the line" all \
+    < <(LC_ALL=C.UTF-8 grep -nHE '^.{101,}' "${web_files[@]}" || true)
+fi
+
+# A module is one concern (a page, the API client, the formatting helpers): past 800 lines it is
+# several, and the console is back to one file nobody can read whole. Reported at its line 801.
+if [ "${#web_modules[@]}" -gt 0 ]; then
+  report web-module-over-800-lines \
+    "a module of the console holds at most 800 lines; split it by page or concern" all \
+    < <(awk 'FNR == 801 { print FILENAME ":801:" }' "${web_modules[@]}")
+fi
+
+# Text from the server is only ever set as textContent, never parsed as HTML: a pod's name or a
+# server's message must not become markup (docs/console.md, "Locked down").
+rule web-parses-html \
+  "the console sets text with textContent or h() (web/js/dom.js), never parses it as HTML" \
+  'innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment' '' \
+  "${web_modules[@]}"
+
 if [ "$violations" -gt 0 ]; then
   echo "lint.sh: $violations violation(s) of the project's rules (above)" >&2
   exit 1
 fi
-echo "lint.sh: ${#all_files[@]} files follow the project's rules"
+echo "lint.sh: ${#all_files[@]} C++ and ${#web_files[@]} JavaScript files follow the project's rules"

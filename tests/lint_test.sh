@@ -7,6 +7,11 @@ source_dir=$(cd "${1:?usage: lint_test.sh SOURCE_DIR}" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/suanli-lint-test-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 for part in src tests bench scripts docs; do cp -R "$source_dir/$part" "$work/$part"; done
+# The console's own JavaScript, not its vendored packages (web/node_modules).
+mkdir -p "$work/web"
+for part in js test; do
+  if [ -d "$source_dir/web/$part" ]; then cp -R "$source_dir/web/$part" "$work/web/$part"; fi
+done
 lint() { bash "$work/scripts/lint.sh" "$work"; }
 
 failures=0
@@ -83,6 +88,13 @@ expect_caught file-too-long src/billing/planted.cc "$(seq 1 801 | sed 's|^|// li
 expect_caught file-too-long src/billing/planted_test.cc "$(seq 1 1001 | sed 's|^|// line |')"
 expect_caught header-missing-from-architecture src/server/planted.h "$h"
 expect_caught header-missing-from-architecture src/agent/planted.h "$h"
+long_line="const text = '$(printf 'x%.0s' {1..100})';"  # 115 columns
+expect_caught web-line-over-100-columns web/js/pages/planted.js "$long_line"
+expect_caught web-line-over-100-columns web/test/planted.test.mjs "$long_line"
+expect_caught web-line-over-100-columns web/js/planted.js "// $(printf 'word %.0s' {1..20})"
+expect_caught web-module-over-800-lines web/js/pages/planted.js "$(printf 'f();\n%.0s' {1..801})"
+expect_caught web-parses-html web/js/pages/planted.js 'holder.innerHTML = pod.name;'
+expect_caught web-parses-html web/js/planted.js "view.insertAdjacentHTML('beforeend', text);"
 
 # What the rules allow, with their reasons in scripts/lint.sh.
 expect_passes "tests may read the steady clock for deadlines" src/sched/planted_test.cc \
@@ -98,6 +110,11 @@ expect_passes "a component includes core and its fellow components" src/server/s
   '#include "server/state/principal.h"'
 expect_passes "a test file may have 1,000 lines" src/billing/planted_test.cc \
   "$(seq 1 999 | sed 's|^|// line |')"
+expect_passes "100 columns of JavaScript, counted in characters" web/js/planted.js \
+  "const text = '$(printf '·%.0s' {1..84})';"
+expect_passes "a module of 800 lines" web/js/planted.js "$(printf 'f();\n%.0s' {1..800})"
+expect_passes "web/node_modules is vendored, not ours" web/node_modules/planted/planted.js "$long_line"
+expect_passes "textContent sets text" web/js/planted.js 'holder.textContent = pod.name;'
 
 if [ "$failures" -gt 0 ]; then
   echo "lint_test: $failures failure(s)" >&2

@@ -60,18 +60,27 @@ TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsO
   const net::HttpResponse page = get("/");
   EXPECT_EQ(page.status, 200);
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
-  EXPECT_NE(page.body.find(R"(<script type="module" src="/console/app.js">)"), std::string::npos);
+  EXPECT_NE(page.body.find(R"(<script type="module" src="/console/js/main.js">)"),
+            std::string::npos);
   const std::string policy = header(page, "content-security-policy");
   EXPECT_NE(policy.find("default-src 'self'"), std::string::npos) << policy;
   EXPECT_NE(policy.find("frame-ancestors 'none'"), std::string::npos) << policy;
   EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos) << policy;
   EXPECT_EQ(header(page, "x-content-type-options"), "nosniff");
 
-  const net::HttpResponse script = get("/console/app.js");
-  EXPECT_EQ(script.status, 200);
-  EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
-  // The console never parses the server's text as HTML.
-  EXPECT_EQ(script.body.find("innerHTML"), std::string::npos);
+  // Its ES modules (web/js/), each at its path: the entry point, and a page it imports. That none
+  // parses the server's text as HTML (no innerHTML) is scripts/lint.sh's rule.
+  for (const std::string_view path : {"/console/js/main.js", "/console/js/pages/pods.js"}) {
+    const net::HttpResponse script = get(path);
+    EXPECT_EQ(script.status, 200) << path;
+    EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8") << path;
+    EXPECT_NE(script.body.find("import "), std::string::npos) << path;
+    EXPECT_EQ(header(script, "x-content-type-options"), "nosniff") << path;
+    EXPECT_EQ(header(script, "cache-control"), "no-cache") << path;
+  }
+  EXPECT_EQ(get("/console/js/nothing.js").status, 404);
+  EXPECT_EQ(get("/console/js/../index.html").status, 404);
+  EXPECT_EQ(get("/console/app.js").status, 404);  // the one-file console before the modules
   EXPECT_EQ(get("/console/style.css").content_type, "text/css; charset=utf-8");
   // The chart library (200 KiB, compiled in as bytes) arrives whole.
   std::ifstream chart_file(SUANLI_CHART_LIBRARY, std::ios::binary);

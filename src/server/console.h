@@ -11,9 +11,9 @@
 namespace suanli::server {
 
 // The answer to GET `path` when it is one of the console's: "/" (and "/index.html") is the page,
-// "/console/<file>" its scripts and styles. nullopt for any other path. Every answer forbids
-// framing and loading anything from elsewhere (Content-Security-Policy), and is revalidated on each
-// load (the files change with the binary).
+// "/console/<file>" its styles and chart library, "/console/js/<path>" its ES modules (web/js/).
+// nullopt for any other path. Every answer forbids framing and loading anything from elsewhere
+// (Content-Security-Policy), and is revalidated on each load (the files change with the binary).
 std::optional<net::HttpResponse> ConsoleFile(std::string_view path);
 
 }  // namespace suanli::server
