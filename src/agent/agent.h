@@ -97,6 +97,11 @@ class Agent {
   virtual std::string node_id() const = 0;
 };
 
+// Whether the agent state in `state_dir` holds its node's credential, so that it starts without a
+// join token. False for a folder with no state, or one an agent stopped before registering (its
+// database is made first): `suanli up` then gives its agent a join token again.
+core::Result<bool> IsRegistered(const std::filesystem::path& state_dir);
+
 // `suanli agent`: runs until SIGTERM or SIGINT, leaving pods running.
 core::Status RunAgentUntilSignalled(const AgentOptions& options, const catalog::Catalog& catalog,
                                     std::ostream& log);

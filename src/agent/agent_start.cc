@@ -151,4 +151,15 @@ Status RunAgentUntilSignalled(const AgentOptions& options, const catalog::Catalo
   return failure;
 }
 
+Result<bool> IsRegistered(const std::filesystem::path& state_dir) {
+  if (!std::filesystem::exists(state_dir / "agent.db")) return false;
+  Result<std::unique_ptr<StateDb>> state = StateDb::Open(state_dir);
+  if (!state.ok()) return state.status();
+  Result<std::optional<std::string>> token = (*state)->Get("node_token");
+  if (!token.ok()) return token.status();
+  Result<std::optional<std::string>> id = (*state)->Get("node_id");
+  if (!id.ok()) return id.status();
+  return token->has_value() && id->has_value();
+}
+
 }  // namespace suanli::agent

@@ -171,7 +171,14 @@ CommandRun DefineUpCommand(CLI::App& command) {
     const std::filesystem::path token_file = server_options->data_dir / "admin-token";
     agent_options->server_url = url;
     agent_options->state_dir = server_options->data_dir / "agent";
-    if (!std::filesystem::exists(agent_options->state_dir / "agent.db")) {
+    // Not whether its state exists: an `up` stopped in its first second has made the agent's
+    // database but not registered it, and must start again (issue 34, item 18).
+    core::Result<bool> registered = agent::IsRegistered(agent_options->state_dir);
+    if (!registered.ok()) {
+      (*server)->Stop();
+      return registered.status().WithContext("reading the local agent's state");
+    }
+    if (!*registered) {
       core::Result<std::string> join = CreateJoinToken(url, token_file, *context.api_env);
       if (!join.ok()) {
         (*server)->Stop();

@@ -23,6 +23,10 @@ enum class PodState {
   kTerminated
 };
 enum class PodAction { kStop, kStart, kRestart, kTerminate };
+// Every state, in lifecycle order (for lists that show each, /metrics among them).
+inline constexpr PodState kPodStates[] = {
+    PodState::kPending, PodState::kStarting, PodState::kRunning, PodState::kStopping,
+    PodState::kStopped, PodState::kExited,   PodState::kFailed,  PodState::kTerminated};
 
 std::string_view PodStateName(PodState state);     // "pending", "running", ...
 std::string_view PodActionName(PodAction action);  // "stop", "start", ...

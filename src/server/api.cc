@@ -1,5 +1,5 @@
 // The router: the route table joined from the resource files, path matching, authentication and
-// the routes' Access, and the pod link's cookie flow.
+// the routes' RouteAccess, and the pod link's cookie flow.
 #include "server/api.h"
 
 #include <memory>
@@ -150,13 +150,14 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
     return;
   }
   const Route& route = routes[call.route];
-  if (route.info.access != Access::kPublic && route.info.access != Access::kWorker) {
+  if (route.info.access != RouteAccess::kPublic && route.info.access != RouteAccess::kWorker) {
     const std::string authorization = call.request.Header("authorization").value_or("");
     if (authorization.starts_with("Bearer ")) call.bearer = authorization.substr(7);
-    if (route.info.access == Access::kUserOrPodLink && call.bearer.empty() && FollowPodLink(call)) {
+    if (route.info.access == RouteAccess::kUserOrPodLink && call.bearer.empty() &&
+        FollowPodLink(call)) {
       return;
     }
-    if (route.info.access != Access::kJoin) {
+    if (route.info.access != RouteAccess::kJoin) {
       Result<Principal> principal = call.plane().Authenticate(call.bearer);
       if (!principal.ok()) {
         call.Respond(principal.status());
@@ -164,17 +165,17 @@ void Api::Handle(net::HttpRequest&& request, net::Responder respond) {
       }
       call.principal = *principal;
       const bool is_node = !call.principal.node_id.empty();
-      if (route.info.access == Access::kNode && !is_node) {
+      if (route.info.access == RouteAccess::kNode && !is_node) {
         call.Respond(core::PermissionDeniedError("only a node's agent may call " +
                                                  std::string(route.info.pattern)));
         return;
       }
-      if (route.info.access != Access::kNode && is_node) {
+      if (route.info.access != RouteAccess::kNode && is_node) {
         call.Respond(core::PermissionDeniedError("a node's token cannot call " +
                                                  std::string(route.info.pattern)));
         return;
       }
-      if (route.info.access == Access::kAdmin && !call.principal.is_admin()) {
+      if (route.info.access == RouteAccess::kAdmin && !call.principal.is_admin()) {
         call.Respond(core::PermissionDeniedError("only an admin may call " +
                                                  std::string(route.info.method) + " " +
                                                  std::string(route.info.pattern)));

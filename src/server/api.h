@@ -3,7 +3,7 @@
 // One table of routes {method, path pattern, who may call, summary, handler}: the router, the
 // OpenAPI document (/v1/openapi.json) and the metrics' labels all come from it, so they cannot
 // drift apart. The router (api.cc) matches a request to its route, authenticates the caller and
-// checks the route's Access; the handlers live in a file per resource under routes/, each file
+// checks the route's RouteAccess; the handlers live in a file per resource under routes/, each file
 // owning its rows of the table (routes/routes.h). A handler decodes the request, calls the
 // control plane and encodes the answer, which goes out only once the change (or, for a read,
 // everything it could have seen) is durable in the store (routes/call.h).
@@ -29,7 +29,7 @@
 
 namespace suanli::server {
 
-enum class Access {
+enum class RouteAccess {
   kPublic,  // no token
   kUser,    // any person's API token
   kAdmin,   // an admin's API token
@@ -43,13 +43,13 @@ enum class Access {
   kWorker,
 };
 
-// The pod link's query parameter and cookie (Access::kUserOrPodLink).
+// The pod link's query parameter and cookie (RouteAccess::kUserOrPodLink).
 inline constexpr std::string_view kPodLinkName = "suanli_link";
 
 struct RouteInfo {
   std::string_view method;
   std::string_view pattern;  // "/v1/pods/{id}"
-  Access access;
+  RouteAccess access;
   std::string_view summary;
 };
 

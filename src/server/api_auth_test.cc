@@ -167,43 +167,43 @@ class ApiAuthTest : public ApiServerTest {
     return "";
   }
 
-  static Expect Expected(Access access, Caller caller, const RouteCase& route,
+  static Expect Expected(RouteAccess access, Caller caller, const RouteCase& route,
                          std::string_view method, std::string_view pattern) {
     const bool anonymous =
         caller == Caller::kNone || caller == Caller::kBogus || caller == Caller::kJoin;
     // A's read-only token is A for reading, and may do nothing else that needs a token.
-    if (caller == Caller::kReadOnlyA && access != Access::kPublic && access != Access::kJoin &&
-        access != Access::kWorker) {
+    if (caller == Caller::kReadOnlyA && access != RouteAccess::kPublic &&
+        access != RouteAccess::kJoin && access != RouteAccess::kWorker) {
       if (method != "GET" && method != "HEAD") return Expect::kForbidden;
       caller = Caller::kUserA;
     }
     // B's project token is B where it reaches, and refused on a person's other routes.
     if (caller == Caller::kProjectB) {
-      if ((access == Access::kUser || access == Access::kUserOrPodLink ||
-           access == Access::kAdmin) &&
+      if ((access == RouteAccess::kUser || access == RouteAccess::kUserOrPodLink ||
+           access == RouteAccess::kAdmin) &&
           !ProjectTokenMayCall(method, pattern)) {
         return Expect::kForbidden;
       }
       caller = Caller::kUserB;
     }
     switch (access) {
-      case Access::kPublic:
+      case RouteAccess::kPublic:
         return Expect::kPass;
-      case Access::kJoin:
+      case RouteAccess::kJoin:
         return caller == Caller::kJoin ? Expect::kPass : Expect::kUnauthenticated;
-      case Access::kUser:
-      case Access::kUserOrPodLink:  // these requests carry no link
+      case RouteAccess::kUser:
+      case RouteAccess::kUserOrPodLink:  // these requests carry no link
         if (anonymous) return Expect::kUnauthenticated;
         if (caller == Caller::kNode) return Expect::kForbidden;
         if (caller == Caller::kUserB && route.user_b) return *route.user_b;
         return Expect::kPass;
-      case Access::kAdmin:
+      case RouteAccess::kAdmin:
         if (anonymous) return Expect::kUnauthenticated;
         return caller == Caller::kAdmin ? Expect::kPass : Expect::kForbidden;
-      case Access::kNode:
+      case RouteAccess::kNode:
         if (anonymous) return Expect::kUnauthenticated;
         return caller == Caller::kNode ? Expect::kPass : Expect::kForbidden;
-      case Access::kWorker:  // no caller here holds a worker's token
+      case RouteAccess::kWorker:  // no caller here holds a worker's token
         return Expect::kUnauthenticated;
     }
     return Expect::kPass;
@@ -798,8 +798,8 @@ TEST_F(ApiOpenApiTest, DocumentListsEveryRouteAndEveryDocumentedOperationIsRoute
 // Who may call what, written out once more by hand: a route whose access is loosened (or a new
 // route that nobody placed) fails here, not in production.
 TEST(ApiRoutesTest, EachRouteIsOpenToTheCallersItsContractNames) {
-  using enum Access;
-  const std::map<std::string, Access> expected = {
+  using enum RouteAccess;
+  const std::map<std::string, RouteAccess> expected = {
       {"GET /healthz", kPublic},
       {"GET /metrics", kPublic},
       {"GET /v1/openapi.json", kPublic},

@@ -66,6 +66,9 @@ class ApiServerTest : public ::testing::Test {
     options.data_dir = dir_->path();
     options.max_body_bytes = max_body_bytes;
     options.threads = threads;
+    // The tests' webhook receivers are on loopback, which a server calls only where its operator
+    // allows it (net::OutboundPolicy; WebhooksTest checks the refusal).
+    options.webhook_allow = {"127.0.0.0/8"};
     core::Result<std::unique_ptr<Server>> server =
         Server::Start(options, std::move(*catalog), clock_, log_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();

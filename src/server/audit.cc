@@ -10,8 +10,8 @@ namespace json = boost::json;
 bool IsAudited(const RouteInfo& route) {
   if (route.method == "GET" || route.method == "HEAD") return false;
   if (route.pattern == "/v1/advise") return false;  // a POST for its body: it changes nothing
-  return route.access == Access::kUser || route.access == Access::kAdmin ||
-         route.access == Access::kJoin;
+  return route.access == RouteAccess::kUser || route.access == RouteAccess::kAdmin ||
+         route.access == RouteAccess::kJoin;
 }
 
 namespace {

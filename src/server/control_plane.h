@@ -7,10 +7,13 @@
 // durable (Written<T>::sequence); reads wait for the same, so nobody sees a write that could still
 // be lost.
 //
-// The scheduler and the meter run in Tick(), which the server calls every second and tests call
+// The scheduler and the meter run in Tick(), which the server calls every 250 ms and tests call
 // after stepping a ManualClock. Time comes only from the injected Clock.
 //
-// Thread-safe: one mutex guards everything; no method blocks on I/O while holding it.
+// Thread-safe: one mutex guards everything, the components under server/state included (each is
+// thread-compatible and called with it held: one lock, because a create touches the caller's
+// balance, the scheduler's view and a node's waiters at once, and several locks would make that an
+// ordering problem; docs/architecture.md). No method blocks on I/O while holding it.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,7 @@
 #include "sched/scheduler.h"
 #include "server/credentials.h"
 #include "server/endpoint_runtime.h"
+#include "server/gauges.h"
 #include "server/node_waiters.h"
 #include "server/state/access_policy.h"
 #include "server/state/principal.h"
@@ -341,24 +345,6 @@ struct WebhookAttempt {
 struct EventWebhookInfo {
   core::EventWebhook hook;
   std::vector<WebhookAttempt> deliveries;
-};
-
-struct Gauges {
-  std::map<std::string, int> pods_by_state;
-  std::map<std::string, std::pair<int, int>> gpus_by_type;  // allocated, free
-  int pending = 0;
-  int nodes_ready = 0;
-  int nodes_unreachable = 0;
-  int64_t charged_micros = 0;  // total charged since start-up
-  int unreadable_records = 0;  // stored records not served (ControlPlane::UnreadableRecords)
-  struct Endpoint {
-    std::string id;
-    std::map<std::string, int> jobs_by_status;    // "IN_QUEUE", ... (stored jobs)
-    std::map<std::string, int> workers_by_state;  // "initializing", "idle", "running", "stopping"
-    double oldest_wait_s = 0;                     // the oldest queued job's wait; 0 with none
-    int64_t retried = 0;
-  };
-  std::vector<Endpoint> endpoints;
 };
 
 class ControlPlane {

@@ -22,9 +22,11 @@ class ProjectsTest : public ControlPlaneOnStoreTest {
     return Principal{user->value.id, core::Role::kUser, "", ""};
   }
 };
-SUANLI_INSTANTIATE_ON_BOTH_STORES(ProjectsTest);
+// Each of its tests restarts the server: on both stores.
+class ProjectsTestRestart : public ProjectsTest {};
+SUANLI_INSTANTIATE_ON_BOTH_STORES(ProjectsTestRestart);
 
-TEST_P(ProjectsTest, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
+TEST_P(ProjectsTestRestart, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
   const Principal owner = NewUser("owner");
   const Principal member = NewUser("member");
   const Principal viewer = NewUser("viewer");
@@ -71,7 +73,7 @@ TEST_P(ProjectsTest, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
   EXPECT_EQ(plane_->GetPod(member, own->value.id).status().code(), StatusCode::kNotFound);
 }
 
-TEST_P(ProjectsTest, AProjectsVolumeStaysItsAcrossARestart) {
+TEST_P(ProjectsTestRestart, AProjectsVolumeStaysItsAcrossARestart) {
   const Principal owner = NewUser("owner");
   const Principal member = NewUser("member");
   const Principal stranger = NewUser("stranger");

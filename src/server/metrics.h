@@ -13,7 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "server/gauges.h"
+
 namespace suanli::server {
+
+// The gauges' lines in Prometheus text: every pod state, job status and worker state listed (0
+// where none is), so a dashboard's series never vanish.
+std::string RenderGauges(const Gauges& gauges);
 
 class RequestMetrics {
  public:

@@ -18,21 +18,21 @@ std::string OpenApiPath(std::string_view pattern) {
   return path;
 }
 
-std::string_view AccessName(Access access) {
+std::string_view AccessName(RouteAccess access) {
   switch (access) {
-    case Access::kPublic:
+    case RouteAccess::kPublic:
       return "public";
-    case Access::kUser:
+    case RouteAccess::kUser:
       return "user";
-    case Access::kAdmin:
+    case RouteAccess::kAdmin:
       return "admin";
-    case Access::kNode:
+    case RouteAccess::kNode:
       return "node";
-    case Access::kJoin:
+    case RouteAccess::kJoin:
       return "join";
-    case Access::kUserOrPodLink:
+    case RouteAccess::kUserOrPodLink:
       return "user or pod link";
-    case Access::kWorker:
+    case RouteAccess::kWorker:
       return "serverless worker";
   }
   return "public";
@@ -63,7 +63,7 @@ json::object MakeOpenApiDocument(std::span<const RouteInfo> routes) {
       rest.remove_prefix(close + 1);
     }
     if (!parameters.empty()) operation["parameters"] = std::move(parameters);
-    if (route.access != Access::kPublic) {
+    if (route.access != RouteAccess::kPublic) {
       operation["security"] = json::array{json::object{{"bearer", json::array{}}}};
     }
     if (route.method == "POST" || route.method == "PUT" || route.method == "PATCH") {

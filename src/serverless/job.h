@@ -20,6 +20,9 @@
 namespace suanli::serverless {
 
 enum class JobStatus { kInQueue, kInProgress, kCompleted, kFailed, kCancelled, kTimedOut };
+inline constexpr JobStatus kJobStatuses[] = {JobStatus::kInQueue,   JobStatus::kInProgress,
+                                             JobStatus::kCompleted, JobStatus::kFailed,
+                                             JobStatus::kCancelled, JobStatus::kTimedOut};
 // "IN_QUEUE", "IN_PROGRESS", "COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT".
 std::string_view JobStatusName(JobStatus status);
 std::optional<JobStatus> ParseJobStatus(std::string_view name);

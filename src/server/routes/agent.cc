@@ -96,10 +96,10 @@ void ReportPod(Call& call) {
 
 // clang-format off
 constexpr Route kAgentRoutes[] = {
-  {{"POST", "/v1/agent/register", Access::kJoin, "Agent: register a node"}, RegisterNode},
-  {{"POST", "/v1/agent/heartbeat", Access::kNode, "Agent: report the node's resources"}, Heartbeat},
-  {{"GET", "/v1/agent/pods", Access::kNode, "Agent: the node's desired pods (?after=GEN&wait_s=N long-polls)"}, AgentPods},
-  {{"POST", "/v1/agent/pods/{id}/status", Access::kNode, "Agent: report a pod's actual state"}, ReportPod},
+  {{"POST", "/v1/agent/register", RouteAccess::kJoin, "Agent: register a node"}, RegisterNode},
+  {{"POST", "/v1/agent/heartbeat", RouteAccess::kNode, "Agent: report the node's resources"}, Heartbeat},
+  {{"GET", "/v1/agent/pods", RouteAccess::kNode, "Agent: the node's desired pods (?after=GEN&wait_s=N long-polls)"}, AgentPods},
+  {{"POST", "/v1/agent/pods/{id}/status", RouteAccess::kNode, "Agent: report a pod's actual state"}, ReportPod},
 };
 // clang-format on
 

@@ -102,15 +102,15 @@ void SetPrice(Call& call) {
 
 // clang-format off
 constexpr Route kBillingRoutes[] = {
-  {{"GET", "/v1/billing/balance", Access::kUser, "Balance, spend rate and runway"}, Balance},
-  {{"GET", "/v1/billing/ledger", Access::kUser, "Credits and charges (?user= for admins)"}, LedgerEntries},
-  {{"GET", "/v1/billing/usage", Access::kUser, "Usage by pod or day (?by=pod|day&format=csv)"}, Usage},
+  {{"GET", "/v1/billing/balance", RouteAccess::kUser, "Balance, spend rate and runway"}, Balance},
+  {{"GET", "/v1/billing/ledger", RouteAccess::kUser, "Credits and charges (?user= for admins)"}, LedgerEntries},
+  {{"GET", "/v1/billing/usage", RouteAccess::kUser, "Usage by pod or day (?by=pod|day&format=csv)"}, Usage},
 };
 // clang-format on
 
 // clang-format off
 constexpr Route kPriceRoutes[] = {
-  {{"PUT", "/v1/prices/{gpu}", Access::kAdmin, "Set the hourly price of a GPU type"}, SetPrice},
+  {{"PUT", "/v1/prices/{gpu}", RouteAccess::kAdmin, "Set the hourly price of a GPU type"}, SetPrice},
 };
 // clang-format on
 

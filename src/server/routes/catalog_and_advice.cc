@@ -168,10 +168,10 @@ void Advise(Call& call) {
 
 // clang-format off
 constexpr Route kCatalogRoutes[] = {
-  {{"GET", "/v1/gpus", Access::kPublic, "The GPU catalog with this cloud's prices"}, Gpus},
-  {{"GET", "/v1/availability", Access::kUser, "Free GPUs by type, with prices"}, Availability},
-  {{"GET", "/v1/models", Access::kPublic, "The advisor's model zoo"}, Models},
-  {{"POST", "/v1/advise", Access::kUser, "A workload's memory, speed, time and cost on every GPU type, and which to pick"}, Advise},
+  {{"GET", "/v1/gpus", RouteAccess::kPublic, "The GPU catalog with this cloud's prices"}, Gpus},
+  {{"GET", "/v1/availability", RouteAccess::kUser, "Free GPUs by type, with prices"}, Availability},
+  {{"GET", "/v1/models", RouteAccess::kPublic, "The advisor's model zoo"}, Models},
+  {{"POST", "/v1/advise", RouteAccess::kUser, "A workload's memory, speed, time and cost on every GPU type, and which to pick"}, Advise},
 };
 // clang-format on
 

@@ -175,11 +175,11 @@ void DeleteEndpoint(Call& call) {
 
 // clang-format off
 constexpr Route kEndpointRoutes[] = {
-  {{"GET", "/v1/endpoints", Access::kUser, "Your serverless endpoints"}, ListEndpoints},
-  {{"POST", "/v1/endpoints", Access::kUser, "Create a serverless endpoint"}, CreateEndpoint},
-  {{"GET", "/v1/endpoints/{id}", Access::kUser, "An endpoint, its workers and jobs"}, GetEndpoint},
-  {{"PATCH", "/v1/endpoints/{id}", Access::kUser, "Change an endpoint's settings"}, UpdateEndpoint},
-  {{"DELETE", "/v1/endpoints/{id}", Access::kUser, "Delete an endpoint, its workers and jobs"}, DeleteEndpoint},
+  {{"GET", "/v1/endpoints", RouteAccess::kUser, "Your serverless endpoints"}, ListEndpoints},
+  {{"POST", "/v1/endpoints", RouteAccess::kUser, "Create a serverless endpoint"}, CreateEndpoint},
+  {{"GET", "/v1/endpoints/{id}", RouteAccess::kUser, "An endpoint, its workers and jobs"}, GetEndpoint},
+  {{"PATCH", "/v1/endpoints/{id}", RouteAccess::kUser, "Change an endpoint's settings"}, UpdateEndpoint},
+  {{"DELETE", "/v1/endpoints/{id}", RouteAccess::kUser, "Delete an endpoint, its workers and jobs"}, DeleteEndpoint},
 };
 // clang-format on
 

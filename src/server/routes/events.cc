@@ -152,8 +152,8 @@ void ListAudit(Call& call) {
 
 // clang-format off
 constexpr Route kEventRoutes[] = {
-  {{"GET", "/v1/events", Access::kUser, "Events of your pods and account (?kind=&pod=&since=&after=&limit=|tail=)"}, ListEvents},
-  {{"GET", "/v1/audit", Access::kAdmin, "Who called which mutating route, and how it ended (?format=csv)"}, ListAudit},
+  {{"GET", "/v1/events", RouteAccess::kUser, "Events of your pods and account (?kind=&pod=&since=&after=&limit=|tail=)"}, ListEvents},
+  {{"GET", "/v1/audit", RouteAccess::kAdmin, "Who called which mutating route, and how it ended (?format=csv)"}, ListAudit},
 };
 // clang-format on
 

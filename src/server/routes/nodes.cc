@@ -73,15 +73,15 @@ void DeleteNode(Call& call) {
 
 // clang-format off
 constexpr Route kNodeRoutes[] = {
-  {{"GET", "/v1/join-tokens", Access::kAdmin, "Join tokens for new nodes"}, ListJoinTokens},
-  {{"POST", "/v1/join-tokens", Access::kAdmin, "Create a join token (its secret is shown once)"}, CreateJoinToken},
-  {{"DELETE", "/v1/join-tokens/{id}", Access::kAdmin, "Delete a join token"}, DeleteJoinToken},
-  {{"GET", "/v1/nodes", Access::kAdmin, "Nodes and their GPUs"}, ListNodes},
-  {{"GET", "/v1/nodes/{id}", Access::kAdmin, "A node"}, GetNode},
-  {{"POST", "/v1/nodes/{id}/cordon", Access::kAdmin, "Place no new pods on a node"}, CordonNode},
-  {{"POST", "/v1/nodes/{id}/uncordon", Access::kAdmin, "Place pods on a node again"}, UncordonNode},
-  {{"POST", "/v1/nodes/{id}/drain", Access::kAdmin, "Cordon a node and stop its pods"}, DrainNode},
-  {{"DELETE", "/v1/nodes/{id}", Access::kAdmin, "Remove a node without pods"}, DeleteNode},
+  {{"GET", "/v1/join-tokens", RouteAccess::kAdmin, "Join tokens for new nodes"}, ListJoinTokens},
+  {{"POST", "/v1/join-tokens", RouteAccess::kAdmin, "Create a join token (its secret is shown once)"}, CreateJoinToken},
+  {{"DELETE", "/v1/join-tokens/{id}", RouteAccess::kAdmin, "Delete a join token"}, DeleteJoinToken},
+  {{"GET", "/v1/nodes", RouteAccess::kAdmin, "Nodes and their GPUs"}, ListNodes},
+  {{"GET", "/v1/nodes/{id}", RouteAccess::kAdmin, "A node"}, GetNode},
+  {{"POST", "/v1/nodes/{id}/cordon", RouteAccess::kAdmin, "Place no new pods on a node"}, CordonNode},
+  {{"POST", "/v1/nodes/{id}/uncordon", RouteAccess::kAdmin, "Place pods on a node again"}, UncordonNode},
+  {{"POST", "/v1/nodes/{id}/drain", RouteAccess::kAdmin, "Cordon a node and stop its pods"}, DrainNode},
+  {{"DELETE", "/v1/nodes/{id}", RouteAccess::kAdmin, "Remove a node without pods"}, DeleteNode},
 };
 // clang-format on
 

@@ -114,14 +114,14 @@ void PodTransitions(Call& call) {
 
 // clang-format off
 constexpr Route kPodRoutes[] = {
-  {{"GET", "/v1/pods", Access::kUser, "Your pods"}, ListPods},
-  {{"POST", "/v1/pods", Access::kUser, "Create a pod"}, CreatePod},
-  {{"GET", "/v1/pods/{id}", Access::kUser, "A pod, with the actions allowed now"}, GetPod},
-  {{"POST", "/v1/pods/{id}/stop", Access::kUser, "Stop a pod (its volume is kept and billed)"}, StopPod},
-  {{"POST", "/v1/pods/{id}/start", Access::kUser, "Start a stopped pod"}, StartPod},
-  {{"POST", "/v1/pods/{id}/restart", Access::kUser, "Restart a running pod's container"}, RestartPod},
-  {{"DELETE", "/v1/pods/{id}", Access::kUser, "Terminate a pod (?force=true deletes its volume)"}, TerminatePod},
-  {{"GET", "/v1/pods/{id}/transitions", Access::kUser, "A pod's state changes"}, PodTransitions},
+  {{"GET", "/v1/pods", RouteAccess::kUser, "Your pods"}, ListPods},
+  {{"POST", "/v1/pods", RouteAccess::kUser, "Create a pod"}, CreatePod},
+  {{"GET", "/v1/pods/{id}", RouteAccess::kUser, "A pod, with the actions allowed now"}, GetPod},
+  {{"POST", "/v1/pods/{id}/stop", RouteAccess::kUser, "Stop a pod (its volume is kept and billed)"}, StopPod},
+  {{"POST", "/v1/pods/{id}/start", RouteAccess::kUser, "Start a stopped pod"}, StartPod},
+  {{"POST", "/v1/pods/{id}/restart", RouteAccess::kUser, "Restart a running pod's container"}, RestartPod},
+  {{"DELETE", "/v1/pods/{id}", RouteAccess::kUser, "Terminate a pod (?force=true deletes its volume)"}, TerminatePod},
+  {{"GET", "/v1/pods/{id}/transitions", RouteAccess::kUser, "A pod's state changes"}, PodTransitions},
 };
 // clang-format on
 

@@ -104,13 +104,13 @@ void DeleteProject(Call& call) {
 
 // clang-format off
 constexpr Route kProjectRoutes[] = {
-  {{"GET", "/v1/projects", Access::kUser, "The projects you are a member of (an admin: all)"}, ListProjects},
-  {{"POST", "/v1/projects", Access::kUser, "Create a project you own: its pods bill your balance"}, CreateProject},
-  {{"GET", "/v1/projects/{id}", Access::kUser, "A project and its members"}, GetProject},
-  {{"DELETE", "/v1/projects/{id}", Access::kUser, "Delete a project (its owner; its pods terminated)"}, DeleteProject},
-  {{"PUT", "/v1/projects/{id}/members/{user}", Access::kUser, "Make a user a member or viewer (the owner)"}, SetMember},
-  {{"DELETE", "/v1/projects/{id}/members/{user}", Access::kUser, "Remove a member (the owner), or leave"}, RemoveMember},
-  {{"PUT", "/v1/projects/{id}/budget", Access::kUser, "Set a project's $/h cap, monthly budget and its action (the owner)"}, SetBudget},
+  {{"GET", "/v1/projects", RouteAccess::kUser, "The projects you are a member of (an admin: all)"}, ListProjects},
+  {{"POST", "/v1/projects", RouteAccess::kUser, "Create a project you own: its pods bill your balance"}, CreateProject},
+  {{"GET", "/v1/projects/{id}", RouteAccess::kUser, "A project and its members"}, GetProject},
+  {{"DELETE", "/v1/projects/{id}", RouteAccess::kUser, "Delete a project (its owner; its pods terminated)"}, DeleteProject},
+  {{"PUT", "/v1/projects/{id}/members/{user}", RouteAccess::kUser, "Make a user a member or viewer (the owner)"}, SetMember},
+  {{"DELETE", "/v1/projects/{id}/members/{user}", RouteAccess::kUser, "Remove a member (the owner), or leave"}, RemoveMember},
+  {{"PUT", "/v1/projects/{id}/budget", RouteAccess::kUser, "Set a project's $/h cap, monthly budget and its action (the owner)"}, SetBudget},
 };
 // clang-format on
 

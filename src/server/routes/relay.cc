@@ -252,20 +252,20 @@ void AnswerRequest(Call& call) {
 
 // clang-format off
 constexpr Route kPodRelayRoutes[] = {
-  {{"GET", "/v1/pods/{id}/logs", Access::kUser, "A pod's logs (?tail=N&since=TIME&timestamps=true), relayed by its node's agent"}, PodLogs},
-  {{"GET", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
-  {{"POST", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
-  {{"PUT", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
-  {{"PATCH", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
-  {{"DELETE", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
-  {{"HEAD", "/v1/pods/{id}/proxy/{port}/{path...}", Access::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"GET", "/v1/pods/{id}/logs", RouteAccess::kUser, "A pod's logs (?tail=N&since=TIME&timestamps=true), relayed by its node's agent"}, PodLogs},
+  {{"GET", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"POST", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"PUT", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"PATCH", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"DELETE", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
+  {{"HEAD", "/v1/pods/{id}/proxy/{port}/{path...}", RouteAccess::kUserOrPodLink, "HTTP to a running pod's port, relayed by its node's agent"}, ProxyToPod},
 };
 // clang-format on
 
 // clang-format off
 constexpr Route kAgentRelayRoutes[] = {
-  {{"GET", "/v1/agent/requests", Access::kNode, "Agent: requests relayed to its pods (?wait_s=N long-polls)"}, AgentRequests},
-  {{"POST", "/v1/agent/requests/{id}", Access::kNode, "Agent: the answer to a relayed request"}, AnswerRequest},
+  {{"GET", "/v1/agent/requests", RouteAccess::kNode, "Agent: requests relayed to its pods (?wait_s=N long-polls)"}, AgentRequests},
+  {{"POST", "/v1/agent/requests/{id}", RouteAccess::kNode, "Agent: the answer to a relayed request"}, AnswerRequest},
 };
 // clang-format on
 

@@ -300,17 +300,17 @@ std::string_view JobApiVerb(std::string_view target) {
 
 // clang-format off
 constexpr Route kServerlessJobRoutes[] = {
-  {{"POST", "/v2/{endpoint}/run", Access::kUser, "Queue a job (RunPod-compatible)"}, Run},
-  {{"POST", "/v2/{endpoint}/runsync", Access::kUser, "Run a job and wait for its output (?wait=ms)"}, RunSync},
-  {{"GET", "/v2/{endpoint}/status/{job}", Access::kUser, "A job's status and output"}, GetJobStatus},
-  {{"GET", "/v2/{endpoint}/stream/{job}", Access::kUser, "A job's output as a stream"}, Stream},
-  {{"POST", "/v2/{endpoint}/cancel/{job}", Access::kUser, "Cancel a queued or running job"}, Cancel},
-  {{"POST", "/v2/{endpoint}/retry/{job}", Access::kUser, "Queue a failed, timed-out or cancelled job again"}, Retry},
-  {{"GET", "/v2/{endpoint}/health", Access::kUser, "An endpoint's jobs and workers by state"}, Health},
-  {{"POST", "/v2/{endpoint}/purge-queue", Access::kUser, "Cancel every queued job"}, PurgeQueue},
-  {{"GET", "/v2/{endpoint}/job-take/{worker}", Access::kWorker, "Worker: the next job (?wait_s=N long-polls; 204: none)"}, TakeJob},
-  {{"POST", "/v2/{endpoint}/job-done/{worker}/{job}", Access::kWorker, "Worker: a job's result"}, FinishJob},
-  {{"POST", "/v2/{endpoint}/job-stream/{worker}/{job}", Access::kWorker, "Worker: a partial output of its job, for /stream"}, StreamJob},
+  {{"POST", "/v2/{endpoint}/run", RouteAccess::kUser, "Queue a job (RunPod-compatible)"}, Run},
+  {{"POST", "/v2/{endpoint}/runsync", RouteAccess::kUser, "Run a job and wait for its output (?wait=ms)"}, RunSync},
+  {{"GET", "/v2/{endpoint}/status/{job}", RouteAccess::kUser, "A job's status and output"}, GetJobStatus},
+  {{"GET", "/v2/{endpoint}/stream/{job}", RouteAccess::kUser, "A job's output as a stream"}, Stream},
+  {{"POST", "/v2/{endpoint}/cancel/{job}", RouteAccess::kUser, "Cancel a queued or running job"}, Cancel},
+  {{"POST", "/v2/{endpoint}/retry/{job}", RouteAccess::kUser, "Queue a failed, timed-out or cancelled job again"}, Retry},
+  {{"GET", "/v2/{endpoint}/health", RouteAccess::kUser, "An endpoint's jobs and workers by state"}, Health},
+  {{"POST", "/v2/{endpoint}/purge-queue", RouteAccess::kUser, "Cancel every queued job"}, PurgeQueue},
+  {{"GET", "/v2/{endpoint}/job-take/{worker}", RouteAccess::kWorker, "Worker: the next job (?wait_s=N long-polls; 204: none)"}, TakeJob},
+  {{"POST", "/v2/{endpoint}/job-done/{worker}/{job}", RouteAccess::kWorker, "Worker: a job's result"}, FinishJob},
+  {{"POST", "/v2/{endpoint}/job-stream/{worker}/{job}", RouteAccess::kWorker, "Worker: a partial output of its job, for /stream"}, StreamJob},
 };
 // clang-format on
 

@@ -54,10 +54,10 @@ void DeleteTemplate(Call& call) {
 
 // clang-format off
 constexpr Route kTemplateRoutes[] = {
-  {{"GET", "/v1/templates", Access::kUser, "Templates you can deploy"}, ListTemplates},
-  {{"POST", "/v1/templates", Access::kUser, "Create a template (public: admin)"}, CreateTemplate},
-  {{"GET", "/v1/templates/{id}", Access::kUser, "A template"}, GetTemplate},
-  {{"DELETE", "/v1/templates/{id}", Access::kUser, "Delete your template"}, DeleteTemplate},
+  {{"GET", "/v1/templates", RouteAccess::kUser, "Templates you can deploy"}, ListTemplates},
+  {{"POST", "/v1/templates", RouteAccess::kUser, "Create a template (public: admin)"}, CreateTemplate},
+  {{"GET", "/v1/templates/{id}", RouteAccess::kUser, "A template"}, GetTemplate},
+  {{"DELETE", "/v1/templates/{id}", RouteAccess::kUser, "Delete your template"}, DeleteTemplate},
 };
 // clang-format on
 

@@ -70,12 +70,12 @@ void DeleteSshKey(Call& call) {
 
 // clang-format off
 constexpr Route kTokenAndKeyRoutes[] = {
-  {{"GET", "/v1/tokens", Access::kUser, "Your API tokens"}, ListTokens},
-  {{"POST", "/v1/tokens", Access::kUser, "Create an API token (its secret is shown once)"}, CreateToken},
-  {{"DELETE", "/v1/tokens/{id}", Access::kUser, "Revoke an API token"}, RevokeToken},
-  {{"GET", "/v1/ssh-keys", Access::kUser, "Your SSH public keys"}, ListSshKeys},
-  {{"POST", "/v1/ssh-keys", Access::kUser, "Register an SSH public key"}, AddSshKey},
-  {{"DELETE", "/v1/ssh-keys/{id}", Access::kUser, "Remove an SSH public key"}, DeleteSshKey},
+  {{"GET", "/v1/tokens", RouteAccess::kUser, "Your API tokens"}, ListTokens},
+  {{"POST", "/v1/tokens", RouteAccess::kUser, "Create an API token (its secret is shown once)"}, CreateToken},
+  {{"DELETE", "/v1/tokens/{id}", RouteAccess::kUser, "Revoke an API token"}, RevokeToken},
+  {{"GET", "/v1/ssh-keys", RouteAccess::kUser, "Your SSH public keys"}, ListSshKeys},
+  {{"POST", "/v1/ssh-keys", RouteAccess::kUser, "Register an SSH public key"}, AddSshKey},
+  {{"DELETE", "/v1/ssh-keys/{id}", RouteAccess::kUser, "Remove an SSH public key"}, DeleteSshKey},
 };
 // clang-format on
 

@@ -100,13 +100,13 @@ void SetQuota(Call& call) {
 
 // clang-format off
 constexpr Route kUserRoutes[] = {
-  {{"POST", "/v1/users", Access::kAdmin, "Create a user (and a first API token)"}, CreateUser},
-  {{"GET", "/v1/users", Access::kAdmin, "List users"}, ListUsers},
-  {{"GET", "/v1/users/{id}", Access::kUser, "A user ('me' for yourself; others: admin)"}, GetUser},
-  {{"POST", "/v1/users/{id}/credits", Access::kAdmin, "Give credits to a user"}, AddCredits},
-  {{"PUT", "/v1/users/{id}/quota", Access::kAdmin, "Set a user's pod quotas (0: the default)"}, SetQuota},
-  {{"PATCH", "/v1/users/me", Access::kUser, "Set your spend cap"}, UpdateMe},
-  {{"PUT", "/v1/users/me/budget", Access::kUser, "Set your monthly budget and what happens when it is reached"}, SetBudget},
+  {{"POST", "/v1/users", RouteAccess::kAdmin, "Create a user (and a first API token)"}, CreateUser},
+  {{"GET", "/v1/users", RouteAccess::kAdmin, "List users"}, ListUsers},
+  {{"GET", "/v1/users/{id}", RouteAccess::kUser, "A user ('me' for yourself; others: admin)"}, GetUser},
+  {{"POST", "/v1/users/{id}/credits", RouteAccess::kAdmin, "Give credits to a user"}, AddCredits},
+  {{"PUT", "/v1/users/{id}/quota", RouteAccess::kAdmin, "Set a user's pod quotas (0: the default)"}, SetQuota},
+  {{"PATCH", "/v1/users/me", RouteAccess::kUser, "Set your spend cap"}, UpdateMe},
+  {{"PUT", "/v1/users/me/budget", RouteAccess::kUser, "Set your monthly budget and what happens when it is reached"}, SetBudget},
 };
 // clang-format on
 

@@ -204,16 +204,16 @@ void MoveArchive(Call& call) {
 
 // clang-format off
 constexpr Route kVolumeRoutes[] = {
-  {{"GET", "/v1/volumes", Access::kUser, "Your volumes"}, ListVolumes},
-  {{"POST", "/v1/volumes", Access::kUser, "Create a volume (name, size_gb)"}, CreateVolume},
-  {{"GET", "/v1/volumes/{id}", Access::kUser, "A volume (by id or name), with the pods that use it"}, GetVolume},
-  {{"PATCH", "/v1/volumes/{id}", Access::kUser, "Grow a volume (size_gb)"}, ResizeVolume},
-  {{"DELETE", "/v1/volumes/{id}", Access::kUser, "Delete a volume no pod uses"}, DeleteVolume},
-  {{"POST", "/v1/volumes/{id}/snapshots", Access::kUser, "Snapshot a volume (name optional): a point-in-time copy, made on its node"}, CreateSnapshot},
-  {{"GET", "/v1/snapshots", Access::kUser, "Your snapshots"}, ListSnapshots},
-  {{"GET", "/v1/snapshots/{id}", Access::kUser, "A snapshot (by id or name)"}, GetSnapshot},
-  {{"DELETE", "/v1/snapshots/{id}", Access::kUser, "Delete a snapshot no restore is reading"}, DeleteSnapshot},
-  {{"GET", "/v1/agent/moves/{id}/archive", Access::kNode, "Agent: a range of a moving volume's archive (?offset=N&length=N), relayed from the node that holds it"}, MoveArchive},
+  {{"GET", "/v1/volumes", RouteAccess::kUser, "Your volumes"}, ListVolumes},
+  {{"POST", "/v1/volumes", RouteAccess::kUser, "Create a volume (name, size_gb)"}, CreateVolume},
+  {{"GET", "/v1/volumes/{id}", RouteAccess::kUser, "A volume (by id or name), with the pods that use it"}, GetVolume},
+  {{"PATCH", "/v1/volumes/{id}", RouteAccess::kUser, "Grow a volume (size_gb)"}, ResizeVolume},
+  {{"DELETE", "/v1/volumes/{id}", RouteAccess::kUser, "Delete a volume no pod uses"}, DeleteVolume},
+  {{"POST", "/v1/volumes/{id}/snapshots", RouteAccess::kUser, "Snapshot a volume (name optional): a point-in-time copy, made on its node"}, CreateSnapshot},
+  {{"GET", "/v1/snapshots", RouteAccess::kUser, "Your snapshots"}, ListSnapshots},
+  {{"GET", "/v1/snapshots/{id}", RouteAccess::kUser, "A snapshot (by id or name)"}, GetSnapshot},
+  {{"DELETE", "/v1/snapshots/{id}", RouteAccess::kUser, "Delete a snapshot no restore is reading"}, DeleteSnapshot},
+  {{"GET", "/v1/agent/moves/{id}/archive", RouteAccess::kNode, "Agent: a range of a moving volume's archive (?offset=N&length=N), relayed from the node that holds it"}, MoveArchive},
 };
 // clang-format on
 

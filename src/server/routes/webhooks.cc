@@ -62,9 +62,9 @@ void DeleteWebhook(Call& call) {
 
 // clang-format off
 constexpr Route kWebhookRoutes[] = {
-  {{"GET", "/v1/webhooks", Access::kUser, "Your event webhooks, with their last deliveries"}, ListWebhooks},
-  {{"POST", "/v1/webhooks", Access::kUser, "POST your events to a URL, signed, in order, at least once"}, CreateWebhook},
-  {{"DELETE", "/v1/webhooks/{id}", Access::kUser, "Stop a webhook"}, DeleteWebhook},
+  {{"GET", "/v1/webhooks", RouteAccess::kUser, "Your event webhooks, with their last deliveries"}, ListWebhooks},
+  {{"POST", "/v1/webhooks", RouteAccess::kUser, "POST your events to a URL, signed, in order, at least once"}, CreateWebhook},
+  {{"DELETE", "/v1/webhooks/{id}", RouteAccess::kUser, "Stop a webhook"}, DeleteWebhook},
 };
 // clang-format on
 
