@@ -579,6 +579,102 @@ TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {
       << "the agent of the node it last ran on deleted the volume";
 }
 
+// A removed project member kept root SSH on the project's running pods: keys went into a pod only
+// when its container started. Now the server wakes the node when a holder's keys change, and the
+// agent rewrites them into the running container: the volume's .ssh/authorized_keys (what the
+// demo image's Dropbear reads) and, where an image's entrypoint copied PUBLIC_KEY there,
+// /root/.ssh/authorized_keys. Each file is read back from inside the container.
+TEST_F(AgentFaultTest, ARunningPodsAuthorizedKeysFollowItsProjectsMembersAndTheirKeys) {
+  constexpr std::string_view kOwnerKey =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILMtOg015QXhz87u9yAjfzVXtanjHTcq9atSzFWQ9KNR a@host";
+  constexpr std::string_view kMemberKey =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAP00WqSIQMqf+dwLI0iaIhMubJTACZpCbvYUU5DauCM m@host";
+  constexpr std::string_view kNewKey =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGaGBQcZDCg6s1Li6Z3xd4NRae2olatAPETtunEVbOtX v@host";
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const ApiReply user = api_->PostJson(
+      "/v1/users", admin_, json::object{{"name", "member"}, {"credits_micros", 100'000'000}});
+  ASSERT_EQ(user.status, 201) << user.Describe();
+  const std::string member = Str(user.json, "token");
+  auto add_key = [&](const std::string& token, std::string_view key) {
+    const ApiReply added =
+        api_->PostJson("/v1/ssh-keys", token, json::object{{"name", "k"}, {"public_key", key}});
+    EXPECT_EQ(added.status, 201) << added.Describe();
+    return Str(added.json, "id");
+  };
+  const std::string owner_key = add_key(renter_, kOwnerKey);
+  add_key(member, kMemberKey);
+  ASSERT_EQ(api_->Post("/v1/projects", renter_, R"({"name":"team"})").status, 201);
+  auto set_member = [&] {
+    const ApiReply set =
+        api_->Send("PUT", "/v1/projects/team/members/member", renter_, R"({"role":"member"})");
+    ASSERT_EQ(set.status, 200) << set.Describe();
+  };
+  set_member();
+  // An entrypoint of the RunPod kind: PUBLIC_KEY copied into root's own authorized_keys.
+  const std::string pod =
+      CreatePod({{"image", kImage},
+                 {"volume_gb", 1},
+                 {"project", "team"},
+                 {"command", json::array{"sh", "-c",
+                                         "mkdir -p /root/.ssh && printf '%s' \"$PUBLIC_KEY\" > "
+                                         "/root/.ssh/authorized_keys && exec sleep 100000"}}});
+  WaitPod(pod, InState("running"));
+
+  using Keys = std::vector<std::string>;
+  auto keys_in = [&](const std::string& path) {
+    Keys keys;
+    core::Result<agent::ExecResult> read =
+        engine_->Exec(agent::ContainerName(pod), {"cat", path}, 10s);
+    if (!read.ok() || read->exit_code != 0) return Keys{"(unreadable)"};
+    std::istringstream lines(read->output);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) keys.push_back(line);
+    }
+    std::ranges::sort(keys);
+    return keys;
+  };
+  // Both files hold exactly `expected` within a few seconds.
+  auto expect_keys = [&](const std::string& when, Keys expected) {
+    std::ranges::sort(expected);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    Keys volume, root;
+    while (std::chrono::steady_clock::now() < deadline) {
+      volume = keys_in("/workspace/.ssh/authorized_keys");
+      root = keys_in("/root/.ssh/authorized_keys");
+      if (volume == expected && root == expected) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << when << ": the volume's keys\n  " << ::testing::PrintToString(volume)
+                  << "\nroot's keys\n  " << ::testing::PrintToString(root) << "\nnot\n  "
+                  << ::testing::PrintToString(expected) << "\n--- agent log:\n"
+                  << agent_->log_text();
+  };
+  const std::string owner(kOwnerKey), member_key(kMemberKey), fresh(kNewKey);
+  expect_keys("at the start", {owner, member_key});
+
+  ASSERT_EQ(api_->Send("DELETE", "/v1/projects/team/members/member", renter_).status, 200);
+  expect_keys("the member removed", {owner});
+  set_member();
+  expect_keys("the member back", {owner, member_key});
+  ASSERT_EQ(api_->Send("DELETE", "/v1/ssh-keys/" + owner_key, renter_).status, 200);
+  expect_keys("the owner's key deleted", {member_key});
+  add_key(renter_, kNewKey);
+  expect_keys("the owner's new key added", {member_key, fresh});
+
+  // Changed while the agent was down: its successor, which knows nothing of what went in, writes
+  // the keys once again.
+  agent_->Signal(SIGKILL);
+  ASSERT_TRUE(agent_->Wait(10s));
+  ASSERT_EQ(api_->Send("DELETE", "/v1/projects/team/members/member", renter_).status, 200);
+  StartAgent();
+  expect_keys("the member removed while the agent was down", {fresh});
+  EXPECT_TRUE(ContainerOf(pod).running) << "the pod ran on throughout";
+  EXPECT_EQ(CountTo(Transitions(pod), "running"), 1);
+}
+
 TEST_F(AgentFaultTest, CutOffFromTheServerPodsRunOnAndTheirChangesArriveExactAfterwards) {
   Partition partition;
   ASSERT_TRUE(partition.ok()) << "cannot make a network namespace (needs root and iproute2)";

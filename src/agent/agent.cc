@@ -27,8 +27,8 @@
 #include "agent/readiness_probe.h"
 #include "agent/reconcile.h"
 #include "agent/relay.h"
+#include "agent/ssh_keys.h"
 #include "agent/state_db.h"
-#include "agent/tar.h"
 #include "agent/volume_move.h"
 #include "core/check.h"
 #include "core/mutex.h"
@@ -55,7 +55,8 @@ struct Probe {
 };
 
 // Thread-safety: the threads of agent.h share the fields GUARDED_BY(mutex_); the rest are set at
-// construction and only read afterwards (threads_ is Begin's and Stop's, on the owner's thread).
+// construction and only read afterwards (threads_ is Begin's and Stop's, on the owner's thread),
+// but keys_written_, the reconcile thread's alone.
 class AgentImpl final : public Agent {
  public:
   AgentImpl(AgentOptions options, core::Clock& clock, std::ostream& log,
@@ -603,6 +604,9 @@ class AgentImpl final : public Agent {
         desired = desired_;
         reported = reported_;
       }
+      // Keys changed while pods run (a member removed): rewritten into them (ssh_keys.h).
+      FollowAuthorizedKeys(*engine_, desired, *containers, keys_written_,
+                           [this](const std::string& line) { Log(line); });
       const std::vector<Action> actions = Plan(desired, *containers, reported, clock_.Now());
       if (actions.empty()) return;
       std::map<std::string, const DesiredPod*> by_id;
@@ -825,13 +829,15 @@ class AgentImpl final : public Agent {
             "the container could not be created: " + created.status().message());
       return;
     }
+    Status put;
     if (!keys.empty() && !spec.volume_name.empty()) {
-      // For images that read keys from the volume rather than from PUBLIC_KEY. Rewritten at each
-      // start from the owner's registered keys; a failure leaves PUBLIC_KEY, so the pod goes on.
-      if (Status put = PutAuthorizedKeys(*created, spec.volume_mount_path, keys); !put.ok()) {
-        Log("could not write authorized_keys into " + pod.id + "'s volume: " + put.message());
-      }
+      // For images that read keys from the volume rather than from PUBLIC_KEY; rewritten while it
+      // runs when they change, or when this failed (ReconcileOnce). PUBLIC_KEY stays either way.
+      put = PutAuthorizedKeys(*engine_, *created, spec.volume_mount_path, keys);
+      if (!put.ok()) Log("could not write authorized_keys into " + pod.id + ": " + put.message());
     }
+    keys_written_.erase(pod.id);  // what did not go in, FollowAuthorizedKeys writes again
+    if (put.ok()) keys_written_[pod.id] = keys;
     if (Status started = engine_->Start(*created); !started.ok()) {
       (void)engine_->Remove(*created);
       // Another program bound a host port after it was picked: the next pass picks others.
@@ -875,14 +881,6 @@ class AgentImpl final : public Agent {
       core::MutexLock lock(mutex_);
       networks_made_.erase(network);
     }
-  }
-
-  Status PutAuthorizedKeys(const std::string& container_id, const std::string& volume_path,
-                           const std::string& keys) {
-    Result<std::string> tar = MakeTar(
-        {TarEntry::Directory(".ssh", 0700), TarEntry::File(".ssh/authorized_keys", 0600, keys)});
-    if (!tar.ok()) return tar.status();
-    return engine_->PutArchive(container_id, volume_path, *tar);
   }
 
   void ReleaseHostPorts(const std::vector<int>& ports) EXCLUDES(mutex_) {
@@ -1141,6 +1139,7 @@ class AgentImpl final : public Agent {
   bool have_desired_ GUARDED_BY(mutex_) = false;
   std::vector<DesiredPod> desired_ GUARDED_BY(mutex_);
   std::map<std::string, Reported> reported_ GUARDED_BY(mutex_);
+  std::map<std::string, std::string> keys_written_;  // by pod, into its container (ssh_keys.h)
   // Running pods whose ports have not all answered yet.
   std::map<std::string, Probe> unready_ GUARDED_BY(mutex_);
   std::set<int> ports_handed_out_ GUARDED_BY(mutex_);

@@ -770,6 +770,8 @@ class ControlPlane {
   void SetDesired(Change& change, core::Pod& pod, core::DesiredState desired, std::string reason)
       REQUIRES(mutex_);
   void TouchNode(Change& change, const std::string& node_id) REQUIRES(mutex_);
+  // Each node with a live pod of these KeyHolders, whose SSH keys changed (DesiredFor's ssh_keys).
+  void TouchKeyHolders(Change& change, const std::set<std::string>& holders) REQUIRES(mutex_);
   void Notify(Change& change, core::User& user, std::string notice) REQUIRES(mutex_);
   // Notify's notice "pod <id> <reason>" to the pod's owner, and the event `kind` about it.
   void NotifyPod(Change& change, const core::Pod& pod, std::string_view kind,

@@ -260,6 +260,23 @@ Result<Written<core::ApiToken>> ControlPlane::RevokeToken(const Principal& calle
   return Written<core::ApiToken>{std::move(token), change.Commit()};
 }
 
+namespace {
+
+// The KeyHolders whose pods take `user_id`'s SSH keys (DesiredFor): the person's own pods, and
+// those of each project where they are a member or its owner.
+std::set<std::string> KeyHoldersOf(const AccessPolicy& access, const std::string& user_id) {
+  std::set<std::string> holders = {user_id};
+  Principal holder;
+  holder.user_id = user_id;
+  for (const auto& [id, project] : access.projects()) {
+    if (access.Allowed(holder, project.owner_id, id, AccessPolicy::Access::kWrite))
+      holders.insert(id);
+  }
+  return holders;
+}
+
+}  // namespace
+
 Result<Written<core::SshKey>> ControlPlane::AddSshKey(const Principal& caller, std::string name,
                                                       std::string public_key) {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
@@ -284,6 +301,8 @@ Result<Written<core::SshKey>> ControlPlane::AddSshKey(const Principal& caller, s
                    std::move(public_key), std::move(*fingerprint), Now()};
   ssh_keys_[key.id] = key;
   change.Dirty(Collection::kSshKeys, key.id);
+  // Running pods take the new key within seconds, not at their next start.
+  TouchKeyHolders(change, KeyHoldersOf(access_, key.user_id));
   return Written<core::SshKey>{std::move(key), change.Commit()};
 }
 
@@ -310,6 +329,8 @@ Result<Written<core::SshKey>> ControlPlane::DeleteSshKey(const Principal& caller
   ssh_keys_.erase(it);
   Change change(*this);
   change.Dirty(Collection::kSshKeys, key.id);
+  // Running pods lose the key within seconds (their agents rewrite authorized_keys).
+  TouchKeyHolders(change, KeyHoldersOf(access_, key.user_id));
   return Written<core::SshKey>{std::move(key), change.Commit()};
 }
 

@@ -428,6 +428,21 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
   return desired;
 }
 
+void ControlPlane::TouchKeyHolders(Change& change, const std::set<std::string>& holders) {
+  std::set<std::string> nodes;
+  for (const std::string& holder : holders) {
+    for (const auto* index : {&pods_by_project_, &pods_by_owner_}) {
+      const auto pods = index->find(holder);
+      if (pods == index->end()) continue;
+      for (const std::string& id : pods->second) {
+        const core::Pod& pod = pods_.at(id);
+        if (KeyHolder(pod) == holder && !pod.node_id.empty()) nodes.insert(pod.node_id);
+      }
+    }
+  }
+  for (const std::string& node_id : nodes) TouchNode(change, node_id);
+}
+
 void ControlPlane::WhenNodeChanges(const Principal& caller, int64_t after, core::TimePoint deadline,
                                    std::function<void()> notify) {
   {

@@ -62,6 +62,11 @@ Status OwnerOnly(const Principal& caller, const core::Project& project) {
       "only the project's owner may change its members or budget, or delete it");
 }
 
+bool HasSshKey(const std::map<std::string, core::SshKey>& keys, const std::string& user_id) {
+  return std::ranges::any_of(keys,
+                             [&](const auto& entry) { return entry.second.user_id == user_id; });
+}
+
 }  // namespace
 
 Result<Written<core::Project>> ControlPlane::SetProjectMember(const Principal& caller,
@@ -85,9 +90,17 @@ Result<Written<core::Project>> ControlPlane::SetProjectMember(const Principal& c
   if (user_id == project.owner_id) {
     return core::InvalidArgumentError("the project's owner stays its owner");
   }
+  Principal holder;
+  holder.user_id = user_id;
+  const bool had_keys_in = access_.Allowed(holder, project.owner_id, project.id, Access::kWrite);
   project.members[user_id] = role;
   Change change(*this);
   change.Dirty(Collection::kProjects, project.id);
+  // A member's keys go into the project's running pods, a viewer's come out (DesiredFor).
+  if (had_keys_in != access_.Allowed(holder, project.owner_id, project.id, Access::kWrite) &&
+      HasSshKey(ssh_keys_, user_id)) {
+    TouchKeyHolders(change, {project.id});
+  }
   return Written<core::Project>{project, change.Commit()};
 }
 
@@ -106,11 +119,16 @@ Result<Written<core::Project>> ControlPlane::RemoveProjectMember(const Principal
     return core::InvalidArgumentError(
         "the project's owner cannot leave it; delete the project instead");
   }
-  if (user_id.empty() || project.members.erase(user_id) == 0) {
+  const auto member = project.members.find(user_id);
+  if (user_id.empty() || member == project.members.end()) {
     return core::NotFoundError("'" + std::string(user) + "' is not a member of " + project.name);
   }
+  const bool had_keys_in = member->second >= core::ProjectRole::kMember;
+  project.members.erase(member);
   Change change(*this);
   change.Dirty(Collection::kProjects, project.id);
+  // Their keys leave the project's running pods within seconds, not at the pods' next start.
+  if (had_keys_in && HasSshKey(ssh_keys_, user_id)) TouchKeyHolders(change, {project.id});
   return Written<core::Project>{project, change.Commit()};
 }
 

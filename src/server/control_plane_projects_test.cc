@@ -2,7 +2,10 @@
 // restart; the API's tests (api_auth_test.cc) walk the roles across the routes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "server/control_plane.h"
 #include "server/control_plane_testing.h"
@@ -20,6 +23,53 @@ class ProjectsTest : public ControlPlaneOnStoreTest {
     EXPECT_TRUE(user.ok()) << user.status().ToString();
     Durable(user->sequence);
     return Principal{user->value.id, core::Role::kUser, "", ""};
+  }
+
+  // A node with two RTX 4090s, registered with a fresh join token.
+  Principal NewNode() {
+    auto join = plane_->CreateJoinToken(admin_, "test");
+    EXPECT_TRUE(join.ok());
+    NodeReport report;
+    report.name = "n1";
+    for (int i = 0; i < 2; ++i) {
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+    }
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto node = plane_->RegisterNode(join->value.second, report);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    Durable(node->sequence);
+    return *plane_->Authenticate(node->value.second);
+  }
+
+  // A pod of `user` (in `project`, "" for their own), placed on the idle node and running there.
+  std::string RunningPod(const Principal& user, const Principal& node, std::string project) {
+    PodSpec spec;
+    spec.image = "busybox";
+    spec.gpu_type = "RTX 4090";
+    spec.project = std::move(project);
+    auto pod = plane_->CreatePod(user, spec);
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    if (!pod.ok()) return "";
+    EXPECT_EQ(pod->value.node_id, node.node_id);
+    PodReport report;
+    report.seq = 1;
+    report.state = core::PodState::kRunning;
+    report.at = clock_.Now();
+    auto reported = plane_->ReportPod(node, pod->value.id, report);
+    EXPECT_TRUE(reported.ok()) << reported.status().ToString();
+    Durable(reported->sequence);
+    return pod->value.id;
+  }
+
+  std::string AddKey(const Principal& user, std::string_view public_key) {
+    auto key = plane_->AddSshKey(user, "laptop", std::string(public_key));
+    EXPECT_TRUE(key.ok()) << key.status().ToString();
+    if (!key.ok()) return "";
+    Durable(key->sequence);
+    return key->value.id;
   }
 };
 // Each of its tests restarts the server: on both stores.
@@ -96,6 +146,99 @@ TEST_P(ProjectsTestRestart, AProjectsVolumeStaysItsAcrossARestart) {
   EXPECT_EQ(plane_->GetVolume(stranger, volume->value.volume.id).status().code(),
             StatusCode::kNotFound);
   EXPECT_EQ(plane_->DeleteProject(owner, "team").status().code(), StatusCode::kFailedPrecondition);
+}
+
+constexpr std::string_view kOwnerKey =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAILMtOg015QXhz87u9yAjfzVXtanjHTcq9atSzFWQ9KNR o@host";
+constexpr std::string_view kMemberKey =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAP00WqSIQMqf+dwLI0iaIhMubJTACZpCbvYUU5DauCM m@host";
+
+// A removed member kept root SSH on the project's running pods: keys were written into a pod only
+// when its container started, and nothing told its agent the keys changed. Now every change to a
+// holder's keys (membership, a key added or deleted) wakes the nodes running its pods, whose
+// desired keys are the new ones.
+TEST_P(ProjectsTest, KeyChangesWakeTheNodesOfRunningPodsWithTheNewKeys) {
+  const Principal owner = NewUser("owner");
+  const Principal member = NewUser("member");
+  const Principal node = NewNode();
+  auto project = plane_->CreateProject(owner, "team");
+  ASSERT_TRUE(project.ok()) << project.status().ToString();
+  const std::string team = project->value.id;
+  ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
+  AddKey(owner, kOwnerKey);
+  const std::string member_key = AddKey(member, kMemberKey);
+  ASSERT_FALSE(RunningPod(member, node, "team").empty());
+  ASSERT_FALSE(RunningPod(member, node, "").empty());  // the member's own pod
+
+  using Keys = std::vector<std::string>;
+  auto keys_of = [&](const std::string& holder) {
+    DesiredPods desired = plane_->DesiredFor(node).value();
+    Keys keys = desired.ssh_keys[holder];
+    std::ranges::sort(keys);
+    return keys;
+  };
+  const Keys both = [] {
+    Keys keys = {std::string(kMemberKey), std::string(kOwnerKey)};
+    std::ranges::sort(keys);
+    return keys;
+  }();
+  ASSERT_EQ(keys_of(team), both);
+  ASSERT_EQ(keys_of(member.user_id), Keys{std::string(kMemberKey)});
+
+  // Each change bumps the node's generation, and an agent's long poll waiting past the last one
+  // is woken by it.
+  int64_t generation = plane_->DesiredFor(node)->generation;
+  auto expect_woken = [&](const std::string& what, const std::function<uint64_t()>& change) {
+    bool woken = false;
+    plane_->WhenNodeChanges(node, generation, clock_.Now() + std::chrono::seconds(30),
+                            [&woken] { woken = true; });
+    ASSERT_FALSE(woken);
+    Durable(change());
+    EXPECT_TRUE(woken) << what << " did not wake the node's long poll";
+    const int64_t now = plane_->DesiredFor(node)->generation;
+    EXPECT_GT(now, generation) << what;
+    generation = now;
+  };
+
+  expect_woken("removing the member", [&] {
+    auto removed = plane_->RemoveProjectMember(owner, "team", "member");
+    EXPECT_TRUE(removed.ok()) << removed.status().ToString();
+    return removed.ok() ? removed->sequence : 0;
+  });
+  EXPECT_EQ(keys_of(team), Keys{std::string(kOwnerKey)});
+
+  expect_woken("adding the member again", [&] {
+    auto set = plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember);
+    EXPECT_TRUE(set.ok()) << set.status().ToString();
+    return set.ok() ? set->sequence : 0;
+  });
+  EXPECT_EQ(keys_of(team), both);
+
+  expect_woken("making the member a viewer", [&] {
+    auto set = plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kViewer);
+    EXPECT_TRUE(set.ok()) << set.status().ToString();
+    return set.ok() ? set->sequence : 0;
+  });
+  EXPECT_EQ(keys_of(team), Keys{std::string(kOwnerKey)});
+  ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
+  generation = plane_->DesiredFor(node)->generation;
+
+  // A person's own key: gone from their own pods and their projects' when deleted, back when added.
+  expect_woken("deleting the member's key", [&] {
+    auto deleted = plane_->DeleteSshKey(member, member_key);
+    EXPECT_TRUE(deleted.ok()) << deleted.status().ToString();
+    return deleted.ok() ? deleted->sequence : 0;
+  });
+  EXPECT_EQ(keys_of(member.user_id), Keys{});
+  EXPECT_EQ(keys_of(team), Keys{std::string(kOwnerKey)});
+
+  expect_woken("adding the member's key", [&] {
+    auto added = plane_->AddSshKey(member, "desktop", std::string(kMemberKey));
+    EXPECT_TRUE(added.ok()) << added.status().ToString();
+    return added.ok() ? added->sequence : 0;
+  });
+  EXPECT_EQ(keys_of(member.user_id), Keys{std::string(kMemberKey)});
+  EXPECT_EQ(keys_of(team), both);
 }
 
 }  // namespace
