@@ -336,6 +336,15 @@ uint64_t ControlPlane::TickPods() {
   for (const auto& [owner, pod_ids] : spend_.billable_by_owner()) {
     for (const std::string& id : pod_ids) {
       core::Pod& pod = pods_.at(id);
+      // Asked to stop or end on a node that does not answer: billed to the node's last heartbeat,
+      // the last sign it ran, and no further. Nobody can stop it meanwhile, and if the node comes
+      // back, its agent's report of the stop bills the rest exactly (SetState).
+      if (const auto node = nodes_.find(pod.node_id);
+          node != nodes_.end() && node->second.state == core::NodeState::kUnreachable &&
+          pod.desired != core::DesiredState::kRunning && pod.running_since) {
+        RefundGpuPast(change, pod, std::max(node->second.last_heartbeat, *pod.running_since));
+        continue;
+      }
       const bool running_due =
           pod.running_since && now - pod.gpu_billed_to >= options_.charge_every;
       const bool storage_due = pod.volume_gb > 0 && pod.state != PodState::kTerminated &&

@@ -67,8 +67,11 @@ struct Written {
 
 struct ControlPlaneOptions {
   core::Duration unreachable_after = std::chrono::seconds(30);  // no heartbeat for this long
-  core::Duration charge_every = std::chrono::seconds(60);       // ledger slice of a running pod
-  core::Duration minimum_runway = std::chrono::minutes(10);     // to start a pod
+  // An unreachable node may be removed with pods on it (`nodes rm`: they are lost, billed to its
+  // last heartbeat) once it has been silent this long; before, it must be drained.
+  core::Duration lost_node_grace = std::chrono::minutes(10);
+  core::Duration charge_every = std::chrono::seconds(60);    // ledger slice of a running pod
+  core::Duration minimum_runway = std::chrono::minutes(10);  // to start a pod
   core::Money storage_per_gb_month = core::Money::FromMicros(100'000);  // $0.10
   core::Duration join_token_lifetime = std::chrono::hours(24);
   int long_poll_limit_s = 60;

@@ -122,16 +122,39 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
   Locked locked(*this);
   const auto it = nodes_.find(std::string(id));
   if (it == nodes_.end()) return core::NotFoundError("no node " + std::string(id));
-  if (!pods_on_node_[it->second.id].empty()) {
-    return core::FailedPreconditionError("node " + it->second.name + " still has " +
-                                         std::to_string(pods_on_node_[it->second.id].size()) +
-                                         " pod(s); drain it first (suanli nodes drain)");
+  const std::set<std::string> bound = pods_on_node_[it->second.id];
+  const core::TimePoint now = Now();
+  const bool lost = it->second.state == core::NodeState::kUnreachable &&
+                    now - it->second.last_heartbeat >= options_.lost_node_grace;
+  if (!bound.empty() && !lost) {
+    const auto minutes =
+        std::chrono::duration_cast<std::chrono::minutes>(options_.lost_node_grace).count();
+    return core::FailedPreconditionError(
+        "node " + it->second.name + " still has " + std::to_string(bound.size()) +
+        " pod(s); drain it first (suanli nodes drain), or, if it is gone for good, remove it once "
+        "it has been unreachable for " +
+        std::to_string(minutes) + " minutes: its pods are then lost, billed to its last heartbeat");
   }
   core::Node node = it->second;
+  Change change(*this);
+  // A node that never came back: its pods are lost with it. Each is billed to the node's last
+  // heartbeat (the last sign it ran), its unfinished moves leave the data at their source, and its
+  // own volume, which was on the node, is gone.
+  for (const std::string& pod_id : bound) {
+    core::Pod& pod = pods_.at(pod_id);
+    const core::TimePoint end =
+        pod.running_since ? std::max(node.last_heartbeat, *pod.running_since) : now;
+    Unbind(change, pod);
+    pod.desired = core::DesiredState::kTerminated;
+    SetState(change, pod, PodState::kTerminated, end,
+             "lost: its node " + node.name + " was removed after no heartbeat since " +
+                 FormatTime(node.last_heartbeat) + "; billed to then");
+    EraseLeaving(pod);
+    NotifyPod(change, pod, "pod.lost", pod.state_reason);
+  }
   credentials_.RemoveNode(node.token_hash);
   nodes_.erase(it);
   pods_on_node_.erase(node.id);
-  Change change(*this);
   // Pods whose volume only this node could delete: with the node gone, so is the volume.
   if (const auto leaving = leaving_.find(node.id); leaving != leaving_.end()) {
     const std::set<std::string> ids = std::move(leaving->second);

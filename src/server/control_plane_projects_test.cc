@@ -72,9 +72,10 @@ class ProjectsTest : public ControlPlaneOnStoreTest {
     return key->value.id;
   }
 };
-// Each of its tests restarts the server: on both stores.
+// What a restart must find again runs on both stores; the rest, on SQLite only.
 class ProjectsTestRestart : public ProjectsTest {};
 SUANLI_INSTANTIATE_ON_BOTH_STORES(ProjectsTestRestart);
+SUANLI_INSTANTIATE_ON_SQLITE(ProjectsTest);
 
 TEST_P(ProjectsTestRestart, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
   const Principal owner = NewUser("owner");

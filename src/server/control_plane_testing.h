@@ -56,6 +56,91 @@ class ControlPlaneOnStoreTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(done.get_future().get().ok());
   }
 
+  // The common steps of the rules' tests: a user with credits, a node of GPUs, a pod, reports.
+  Principal NewUser(std::string name, std::string_view credits) {
+    auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser,
+                                   *core::Money::ParseDollars(credits));
+    EXPECT_TRUE(user.ok()) << user.status().ToString();
+    Durable(user->sequence);
+    return Principal{user->value.id, core::Role::kUser, "", ""};
+  }
+
+  Principal NewNode(std::string name, int gpus, std::string type = "RTX 4090", int vcpu = 64) {
+    std::vector<core::GpuDevice> devices;
+    for (int i = 0; i < gpus; ++i) {
+      devices.push_back({i, "GPU-" + std::to_string(i), type, 24, true, 0, core::kMilliGpu, ""});
+    }
+    return NewNode(std::move(name), std::move(devices), vcpu);
+  }
+
+  // A node of `vcpu` vCPU, 256 GB and these GPUs, registered with a fresh join token.
+  Principal NewNode(std::string name, std::vector<core::GpuDevice> gpus, int vcpu = 64) {
+    auto join = plane_->CreateJoinToken(admin_, "test");
+    EXPECT_TRUE(join.ok());
+    NodeReport report;
+    report.name = std::move(name);
+    report.gpus = std::move(gpus);
+    report.vcpu = vcpu;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto node = plane_->RegisterNode(join->value.second, report);
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    Durable(node->sequence);
+    return *plane_->Authenticate(node->value.second);
+  }
+
+  void Heartbeat(const Principal& node, int gpus) {
+    NodeReport report;
+    for (int i = 0; i < gpus; ++i)
+      report.gpus.push_back(
+          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
+    report.vcpu = 64;
+    report.memory_gb = 256;
+    report.disk_gb = 2000;
+    auto beat = plane_->Heartbeat(node, report);
+    ASSERT_TRUE(beat.ok()) << beat.status().ToString();
+    Durable(beat->sequence);
+  }
+
+  core::Pod CreatePod(const Principal& user, int gpus = 1, int volume_gb = 0,
+                      bool interruptible = false) {
+    PodSpec spec;
+    spec.image = "busybox";
+    spec.gpu_type = "4090";
+    spec.gpu_count = gpus;
+    spec.volume_gb = volume_gb;
+    spec.interruptible = interruptible;
+    spec.queue = true;  // tests make pods before their nodes join: queued on purpose
+    auto pod = plane_->CreatePod(user, spec);
+    EXPECT_TRUE(pod.ok()) << pod.status().ToString();
+    Durable(pod->sequence);
+    return pod->value;
+  }
+
+  core::Pod Get(const Principal& user, const std::string& id) {
+    return plane_->GetPod(user, id)->value;
+  }
+
+  core::Status Report(const Principal& node, const std::string& pod_id, int64_t seq,
+                      core::PodState state, core::TimePoint at) {
+    PodReport report;
+    report.seq = seq;
+    report.state = state;
+    report.at = at;
+    auto result = plane_->ReportPod(node, pod_id, report);
+    if (result.ok()) Durable(result->sequence);
+    return result.status();
+  }
+
+  core::Money LedgerSum(const Principal& user, const std::string& pod_id) {
+    core::Money sum;
+    const std::vector<core::LedgerEntry> entries = plane_->Ledger(user, "").value();
+    for (const core::LedgerEntry& entry : entries) {
+      if (entry.pod_id == pod_id) sum = sum + entry.amount;
+    }
+    return sum;
+  }
+
   suanli::testing::TempDir dir_;
   ControlPlaneOptions options_;  // a test may change them, then Reopen
   std::optional<store::testing::StoreUnderTest> store_under_test_;
