@@ -75,6 +75,17 @@ for _ in $(seq 1 50); do
 done
 [ "$left" -eq 0 ] || fail "a container of $pod is left on the engine"
 
+# The quick start on a 2-core machine (CI's): each of the two simulated GPUs takes a pod of the
+# default size at once (once, the first pod took both cores and the second waited forever).
+first=$("$suanli" pods create --template demo-http --gpu 4090 --wait --timeout 120 --json) ||
+  fail "the first of two default pods: $first"
+second=$("$suanli" pods create --template demo-http --gpu 4090 --wait --timeout 120 --json) ||
+  fail "the second default pod did not run beside the first: $second"
+for extra in "$(json_field id <<<"$first")" "$(json_field id <<<"$second")"; do
+  "$suanli" pods rm "$extra" --force >/dev/null || fail "pods rm $extra"
+  "$suanli" pods wait "$extra" --state terminated --timeout 60 >/dev/null || fail "$extra not terminated"
+done
+
 # SSH for real: a pod running Dropbear, which reads the authorized_keys the agent put in the volume.
 ssh_json=$("$suanli" pods create --template demo-ssh --gpu 4090 --wait --timeout 120 --json) ||
   fail "pods create demo-ssh --wait: $ssh_json"

@@ -70,7 +70,7 @@ class AgentImpl final : public Agent {
         gpus_(std::move(gpus)),
         nvml_(std::move(nvml)),
         gpu_access_(gpu_access),
-        resources_(ReadResources(options_.state_dir)),
+        resources_(WithRoomForSimulatedGpus(ReadResources(options_.state_dir), gpus_.gpus)),
         sampler_(*engine_, clock_, [](const std::string& path) {
           std::ifstream file(path);
           std::ostringstream text;

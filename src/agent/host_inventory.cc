@@ -31,4 +31,12 @@ HostResources ReadResources(const std::filesystem::path& dir) {
   return resources;
 }
 
+HostResources WithRoomForSimulatedGpus(HostResources host, const std::vector<Gpu>& gpus) {
+  const int simulated_gpus = static_cast<int>(std::ranges::count_if(gpus, &Gpu::simulated));
+  if (simulated_gpus == 0) return host;
+  host.vcpu = std::max(host.vcpu, 2 * simulated_gpus);
+  host.memory_gb = std::max(host.memory_gb, 8 * simulated_gpus);
+  return host;
+}
+
 }  // namespace suanli::agent

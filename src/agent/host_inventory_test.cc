@@ -22,5 +22,21 @@ TEST(HostInventoryTest, TheDiskOfAMissingDirectoryIsUnknown) {
   EXPECT_GE(resources.vcpu, 1) << "the rest is still read";
 }
 
+// The README's quick start on a 2-core machine: two simulated GPUs, two demo pods of 2 vCPU each.
+TEST(HostInventoryTest, SimulatedGpusGetTheRoomTheirDefaultPodsTake) {
+  Gpu simulated;
+  simulated.simulated = true;
+  const std::vector<Gpu> two(2, simulated);
+  const HostResources small{.vcpu = 2, .memory_gb = 7, .disk_gb = 50};
+  const HostResources room = WithRoomForSimulatedGpus(small, two);
+  EXPECT_EQ(room.vcpu, 4);
+  EXPECT_EQ(room.memory_gb, 16);
+  EXPECT_EQ(room.disk_gb, 50);
+  const HostResources big{.vcpu = 64, .memory_gb = 512, .disk_gb = 50};
+  EXPECT_EQ(WithRoomForSimulatedGpus(big, two).vcpu, 64);
+  const std::vector<Gpu> real(2);
+  EXPECT_EQ(WithRoomForSimulatedGpus(small, real).vcpu, 2);  // real GPUs: the host as it is
+}
+
 }  // namespace
 }  // namespace suanli::agent
