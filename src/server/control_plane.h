@@ -726,6 +726,9 @@ class ControlPlane {
   // project's viewer.
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
+  // CreatePod's change: the pod `caller` asks for, checked, added and placed if it can be.
+  core::Result<core::Pod*> AddPod(Change& change, const Principal& caller, PodSpec spec)
+      REQUIRES(mutex_);
   // Who may see or change what (projects and roles): state/access_policy.h.
   using Access = AccessPolicy::Access;
   core::Money PriceLocked(std::string_view gpu_type) const REQUIRES(mutex_);  // GpuPrice
@@ -925,11 +928,9 @@ class ControlPlane {
   // Serverless (control_plane_endpoints.cc).
   void LoadEndpoints(std::vector<serverless::Endpoint> endpoints, std::vector<serverless::Job> jobs)
       REQUIRES(mutex_);
-  // Job timeouts and expiry, lost workers, the scaler's decisions; starts the workers it asked
-  // for through CreatePod, outside the lock. Returns the commit sequence of what it wrote.
-  // Serialized by scale_mutex_ (the tick thread, and a job submitted to an endpoint with no
-  // worker), so that two runs never both start the worker one decision asked for.
-  uint64_t TickEndpoints() EXCLUDES(mutex_, scale_mutex_);
+  // Job timeouts and expiry, lost workers, the scaler's decisions, and the workers it asked for,
+  // created in the same critical section (AddPod). Returns the commit sequence of what it wrote.
+  uint64_t TickEndpoints() EXCLUDES(mutex_);
   // SubmitJob's change.
   struct Enqueued {
     bool no_worker = false;  // the endpoint has no live worker to take the job
@@ -971,7 +972,6 @@ class ControlPlane {
 
   // Calls the push hook, if any, outside the lock.
   void WakePusher() EXCLUDES(mutex_);
-  core::Mutex scale_mutex_;  // held through TickEndpoints; taken before mutex_, never after
   mutable core::Mutex mutex_;
   std::map<std::string, core::User> users_ GUARDED_BY(mutex_);
   // What Load could not read (documents.h): "user usr_1: why".

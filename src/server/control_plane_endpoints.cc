@@ -707,7 +707,6 @@ uint64_t ControlPlane::TickEndpoints() {
     std::string token;
     PodSpec spec;
   };
-  core::MutexLock scaling(scale_mutex_);
   std::vector<NewWorker> new_workers;
   uint64_t sequence = 0;
   bool push_work = false;  // an http-mode endpoint has queued jobs
@@ -822,34 +821,24 @@ uint64_t ControlPlane::TickEndpoints() {
         new_workers.push_back(std::move(worker));
       }
     }
-    sequence = change.Commit();
-  }
-  // CreatePod takes the lock itself (and checks the owner's balance, as for any pod).
-  for (NewWorker& worker : new_workers) {
-    Principal owner;
-    owner.user_id = worker.owner_id;
-    Result<Written<core::Pod>> pod = CreatePod(owner, std::move(worker.spec));
-    Locked locked(*this);
-    const auto runtime = endpoint_runtime_.find(worker.endpoint_id);
-    if (!pod.ok()) {
-      if (runtime != endpoint_runtime_.end()) {
-        runtime->second.scale_error = "a worker could not start: " + pod.status().message();
+    // The workers asked for, in the same critical section: no endpoint can go meanwhile, and no
+    // second run of the tick can start the worker this decision asked for. Each is its owner's
+    // pod, checked as any pod (balance, quotas, budgets); one refused leaves the others be.
+    for (NewWorker& worker : new_workers) {
+      Principal owner;
+      owner.user_id = worker.owner_id;
+      EndpointRuntime& runtime = endpoint_runtime_.at(worker.endpoint_id);
+      Result<core::Pod*> pod = AddPod(change, owner, std::move(worker.spec));
+      if (!pod.ok()) {
+        runtime.scale_error = "a worker could not start: " + pod.status().message();
+        continue;
       }
-      continue;
+      runtime.scale_error.clear();
+      WorkerRuntime& added = runtime.workers[(*pod)->id];
+      added.token_hash = Sha256Hex(worker.token);
+      added.idle_since = now;
     }
-    sequence = std::max(sequence, pod->sequence);
-    if (runtime == endpoint_runtime_.end()) {
-      // The endpoint was deleted while its worker was being created.
-      Change change(*this);
-      SetDesired(change, pods_.at(pod->value.id), core::DesiredState::kTerminated,
-                 "its endpoint " + worker.endpoint_id + " was deleted");
-      sequence = std::max(sequence, change.Commit());
-      continue;
-    }
-    runtime->second.scale_error.clear();
-    WorkerRuntime& added = runtime->second.workers[pod->value.id];
-    added.token_hash = Sha256Hex(worker.token);
-    added.idle_since = Now();
+    sequence = change.Commit();
   }
   if (push_work) WakePusher();
   return sequence;

@@ -254,6 +254,13 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   }
   SUANLI_RETURN_IF_ERROR(CheckEnv(spec.env));
   Locked locked(*this);
+  Change change(*this);
+  Result<core::Pod*> added = AddPod(change, caller, std::move(spec));
+  if (!added.ok()) return added.status();
+  return Written<core::Pod>{**added, change.Commit()};
+}
+
+Result<core::Pod*> ControlPlane::AddPod(Change& change, const Principal& caller, PodSpec spec) {
   const core::TimePoint now = Now();
   core::Pod pod;
   // A project's pod bills the project's owner, within the owner's quotas, cap and budget.
@@ -355,7 +362,6 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   pod.storage_billed_to = now;
   pod.gpu_billed_to = now;
   pod.state_reason = "waiting for a GPU";
-  Change change(*this);
   core::Pod& stored = pods_[pod.id] = std::move(pod);
   change.Append(core::Transition{0, stored.id, stored.owner_id, now, PodState::kPending,
                                  PodState::kPending, "", stored.gpu_type, stored.gpu_count, Money(),
@@ -370,7 +376,7 @@ Result<Written<core::Pod>> ControlPlane::CreatePod(const Principal& caller, PodS
   // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
   // capacity change, every pending pod is tried in order).
   Schedule(change, now);
-  return Written<core::Pod>{stored, change.Commit()};
+  return &stored;
 }
 
 Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& caller) const {
