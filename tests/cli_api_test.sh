@@ -113,6 +113,7 @@ check "pod get" 0 "State: +pending" "" -- pods get "$pod_id"
 check "pod wait times out" 6 "" "pod $pod_id is still pending after 1 s: no ready node has RTX 4090 GPUs" -- pods wait "$pod_id" --timeout 1
 check "pod history" 0 "pending" "" -- pods history "$pod_id"
 check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
+check "pod gpu typo" 3 "" "no GPU type named '4900'; did you mean RTX 4090" -- pods create --image ubuntu:22.04 --gpu 4900 --queue
 check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X
 check "auto-terminate needs consent" 2 "" "its 5 GB volume would be deleted with the pod; agree with" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d
 check "auto-terminate" 0 "pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d --terminate-deletes-volume
