@@ -165,6 +165,8 @@ check "shared with no backend" 5 "" "no node of this cloud has the shared backen
 check "snapshot-rm of nothing" 3 "" "no snapshot nope" -- volumes snapshot-rm nope
 sed -i 's|mount_path: /data|mount_path: /mnt/data|' spec.yaml
 check "apply a changed pod" 5 "^pod trainer: exists \\(pod_[^)]*\\) and differs in volumes" "" -- apply -f spec.yaml
+says "the advice keeps the volume" "cannot change in place: replace it alone with .suanli pods rm pod_[0-9a-f]+., then apply again \\(this keeps the volumes; .delete -f. would delete the file's volumes and their data\\)"
+check "volume in use" 5 "" "is used by pod pod_[0-9a-f]+; terminate those pods first \\(suanli pods rm ID\\)" -- volumes rm data
 check "delete -f" 0 "^volume data: deleted \\(vol_" "" -- delete -f spec.yaml
 says "the pod went first" "^pod trainer: deleted"
 check "volume gone" 3 "" "." -- volumes get data
