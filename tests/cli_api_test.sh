@@ -113,6 +113,7 @@ check "pod get" 0 "State: +pending" "" -- pods get "$pod_id"
 check "pod wait times out" 6 "" "pod $pod_id is still pending after 1 s: no ready node has RTX 4090 GPUs" -- pods wait "$pod_id" --timeout 1
 check "pod history" 0 "pending" "" -- pods history "$pod_id"
 check "pod not found" 3 "" "suanli pods: " -- pods get pod_nope
+check "pod gpu typo" 3 "" "no GPU type named '4900'; did you mean RTX 4090" -- pods create --image ubuntu:22.04 --gpu 4900 --queue
 check "pod bad env" 2 "" "--env 'X' is not KEY=VALUE" -- pods create --image x --env X
 check "auto-terminate needs consent" 2 "" "its 5 GB volume would be deleted with the pod; agree with" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d
 check "auto-terminate" 0 "pending" "" -- pods create --image ubuntu:22.04 --gpu "RTX 4090" --queue --volume-gb 5 --terminate-after-stopped 7d --terminate-deletes-volume
@@ -164,6 +165,8 @@ check "shared with no backend" 5 "" "no node of this cloud has the shared backen
 check "snapshot-rm of nothing" 3 "" "no snapshot nope" -- volumes snapshot-rm nope
 sed -i 's|mount_path: /data|mount_path: /mnt/data|' spec.yaml
 check "apply a changed pod" 5 "^pod trainer: exists \\(pod_[^)]*\\) and differs in volumes" "" -- apply -f spec.yaml
+says "the advice keeps the volume" "cannot change in place: replace it alone with .suanli pods rm pod_[0-9a-f]+., then apply again \\(this keeps the volumes; .delete -f. would delete the file's volumes and their data\\)"
+check "volume in use" 5 "" "is used by pod pod_[0-9a-f]+; terminate those pods first \\(suanli pods rm ID\\)" -- volumes rm data
 check "delete -f" 0 "^volume data: deleted \\(vol_" "" -- delete -f spec.yaml
 says "the pod went first" "^pod trainer: deleted"
 check "volume gone" 3 "" "." -- volumes get data

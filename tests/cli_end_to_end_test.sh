@@ -45,6 +45,10 @@ check "unknown column" 2 "" "unknown sort column 'speed'" -- gpus --sort speed
 check "unknown gpu" 3 "" "no GPU type named 'rtx 4900'; did you mean RTX 4090" -- compare 4090 "rtx 4900"
 check "ambiguous gpu" 2 "" "'6000' could be RTX A6000 or RTX 6000 Ada; say which" -- compare 4090 6000
 check "unknown command" 2 "" "unknown command 'gpu'" -- gpu
+check "version" 0 '^suanli [0-9]+\.[0-9]+\.[0-9]+( \(git [0-9a-f]{12}\))?$' "" -- version
+check "version flag" 0 '^suanli [0-9]+\.[0-9]+\.[0-9]+' "" -- --version
+check "unknown flag" 2 "" "^suanli: unknown flag --templte; did you mean --template\? \(see 'suanli pods create --help'\)$" -- pods create --templte demo-http
+check "model number typo" 3 "" "no GPU type named '4900'; did you mean RTX 4090," -- compare 4090 4900
 check "missing price file" 3 "" "--prices: /nonexistent/prices.yaml: no such file" -- --prices /nonexistent/prices.yaml gpus
 printf 'prices:\n  - gpu: RTX 4090\n    rent_usd_per_hour: 0.5O\n' >prices.yaml
 check "bad price file" 2 "" "prices.yaml:3: RTX 4090: field 'rent_usd_per_hour' must be a positive amount" -- gpus --prices prices.yaml

@@ -46,6 +46,10 @@ for delay in 0.05 0.3 agent-db 2; do
 done
 start_up
 grep -q "not registered" up.err && fail "suanli up's agent says it is not registered: $(cat up.err)"
+# Its hints run as pasted: this binary's path (the build folder is not on PATH), and only the admin
+# exists, so they say how to make a user.
+grep -qF "  $suanli users create alice" up.out || fail "the hints do not make alice with $suanli"
+"$suanli" users create bob --credits 1 >/dev/null || fail "users create bob failed"
 # And once more from a fully started `up`: it comes back with the same node, ready.
 node=$("$suanli" nodes list --json | json_field id)
 kill -TERM "$up_pid"
@@ -54,4 +58,7 @@ up_pid=""
 start_up
 [ "$("$suanli" nodes list --json | json_field id)" = "$node" ] ||
   fail "the restarted up's agent is another node: $("$suanli" nodes list)"
+# A user exists now: the restart's hints do not ask for alice again.
+grep -q "users create alice" up.out && fail "the restart's hints ask for alice again: $(cat up.out)"
+grep -qF "  $suanli users list" up.out || fail "the restart's hints do not list the users"
 echo "PASS: suanli up stopped at 4 points of its start-up and once running started again each time"

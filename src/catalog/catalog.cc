@@ -207,8 +207,14 @@ void Catalog::SetPrice(std::string_view gpu_name, Price price) {
 }
 
 std::vector<std::string> Catalog::Suggestions(const std::string& squashed_query) const {
-  const std::vector<std::pair<std::string_view, size_t>> keys(by_squashed_name_.begin(),
-                                                              by_squashed_name_.end());
+  std::vector<std::pair<std::string_view, size_t>> keys(by_squashed_name_.begin(),
+                                                        by_squashed_name_.end());
+  // Model numbers alone too ("4090" of the RTX 4090), so that "4900" is a typo of one of them.
+  for (const NameForm& form : forms_) {
+    for (const std::string& token : form.searchable) {
+      if (token.size() >= 3 && AllDigits(token)) keys.emplace_back(token, form.gpu_index);
+    }
+  }
   std::vector<std::string> names;
   for (size_t index : core::ClosestMatches(squashed_query, keys, gpus_.size())) {
     names.push_back(gpus_[index].name);

@@ -7,12 +7,13 @@
 //   image: ...
 //
 // apply creates what does not exist yet, by name, and leaves what does: a pod cannot change in
-// place (delete -f, then apply), an endpoint's settings are PATCHed to the spec's, a volume is
-// grown to the spec's size. Volumes and templates are created before the pods and endpoints that
-// name them, whatever the file's order; delete -f goes the other way. Running apply again changes
-// nothing (idempotent). --dry-run says what it would do and what the pods would cost per hour at
-// this cloud's prices, and changes nothing. get -f shows each object of the file as it is now
-// (kubectl's get -f): its id, its state, and whether it is as the spec says.
+// place (rm it alone, then apply: delete -f would delete the file's volumes too), an endpoint's
+// settings are PATCHed to the spec's, a volume is grown to the spec's size. Volumes and templates
+// are created before the pods and endpoints that name them, whatever the file's order; delete -f
+// goes the other way. Running apply again changes nothing (idempotent). --dry-run says what it
+// would do and what the pods would cost per hour at this cloud's prices, and changes nothing. get
+// -f shows each object of the file as it is now (kubectl's get -f): its id, its state, and whether
+// it is as the spec says.
 #include <fmt/format.h>
 
 #include <boost/json/array.hpp>
@@ -174,9 +175,15 @@ core::Status RunApply(const ApplyFlags& flags, CommandContext& context) {
     // An endpoint's settings and a volume's size change in place (PATCH); pods and templates do
     // not: say where the spec and the object differ.
     if (spec.kind != ObjectKind::kEndpoint && spec.kind != ObjectKind::kVolume) {
+      // Not `delete -f`: it would delete the file's volumes, and their data, with the pod.
       context.out << label << ": exists (" << id << ") and differs in " << JoinWords(differences)
-                  << "; a " << kind.singular << " cannot change in place: suanli delete -f "
-                  << flags.file << ", then apply\n";
+                  << "; a " << kind.singular << " cannot change in place: replace it alone with "
+                  << "`suanli " << kind.plural << " rm " << id << "`, then apply again"
+                  << (spec.kind == ObjectKind::kPod
+                          ? " (this keeps the volumes; `delete -f` would delete the file's "
+                            "volumes and their data)"
+                          : "")
+                  << "\n";
       ++left_differing;
       continue;
     }

@@ -193,8 +193,11 @@ TEST_F(ApplyCommandTest, APodThatDiffersIsNotChangedAndAnErrorSaysWhere) {
   EXPECT_NE(outcome.err.find("1 object(s) differ from the spec and were left as they are"),
             std::string::npos)
       << outcome.err;
+  // The advice keeps the data: the pod alone goes, not the file's volumes as delete -f would.
   EXPECT_EQ(outcome.out.find("pod a: exists (pod_a) and differs in image; a pod cannot change in "
-                             "place: suanli delete -f "),
+                             "place: replace it alone with `suanli pods rm pod_a`, then apply "
+                             "again (this keeps the volumes; `delete -f` would delete the file's "
+                             "volumes and their data)"),
             0u)
       << outcome.out;
   for (const FakeRequest& request : server.requests()) EXPECT_EQ(request.method, "GET");

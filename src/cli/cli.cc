@@ -8,6 +8,7 @@
 #include "catalog/catalog_file.h"
 #include "cli/command.h"
 #include "cli/files.h"
+#include "core/suggest.h"
 
 namespace suanli::cli {
 namespace {
@@ -55,6 +56,8 @@ constexpr CommandSpec kCommands[] = {
      DefineStoreCommand},
     {"completion", "Print a shell completion script: suanli completion bash|zsh|fish",
      DefineCompletionCommand},
+    {"version", "Print suanli's version (and the git commit it was built from)",
+     DefineVersionCommand},
 };
 
 // Global flags that take a value, so the search for the command word skips that value.
@@ -97,6 +100,45 @@ std::optional<std::string> UnknownCommandError(const std::vector<std::string>& a
   return std::nullopt;
 }
 
+// CLI11 says "The following arguments were not expected: demo-http --templte" for a mistyped flag
+// (its value is an extra too); people need the flag it did not know and the one they meant. The
+// known flags are those of the parsed command chain (`chain`, outermost first), since the global
+// ones may follow the command. nullopt when no extra is a flag (a stray word keeps CLI11's text).
+std::optional<std::string> UnknownFlagError(const std::vector<std::string>& extras,
+                                            const std::vector<const CLI::App*>& chain) {
+  std::vector<std::string> known;
+  for (const CLI::App* app : chain) {
+    for (const CLI::Option* option : app->get_options()) {
+      for (const std::string& name : option->get_lnames()) known.push_back(name);
+    }
+  }
+  std::vector<std::pair<std::string_view, size_t>> keys;
+  for (size_t i = 0; i < known.size(); ++i) keys.emplace_back(known[i], i);
+  std::vector<std::string> unknown;  // "--templte", each with its guess
+  std::vector<std::string> guesses;
+  for (const std::string& extra : extras) {
+    if (!extra.starts_with("-") || extra == "-" || extra == "--") continue;
+    const std::string flag = extra.substr(0, extra.find('='));
+    const std::vector<size_t> closest =
+        extra.starts_with("--")
+            ? core::ClosestMatches(std::string_view(flag).substr(2), keys, known.size(), 1)
+            : std::vector<size_t>{};
+    unknown.push_back(flag);
+    guesses.push_back(closest.empty() ? "" : "--" + known[closest.front()]);
+  }
+  if (unknown.empty()) return std::nullopt;
+  if (unknown.size() == 1) {
+    std::string message = "unknown flag " + unknown.front();
+    if (!guesses.front().empty()) message += "; did you mean " + guesses.front() + "?";
+    return message;
+  }
+  std::vector<std::string> named;
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    named.push_back(unknown[i] + (guesses[i].empty() ? "" : " (did you mean " + guesses[i] + "?)"));
+  }
+  return "unknown flags " + core::JoinChoices(named, " and ");
+}
+
 }  // namespace
 
 std::span<const CommandSpec> Commands() { return kCommands; }
@@ -126,6 +168,7 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
       "suanli: choose the GPU a deep-learning job needs, and rent it on your own GPU cloud.",
       "suanli");
   app.require_subcommand(1);
+  app.set_version_flag("--version", VersionText(), "Print suanli's version and exit");
   app.fallthrough();  // global flags such as --prices may follow the subcommand
   CommandContext context{out, err, "", "", "", &api_env};
   app.add_option("--url", context.api_url,
@@ -160,14 +203,24 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {
     std::string hint = "suanli --help";
+    std::vector<const CLI::App*> chain = {&app};
     for (const auto& entry : runs) {
       const CLI::App* command = entry.first;
       if (!command->parsed()) continue;
       hint = "suanli " + command->get_name();
-      for (const CLI::App* sub : command->get_subcommands()) hint += " " + sub->get_name();
+      chain.push_back(command);
+      for (const CLI::App* sub : command->get_subcommands()) {
+        hint += " " + sub->get_name();
+        chain.push_back(sub);
+      }
       hint += " --help";
     }
-    err << "suanli: " << OneLine(error.what()) << " (see '" << hint << "')\n";
+    std::optional<std::string> unknown_flag;
+    if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+      unknown_flag = UnknownFlagError(app.remaining(true), chain);
+    }
+    err << "suanli: " << (unknown_flag ? *unknown_flag : OneLine(error.what())) << " (see '" << hint
+        << "')\n";
     return 2;
   }
 

@@ -146,6 +146,41 @@ TEST(GpusCommandTest, BadFlagsFailWithOneClearLine) {
   ExpectOneLineError(Suanli({"gpu"}), 2, "unknown command 'gpu'; did you mean 'gpus'?");
 }
 
+TEST(VersionCommandTest, VersionAndTheVersionFlagPrintTheReleaseAndExitZero) {
+  const Outcome word = Suanli({"version"});
+  EXPECT_EQ(word.exit_code, 0) << word.err;
+  // "suanli 0.1.0\n", or "suanli 0.1.0 (git 1a2b3c4d5e6f)\n" from a git checkout.
+  const std::string prefix = "suanli ";
+  ASSERT_TRUE(word.out.starts_with(prefix) && word.out.ends_with("\n")) << word.out;
+  const std::string rest = word.out.substr(prefix.size(), word.out.size() - prefix.size() - 1);
+  const std::string release = rest.substr(0, rest.find(' '));
+  EXPECT_EQ(std::count(release.begin(), release.end(), '.'), 2) << release;
+  EXPECT_EQ(release.find_first_not_of("0123456789."), std::string::npos) << release;
+  if (release.size() < rest.size()) {
+    EXPECT_TRUE(rest.substr(release.size()).starts_with(" (git ") && rest.ends_with(")")) << rest;
+    EXPECT_EQ(rest.size(), release.size() + 6 + 12 + 1) << rest;  // a 12-digit commit
+  }
+  const Outcome flag = Suanli({"--version"});
+  EXPECT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(flag.out, word.out);
+  EXPECT_TRUE(flag.err.empty()) << flag.err;
+}
+
+TEST(UnknownFlagTest, NamesTheFlagAndTheClosestOne) {
+  ExpectOneLineError(Suanli({"pods", "create", "--templte", "demo-http"}), 2,
+                     "suanli: unknown flag --templte; did you mean --template? (see 'suanli pods "
+                     "create --help')");
+  ExpectOneLineError(Suanli({"gpus", "--min-vrma=24"}), 2,
+                     "unknown flag --min-vrma; did you mean --min-vram?");
+  // The global flags count, as they may follow the command; with nothing close, no guess.
+  ExpectOneLineError(Suanli({"gpus", "--pricse", "x"}), 2,
+                     "unknown flag --pricse; did you mean --prices?");
+  ExpectOneLineError(Suanli({"gpus", "--zzzzzz"}), 2, "unknown flag --zzzzzz (see");
+  ExpectOneLineError(Suanli({"pods", "create", "--templte", "x", "--gpuu", "4090"}), 2,
+                     "unknown flags --templte (did you mean --template?) and --gpuu (did you mean "
+                     "--gpu?)");
+}
+
 TEST(CompareCommandTest, ShowsRatiosToTheFirstGpu) {
   const Outcome outcome = Suanli({"compare", "4090", "a100-80g", "h100 sxm"});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
@@ -172,6 +207,9 @@ TEST(CompareCommandTest, JsonCarriesTheRatios) {
 TEST(CompareCommandTest, UnknownOrAmbiguousOrTooFewGpusFail) {
   ExpectOneLineError(Suanli({"compare", "4090", "rtx 4900"}), 3,
                      "no GPU type named 'rtx 4900'; did you mean RTX 4090");
+  // The model number alone, its digits swapped: the 4090 comes first.
+  ExpectOneLineError(Suanli({"compare", "4090", "4900"}), 3,
+                     "no GPU type named '4900'; did you mean RTX 4090");
   ExpectOneLineError(Suanli({"compare", "4090", "6000"}), 2,
                      "'6000' could be RTX A6000 or RTX 6000 Ada; say which");
   ExpectOneLineError(Suanli({"compare", "4090"}), 2, "name at least two GPU types");

@@ -69,10 +69,14 @@ CommandRun DefineTokensCommand(CLI::App& command);
 CommandRun DefineSshKeysCommand(CLI::App& command);
 CommandRun DefinePricesCommand(CLI::App& command);
 CommandRun DefineCompletionCommand(CLI::App& command);
-CommandRun DefineApplyCommand(CLI::App& command);  // apply_command.cc, with delete
+CommandRun DefineVersionCommand(CLI::App& command);  // version_command.cc
+CommandRun DefineApplyCommand(CLI::App& command);    // apply_command.cc, with delete
 CommandRun DefineDeleteCommand(CLI::App& command);
 CommandRun DefineGetCommand(CLI::App& command);
 
 std::span<const CommandSpec> Commands();
+
+// "suanli 0.1.0 (git 1a2b3c4d5e6f)": the release, and the commit of a build from a git checkout.
+std::string VersionText();
 
 }  // namespace suanli::cli

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "agent/engine.h"
 #include "cli/api_client.h"
 #include "cli/command.h"
+#include "cli/up_hints.h"
 #include "core/stop_signal.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -45,24 +47,47 @@ core::Result<std::string> EnsureLocalEngine(std::ostream& log) {
       "engine: sudo bash scripts/install-deps.sh && sudo bash scripts/engine.sh");
 }
 
-// A join token for the local agent, made through the API with the admin's token, as an operator
-// would.
-core::Result<std::string> CreateJoinToken(const std::string& url,
-                                          const std::filesystem::path& token_file,
-                                          const ApiEnvironment& env) {
+// An API client with the admin's token, as an operator would use it.
+core::Result<std::unique_ptr<ApiClient>> AdminApi(const std::string& url,
+                                                  const std::filesystem::path& token_file,
+                                                  const ApiEnvironment& env) {
   std::ifstream in(token_file);
   std::string admin_token;
   std::getline(in, admin_token);
-  core::Result<std::unique_ptr<ApiClient>> api = ApiClient::Create({url, admin_token}, env);
-  if (!api.ok()) return api.status();
+  return ApiClient::Create({url, admin_token}, env);
+}
+
+// A join token for the local agent, made through the API with the admin's token.
+core::Result<std::string> CreateJoinToken(ApiClient& api) {
   core::Result<boost::json::value> created =
-      (*api)->Post("/v1/join-tokens", boost::json::object{{"note", "suanli up: the local agent"}});
+      api.Post("/v1/join-tokens", boost::json::object{{"note", "suanli up: the local agent"}});
   if (!created.ok()) return created.status();
   const boost::json::value* secret = created->as_object().if_contains("secret");
   if (secret == nullptr || !secret->is_string()) {
     return core::InternalError("the server's join token answer has no secret");
   }
   return std::string(secret->as_string());
+}
+
+// Whether the admin is the only user (a first start, or no one made yet): then the hints suggest
+// making one. When the server cannot say, they do too.
+bool NoOtherUser(ApiClient& api) {
+  core::Result<boost::json::value> users = api.Get("/v1/users");
+  if (!users.ok() || !users->is_object()) return true;
+  const boost::json::value* list = users->as_object().if_contains("users");
+  return list == nullptr || !list->is_array() || list->as_array().size() <= 1;
+}
+
+// The hints for this binary, as PATH and /proc/self/exe tell.
+UpHints HintsFor(const std::string& listen_host, uint16_t port) {
+  UpHints hints;
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const char* path_env = std::getenv("PATH");
+  hints.program = error ? "suanli" : ProgramName(path_env == nullptr ? "" : path_env, self);
+  hints.url = ReachableUrl(listen_host, port);
+  hints.all_addresses = ListensOnAllAddresses(listen_host);
+  return hints;
 }
 
 void AddStoreOption(CLI::App& command, std::string& store) {
@@ -167,10 +192,13 @@ CommandRun DefineUpCommand(CLI::App& command) {
         server::Server::Start(*server_options, *catalog, clock, context.err);
     if (!server.ok()) return server.status();
     const std::string host = server_options->listen.substr(0, server_options->listen.rfind(':'));
-    const std::string url = "http://" + host + ":" + std::to_string((*server)->port());
-    const std::filesystem::path token_file = server_options->data_dir / "admin-token";
+    UpHints hints = HintsFor(host, (*server)->port());
+    const std::string& url = hints.url;  // 127.0.0.1, not the 0.0.0.0 it may listen on
+    hints.token_file = server_options->data_dir / "admin-token";
     agent_options->server_url = url;
     agent_options->state_dir = server_options->data_dir / "agent";
+    const core::Result<std::unique_ptr<ApiClient>> admin =
+        AdminApi(url, hints.token_file, *context.api_env);
     // Not whether its state exists: an `up` stopped in its first second has made the agent's
     // database but not registered it, and must start again (issue 34, item 18).
     core::Result<bool> registered = agent::IsRegistered(agent_options->state_dir);
@@ -179,7 +207,7 @@ CommandRun DefineUpCommand(CLI::App& command) {
       return registered.status().WithContext("reading the local agent's state");
     }
     if (!*registered) {
-      core::Result<std::string> join = CreateJoinToken(url, token_file, *context.api_env);
+      core::Result<std::string> join = admin.ok() ? CreateJoinToken(**admin) : admin.status();
       if (!join.ok()) {
         (*server)->Stop();
         return join.status().WithContext("creating the local agent's join token");
@@ -192,16 +220,8 @@ CommandRun DefineUpCommand(CLI::App& command) {
       (*server)->Stop();
       return agent.status().WithContext("starting the local agent");
     }
-    context.out << "suanli is up: the API and console are at " << url << "/ (Ctrl-C stops both;"
-                << " pods keep running)\n"
-                << "The admin's API token is in " << token_file.string() << ". Next:\n"
-                << "  export SUANLI_URL=" << url << " SUANLI_TOKEN=$(cat " << token_file.string()
-                << ")\n"
-                << "  suanli users create alice --credits 20   # prints alice's token\n"
-                << "  export SUANLI_TOKEN=<alice's token>\n"
-                << "  suanli pods create --template demo-http --gpu 4090 --wait\n"
-                << "  suanli pods logs <pod id>; suanli pods stop <pod id>; suanli billing usage\n"
-                << std::flush;
+    hints.no_other_user = !admin.ok() || NoOtherUser(**admin);
+    context.out << UpHintsText(hints) << std::flush;
     const core::Status failure = core::WaitForStopSignal([&]() -> core::Status {
       if (core::Status failed = (*server)->failure(); !failed.ok()) return failed;
       return (*agent)->failure();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace suanli::core {
@@ -27,14 +29,20 @@ std::vector<size_t> ClosestMatches(std::string_view query,
                                    const std::vector<std::pair<std::string_view, size_t>>& keys,
                                    size_t count, size_t most) {
   const size_t limit = std::max<size_t>(2, query.size() / 3);
-  std::vector<std::pair<size_t, size_t>> distance_and_index(count, {SIZE_MAX, 0});
+  std::string sorted_query(query);
+  std::sort(sorted_query.begin(), sorted_query.end());
+  // Closest first; among equally close, a key with the query's very letters (a swap: "4900" for
+  // "4090") before one with other letters ("4000").
+  std::vector<std::tuple<size_t, bool, size_t>> rank(count, {SIZE_MAX, true, 0});
   for (const auto& [key, index] : keys) {
-    distance_and_index[index] =
-        std::min(distance_and_index[index], std::pair(EditDistance(query, key), index));
+    std::string sorted_key(key);
+    std::sort(sorted_key.begin(), sorted_key.end());
+    rank[index] = std::min(rank[index],
+                           std::tuple(EditDistance(query, key), sorted_key != sorted_query, index));
   }
-  std::sort(distance_and_index.begin(), distance_and_index.end());
+  std::sort(rank.begin(), rank.end());
   std::vector<size_t> closest;
-  for (const auto& [distance, index] : distance_and_index) {
+  for (const auto& [distance, other_letters, index] : rank) {
     if (distance > limit || closest.size() == most) break;
     closest.push_back(index);
   }

@@ -18,7 +18,8 @@ namespace suanli::core {
 size_t EditDistance(std::string_view a, std::string_view b);
 
 // For "did you mean": the things whose closest key is a plausible typo of `query` (within a third
-// of its length, and at least two edits), closest first, at most `most`. `keys` pairs each known
+// of its length, and at least two edits), closest first (and among equally close, those with the
+// query's very letters, a swap, first), at most `most`. `keys` pairs each known
 // key with the index, below `count`, of the thing it names (a thing may have several keys: its name
 // and aliases).
 std::vector<size_t> ClosestMatches(std::string_view query,

@@ -22,6 +22,9 @@ TEST(ClosestMatchesTest, FindsTyposClosestFirstAndNothingFarAway) {
   EXPECT_EQ(ClosestMatches("rtx4900", keys, 4), (std::vector<size_t>{0, 1, 2}));
   EXPECT_EQ(ClosestMatches("rtx4900", keys, 4, 1), (std::vector<size_t>{0}));
   EXPECT_TRUE(ClosestMatches("potato", keys, 4).empty());
+  // One edit from both; the swap ("4900" has 4090's digits) comes first whatever the order.
+  const std::vector<std::pair<std::string_view, size_t>> numbers = {{"4000", 0}, {"4090", 1}};
+  EXPECT_EQ(ClosestMatches("4900", numbers, 2), (std::vector<size_t>{1, 0}));
 }
 
 TEST(JoinChoicesTest, ListsNamesWithTheLastSeparator) {

@@ -221,7 +221,7 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
   if (!users.empty()) {
     return core::FailedPreconditionError("volume " + volume.name + " (" + volume.id +
                                          ") is used by pod " + Joined(users) +
-                                         "; terminate those pods first (suanli pods terminate ID)");
+                                         "; terminate those pods first (suanli pods rm ID)");
   }
   const core::TimePoint now = Now();
   Change change(*this);
