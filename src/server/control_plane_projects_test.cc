@@ -17,33 +17,6 @@ using core::StatusCode;
 
 class ProjectsTest : public ControlPlaneOnStoreTest {
  protected:
-  Principal NewUser(std::string name) {
-    auto user = plane_->CreateUser(admin_, std::move(name), core::Role::kUser,
-                                   *core::Money::ParseDollars("100"));
-    EXPECT_TRUE(user.ok()) << user.status().ToString();
-    Durable(user->sequence);
-    return Principal{user->value.id, core::Role::kUser, "", ""};
-  }
-
-  // A node with two RTX 4090s, registered with a fresh join token.
-  Principal NewNode() {
-    auto join = plane_->CreateJoinToken(admin_, "test");
-    EXPECT_TRUE(join.ok());
-    NodeReport report;
-    report.name = "n1";
-    for (int i = 0; i < 2; ++i) {
-      report.gpus.push_back(
-          {i, "GPU-" + std::to_string(i), "RTX 4090", 24, true, 0, core::kMilliGpu, ""});
-    }
-    report.vcpu = 64;
-    report.memory_gb = 256;
-    report.disk_gb = 2000;
-    auto node = plane_->RegisterNode(join->value.second, report);
-    EXPECT_TRUE(node.ok()) << node.status().ToString();
-    Durable(node->sequence);
-    return *plane_->Authenticate(node->value.second);
-  }
-
   // A pod of `user` (in `project`, "" for their own), placed on the idle node and running there.
   std::string RunningPod(const Principal& user, const Principal& node, std::string project) {
     PodSpec spec;
@@ -54,13 +27,7 @@ class ProjectsTest : public ControlPlaneOnStoreTest {
     EXPECT_TRUE(pod.ok()) << pod.status().ToString();
     if (!pod.ok()) return "";
     EXPECT_EQ(pod->value.node_id, node.node_id);
-    PodReport report;
-    report.seq = 1;
-    report.state = core::PodState::kRunning;
-    report.at = clock_.Now();
-    auto reported = plane_->ReportPod(node, pod->value.id, report);
-    EXPECT_TRUE(reported.ok()) << reported.status().ToString();
-    Durable(reported->sequence);
+    EXPECT_TRUE(Report(node, pod->value.id, 1, core::PodState::kRunning, clock_.Now()).ok());
     return pod->value.id;
   }
 
@@ -78,9 +45,9 @@ SUANLI_INSTANTIATE_ON_BOTH_STORES(ProjectsTestRestart);
 SUANLI_INSTANTIATE_ON_SQLITE(ProjectsTest);
 
 TEST_P(ProjectsTestRestart, AProjectItsMembersAndItsPodsOwnershipSurviveARestart) {
-  const Principal owner = NewUser("owner");
-  const Principal member = NewUser("member");
-  const Principal viewer = NewUser("viewer");
+  const Principal owner = NewUser("owner", "100");
+  const Principal member = NewUser("member", "100");
+  const Principal viewer = NewUser("viewer", "100");
   auto project = plane_->CreateProject(owner, "team");
   ASSERT_TRUE(project.ok()) << project.status().ToString();
   ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
@@ -125,9 +92,9 @@ TEST_P(ProjectsTestRestart, AProjectItsMembersAndItsPodsOwnershipSurviveARestart
 }
 
 TEST_P(ProjectsTestRestart, AProjectsVolumeStaysItsAcrossARestart) {
-  const Principal owner = NewUser("owner");
-  const Principal member = NewUser("member");
-  const Principal stranger = NewUser("stranger");
+  const Principal owner = NewUser("owner", "100");
+  const Principal member = NewUser("member", "100");
+  const Principal stranger = NewUser("stranger", "100");
   ASSERT_TRUE(plane_->CreateProject(owner, "team").ok());
   ASSERT_TRUE(plane_->SetProjectMember(owner, "team", "member", core::ProjectRole::kMember).ok());
   VolumeSpec spec;
@@ -159,9 +126,9 @@ constexpr std::string_view kMemberKey =
 // holder's keys (membership, a key added or deleted) wakes the nodes running its pods, whose
 // desired keys are the new ones.
 TEST_P(ProjectsTest, KeyChangesWakeTheNodesOfRunningPodsWithTheNewKeys) {
-  const Principal owner = NewUser("owner");
-  const Principal member = NewUser("member");
-  const Principal node = NewNode();
+  const Principal owner = NewUser("owner", "100");
+  const Principal member = NewUser("member", "100");
+  const Principal node = NewNode("n1", 2);
   auto project = plane_->CreateProject(owner, "team");
   ASSERT_TRUE(project.ok()) << project.status().ToString();
   const std::string team = project->value.id;
