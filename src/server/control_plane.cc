@@ -208,7 +208,8 @@ Money ControlPlane::LiveBalance(const core::User& user, core::TimePoint now) con
   const auto billable = spend_.billable_by_owner().find(user.id);
   if (billable == spend_.billable_by_owner().end()) return balance;
   for (const std::string& id : billable->second) {
-    balance = balance - billing::Unbilled(pods_.at(id), now);
+    const core::Pod& pod = pods_.at(id);
+    balance = balance - billing::Unbilled(pod, MeteredTo(pod, nodes_, now));
   }
   return balance;
 }
@@ -339,10 +340,8 @@ uint64_t ControlPlane::TickPods() {
       // Asked to stop or end on a node that does not answer: billed to the node's last heartbeat,
       // the last sign it ran, and no further. Nobody can stop it meanwhile, and if the node comes
       // back, its agent's report of the stop bills the rest exactly (SetState).
-      if (const auto node = nodes_.find(pod.node_id);
-          node != nodes_.end() && node->second.state == core::NodeState::kUnreachable &&
-          pod.desired != core::DesiredState::kRunning && pod.running_since) {
-        RefundGpuPast(change, pod, std::max(node->second.last_heartbeat, *pod.running_since));
+      if (const core::TimePoint to = MeteredTo(pod, nodes_, now); to < now) {
+        RefundGpuPast(change, pod, to);
         continue;
       }
       const bool running_due =

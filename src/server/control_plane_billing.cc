@@ -83,16 +83,17 @@ Result<std::vector<UsageRow>> ControlPlane::Usage(const Principal& caller, std::
       billable != spend_.billable_by_owner().end()) {
     for (const std::string& id : billable->second) {
       const core::Pod& pod = pods_.at(id);
+      const core::TimePoint to = MeteredTo(pod, nodes_, now);
       // What billing::Unbilled counts, which the balance subtracts, in its two parts.
       const billing::PodAccrual accrued =
           billing::AccruedSince(pod, unbilled_from(gpu_ledger_to, id, pod.gpu_billed_to),
-                                unbilled_from(storage_ledger_to, id, pod.storage_billed_to), now);
+                                unbilled_from(storage_ledger_to, id, pod.storage_billed_to), to);
       if (accrued.gpu_from) {
         UsageRow& row = row_for(id, *accrued.gpu_from);
         row.gpu = row.gpu + accrued.gpu;
         row.unbilled = row.unbilled + accrued.gpu;
         row.gpu_seconds +=
-            std::chrono::duration_cast<std::chrono::seconds>(now - *accrued.gpu_from).count();
+            std::chrono::duration_cast<std::chrono::seconds>(to - *accrued.gpu_from).count();
       }
       if (accrued.storage_from) {
         UsageRow& row = row_for(id, *accrued.storage_from);

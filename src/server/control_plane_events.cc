@@ -379,7 +379,9 @@ void ControlPlane::CheckBudget(Change& change, const Budget& budget,
   if (const auto billable = spend_.billable_by_owner().find(budget.told_user_id);
       billable != spend_.billable_by_owner().end()) {
     for (const std::string& id : billable->second) {
-      if (pod_ids.contains(id)) spent = spent + billing::Unbilled(pods_.at(id), now);
+      if (!pod_ids.contains(id)) continue;
+      const core::Pod& pod = pods_.at(id);
+      spent = spent + billing::Unbilled(pod, MeteredTo(pod, nodes_, now));
     }
   }
   const int64_t limit = budget.monthly.micros();

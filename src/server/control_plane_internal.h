@@ -48,6 +48,18 @@ inline bool IsLeaving(const core::Pod& pod) {
          !pod.last_node_id.empty() && pod.volume_gb > 0;
 }
 
+// How far the meter bills `pod` now: to `now`, or, for a pod asked to stop or end whose node does
+// not answer, to that node's last heartbeat and no further (docs/api.md, on nodes). The balance,
+// the usage and the pod's cost count its unbilled part to the same point.
+inline core::TimePoint MeteredTo(const core::Pod& pod,
+                                 const std::map<std::string, core::Node>& nodes,
+                                 core::TimePoint now) {
+  if (pod.desired == core::DesiredState::kRunning || !pod.running_since) return now;
+  const auto node = nodes.find(pod.node_id);
+  if (node == nodes.end() || node->second.state != core::NodeState::kUnreachable) return now;
+  return std::min(now, std::max(node->second.last_heartbeat, *pod.running_since));
+}
+
 inline bool IsAsciiAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }

@@ -56,6 +56,10 @@ TEST_P(LostNodesTest, APodTerminatedOnASilentNodeIsBilledToTheNodesLastHeartbeat
     Durable(plane_->Tick());
   }
   EXPECT_EQ(Money() - LedgerSum(alice, pod.id), Expected(started, last_beat));
+  // What the balance and the pod's cost show counts no more than the ledger does.
+  EXPECT_EQ(plane_->GetUser(alice, "me")->value.balance,
+            *Money::ParseDollars("10") - Expected(started, last_beat));
+  EXPECT_EQ(Get(alice, pod.id).cost, Expected(started, last_beat));
   // The node comes back: its agent reports when the container really stopped, and that is billed.
   Heartbeat(node, 1);
   const core::TimePoint stopped = last_beat + seconds(20);

@@ -387,7 +387,8 @@ Result<Written<std::vector<core::Pod>>> ControlPlane::ListPods(const Principal& 
   for (const auto& entry : pods_) {
     if (access_.Allowed(caller, entry.second.owner_id, entry.second.project_id, Access::kRead)) {
       pods.push_back(entry.second);
-      pods.back().cost = pods.back().cost + billing::Unbilled(entry.second, now);
+      pods.back().cost =
+          pods.back().cost + billing::Unbilled(entry.second, MeteredTo(entry.second, nodes_, now));
     }
   }
   return Written<std::vector<core::Pod>>{std::move(pods), queue_.submitted()};
@@ -405,7 +406,7 @@ Result<PodPageEnd> ControlPlane::VisitPods(
     const auto node = nodes_.find(pod.node_id);
     visit(PodListEntry{pod, revision == pod_revision_.end() ? 0 : revision->second,
                        node == nodes_.end() ? kNoAddress : node->second.address,
-                       pod.cost + billing::Unbilled(pod, now)});
+                       pod.cost + billing::Unbilled(pod, MeteredTo(pod, nodes_, now))});
   };
   PodPageEnd end{queue_.submitted(), ""};
   // Both walks are in id order, from just after `page.after`: a page costs its own pods only.
@@ -459,7 +460,7 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
   }
   core::Pod pod = it->second;
-  pod.cost = pod.cost + billing::Unbilled(pod, Now());
+  pod.cost = pod.cost + billing::Unbilled(pod, MeteredTo(pod, nodes_, Now()));
   return Written<core::Pod>{std::move(pod), queue_.submitted()};
 }
 
