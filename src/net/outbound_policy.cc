@@ -96,7 +96,7 @@ std::optional<Bytes> EmbeddedV4(const Bytes& bytes) {
 bool AddressRange::Contains(const Bytes& address) const {
   int bits = prefix;
   for (size_t i = 0; i < 16 && bits > 0; ++i, bits -= 8) {
-    const uint8_t mask = bits >= 8 ? 0xff : static_cast<uint8_t>(0xff << (8 - bits));
+    const auto mask = static_cast<uint8_t>(bits >= 8 ? 0xff : 0xff << (8 - bits));
     if ((address[i] & mask) != (bytes[i] & mask)) return false;
   }
   return true;
