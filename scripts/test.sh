@@ -44,6 +44,7 @@ failed=0
 skipped=0
 flaky=0
 failure_lines=()
+failure_outputs=()
 build_failures=()
 # A build's failure is counted, and its tests still run (the unbuilt ones fail).
 # build_flavour FLAVOUR [TARGETS...]: builds it (all, or the targets named).
@@ -106,6 +107,13 @@ run_tests() {
     again=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' \
       "build/$flavour/ctest-rerun.log" | tail -n 1 | sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/')
     again=${again:-$bad}
+    # What a test that failed twice printed, kept for the end: CI shows only the end of the output.
+    if [ "$again" -gt 0 ]; then
+      failure_outputs+=("$flavour: $(awk '
+        /^ *Start +[0-9]+: |^[0-9]+% tests passed/ { if (failed) exit; next }
+        /\*\*\*(Failed|Timeout|Exception)/ { failed = 1 }
+        failed' "build/$flavour/ctest-rerun.log" | tail -n 30)")
+    fi
     flaky=$((flaky + bad - again))
     bad=$again
   fi
@@ -185,6 +193,9 @@ echo "$SECONDS s in all"
 for failure in "${build_failures[@]}"; do
   echo "build failed: $failure"
   overall=1
+done
+for output in "${failure_outputs[@]}"; do
+  echo "failed twice, the second run's output: $output"
 done
 for line in "${failure_lines[@]}"; do
   echo "failed on the first run: $line"

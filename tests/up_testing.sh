@@ -42,6 +42,10 @@ fail() {
   echo "FAIL: $*"
   echo "--- suanli up's output:"
   cat up.out up.err 2>/dev/null | tail -40
+  if [ -s stopped.err ]; then
+    echo "--- the stopped runs' errors:"
+    tail -20 stopped.err
+  fi
   exit 1
 }
 
@@ -56,7 +60,7 @@ start_up() {
   "$suanli" up --listen 127.0.0.1:0 --simulate-gpus "${gpus}xRTX 4090" ${engine:+--engine "$engine"} \
     >up.out 2>up.err &
   up_pid=$!
-  for _ in $(seq 1 200); do
+  for _ in $(seq 1 600); do
     url=$(grep -oE 'at http://127.0.0.1:[0-9]+' up.out | sed 's/at //')
     [ -n "$url" ] && break
     kill -0 "$up_pid" 2>/dev/null || fail "suanli up exited"
@@ -67,7 +71,9 @@ start_up() {
   export SUANLI_URL=$url
   export SUANLI_TOKEN
   SUANLI_TOKEN=$(cat suanli-data/admin-token)
-  for _ in $(seq 1 100); do
+  # Generous: on a loaded 2-core machine (CI runs clang-tidy beside the tests) a restarted agent
+  # may take seconds to call in.
+  for _ in $(seq 1 300); do
     "$suanli" nodes list 2>/dev/null | grep -q "${gpus}x RTX 4090 (simulated)" && break
     sleep 0.1
   done

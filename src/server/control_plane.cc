@@ -99,7 +99,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   for (core::ApiToken& token : stored.tokens) credentials_.AddApiToken(std::move(token));
   for (core::SshKey& key : stored.ssh_keys) ssh_keys_[key.id] = std::move(key);
   for (core::Template& spec : stored.templates) templates_[spec.id] = std::move(spec);
-  for (core::Pod& pod : stored.pods) pods_[pod.id] = std::move(pod);
+  for (core::Pod& pod : stored.pods) pods_.Add(std::move(pod));
   for (core::Node& node : stored.nodes) {
     node.last_heartbeat = now;  // a restarted server gives every agent time to call in
     credentials_.AddNode(node.id, node.token_hash);
@@ -113,13 +113,7 @@ Status ControlPlane::Load(std::string* new_admin_token) {
   for (core::Project& project : stored.projects) access_.Put(std::move(project));
   for (const auto& [id, pod] : pods_) {
     Rerate(pod);
-    pods_by_owner_[pod.owner_id].insert(id);
-    if (!pod.project_id.empty()) pods_by_project_[pod.project_id].insert(id);
-    CountPod(pod, +1);
     last_pod_sequence_ = std::max(last_pod_sequence_, pod.sequence);
-    if (!pod.node_id.empty()) pods_on_node_[pod.node_id].insert(id);
-    if (IsLeaving(pod)) leaving_[pod.last_node_id].insert(id);
-    if (pod.state == PodState::kPending && pod.node_id.empty()) pending_.insert(id);
   }
   LoadEndpoints(std::move(stored.endpoints), std::move(stored.jobs));
   SUANLI_RETURN_IF_ERROR(AddBuiltInTemplates());
@@ -306,10 +300,9 @@ void ControlPlane::EnforceLimits(Change& change, core::TimePoint now) {
     core::User& user = users_.at(user_id);
     const bool over_cap = LiveBalance(user, now).micros() > 0;
     std::vector<core::Pod*> active;
-    for (auto& [id, pod] : pods_) {
-      if (pod.owner_id == user_id && pod.desired == core::DesiredState::kRunning) {
-        active.push_back(&pod);
-      }
+    for (const std::string& id : pods_.OfOwner(user_id)) {
+      core::Pod& pod = pods_.at(id);
+      if (pod.desired == core::DesiredState::kRunning) active.push_back(&pod);
     }
     // Over the cap: the newest first, only as many as the cap needs. Out of money: all of them.
     std::sort(active.begin(), active.end(),
@@ -392,7 +385,7 @@ Gauges ControlPlane::gauges() const {
     allocated += static_cast<int>(view.gpu_free_milli.size()) - free;
     available += free;
   }
-  gauges.pending = static_cast<int>(pending_.size());
+  gauges.pending = static_cast<int>(pods_.Pending().size());
   gauges.unreadable_records = static_cast<int>(unreadable_.size());
   for (const auto& entry : nodes_) {
     if (entry.second.state == core::NodeState::kReady) {

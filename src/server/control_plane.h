@@ -44,6 +44,7 @@
 #include "server/gauges.h"
 #include "server/node_waiters.h"
 #include "server/state/access_policy.h"
+#include "server/state/pod_registry.h"
 #include "server/state/principal.h"
 #include "server/webhooks.h"
 #include "serverless/endpoint.h"
@@ -349,6 +350,8 @@ struct EventWebhookInfo {
   core::EventWebhook hook;
   std::vector<WebhookAttempt> deliveries;
 };
+
+class ControlPlaneOnStoreTest;
 
 class ControlPlane {
  public:
@@ -801,7 +804,6 @@ class ControlPlane {
   // Cordons `node` and stops its running pods, telling their owners `reason`.
   void Drain(Change& change, core::Node& node, const std::string& reason) REQUIRES(mutex_);
   void Unbind(Change& change, core::Pod& pod) REQUIRES(mutex_);
-  void EraseLeaving(const core::Pod& pod) REQUIRES(mutex_);  // from leaving_, once terminated
   void Schedule(Change& change, core::TimePoint now) REQUIRES(mutex_);
   void EnforceLimits(Change& change, core::TimePoint now) REQUIRES(mutex_);
   std::vector<sched::Node> SchedulerNodes() const REQUIRES(mutex_);
@@ -963,6 +965,8 @@ class ControlPlane {
   void StopWorker(Change& change, const std::string& pod_id, WorkerRuntime& worker,
                   std::string reason) REQUIRES(mutex_);
 
+  friend class ControlPlaneOnStoreTest;  // checks the pod indexes after each test
+
   store::Store& store_;
   store::CommitQueue& queue_;
   catalog::Catalog catalog_;
@@ -979,13 +983,8 @@ class ControlPlane {
   Credentials credentials_ GUARDED_BY(mutex_);  // API, node and join tokens
   std::map<std::string, core::SshKey> ssh_keys_ GUARDED_BY(mutex_);
   std::map<std::string, core::Template> templates_ GUARDED_BY(mutex_);
-  std::map<std::string, core::Pod> pods_ GUARDED_BY(mutex_);
-  std::set<std::string> pending_ GUARDED_BY(mutex_);  // unbound pods waiting for a GPU
+  PodRegistry pods_ GUARDED_BY(mutex_);  // and their indexes, kept by Change::Dirty
   std::map<std::string, core::Node> nodes_ GUARDED_BY(mutex_);
-  std::map<std::string, std::set<std::string>> pods_on_node_ GUARDED_BY(mutex_);
-  // Node -> terminated-to-be pods that are on no node but whose volume is on this one, their last
-  // (IsLeaving): in its agent's desired pods until it reports them terminated.
-  std::map<std::string, std::set<std::string>> leaving_ GUARDED_BY(mutex_);
   std::map<std::string, core::Money> price_overrides_ GUARDED_BY(mutex_);
   NodeWaiters waiters_ GUARDED_BY(mutex_);  // due callbacks run by Locked after unlock
   int64_t last_transition_seq_ GUARDED_BY(mutex_) = 0;
@@ -1020,24 +1019,10 @@ class ControlPlane {
   core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;
   int64_t charged_micros_ GUARDED_BY(mutex_) = 0;
-  std::set<std::string> new_pending_ GUARDED_BY(mutex_);  // pending since the last scheduling round
   bool capacity_changed_ GUARDED_BY(mutex_) = true;  // since the last round: a node or a freed GPU
   billing::SpendTracker spend_ GUARDED_BY(mutex_);
   mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
-  std::map<std::string, std::set<std::string>> pods_by_owner_ GUARDED_BY(mutex_);
-  std::map<std::string, std::set<std::string>> pods_by_project_ GUARDED_BY(mutex_);
   AccessPolicy access_ GUARDED_BY(mutex_);  // the projects, and who may see or change what
-  // What the quotas count, kept as pods change state (CountPod) so a create need not walk a
-  // user's pods: with thousands of them, that walk was most of a create's time.
-  struct OwnedPods {
-    int live = 0;     // not terminated
-    int pending = 0;  // waiting for a GPU
-  };
-  std::unordered_map<std::string, OwnedPods> owned_pods_ GUARDED_BY(mutex_);
-  void CountPod(const core::Pod& pod, int sign) REQUIRES(mutex_);
-  // Each pod's revision, bumped when it is written, for VisitPods.
-  std::unordered_map<std::string, uint64_t> pod_revision_ GUARDED_BY(mutex_);
-  uint64_t last_revision_ GUARDED_BY(mutex_) = 0;
   // Serverless endpoints, their jobs (until their TTL passes) and their queues and workers.
   std::map<std::string, serverless::Endpoint> endpoints_ GUARDED_BY(mutex_);
   std::map<std::string, serverless::Job> jobs_ GUARDED_BY(mutex_);

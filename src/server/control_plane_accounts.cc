@@ -143,17 +143,11 @@ core::User ControlPlane::Shown(core::User user) const {
   return user;
 }
 
-void ControlPlane::CountPod(const core::Pod& pod, int sign) {
-  OwnedPods& owned = owned_pods_[pod.owner_id];
-  if (pod.state != PodState::kTerminated) owned.live += sign;
-  if (pod.state == PodState::kPending) owned.pending += sign;
-}
-
 Status ControlPlane::CheckQuota(const core::User& user, bool new_pod) const {
   const core::User limits = Shown(user);
-  const auto owned = owned_pods_.find(user.id);
-  const int pods = owned == owned_pods_.end() ? 0 : owned->second.live;
-  const int pending = owned == owned_pods_.end() ? 0 : owned->second.pending;
+  const PodRegistry::Counts owned = pods_.CountsOf(user.id);
+  const int pods = owned.live;
+  const int pending = owned.pending;
   const std::string raise = "; or ask an admin to raise it (suanli users set-quota " + user.name;
   if (new_pod && pods >= limits.max_pods) {
     return core::ResourceExhaustedError(

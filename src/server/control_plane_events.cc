@@ -310,12 +310,10 @@ Status ControlPlane::CheckPayerBudgets(const core::Pod& pod, Money rate, core::T
   const Money cap = project->spend_cap_per_hour;
   if (cap.micros() <= 0) return Status::Ok();
   Money running;
-  if (const auto pods = pods_by_project_.find(pod.project_id); pods != pods_by_project_.end()) {
-    for (const std::string& id : pods->second) {
-      const core::Pod& other = pods_.at(id);
-      if (id != pod.id && other.desired == core::DesiredState::kRunning) {
-        running = running + PodGpuRate(other);
-      }
+  for (const std::string& id : pods_.InProject(pod.project_id)) {
+    const core::Pod& other = pods_.at(id);
+    if (id != pod.id && other.desired == core::DesiredState::kRunning) {
+      running = running + PodGpuRate(other);
     }
   }
   if (running + rate <= cap) return Status::Ok();
@@ -347,19 +345,14 @@ void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {
 }
 
 void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
-  static const std::set<std::string> kNone;
-  const auto pods_in = [](const auto& index, const std::string& id) -> const auto& {
-    const auto found = index.find(id);
-    return found == index.end() ? kNone : found->second;
-  };
   // Not structured bindings: clang 14 (clang-tidy's, the TSan build's) cannot capture one.
   for (auto& entry : users_) {
     if (entry.second.monthly_budget.micros() <= 0) continue;
-    CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_owner_, entry.first), now);
+    CheckBudget(change, BudgetOf(entry.second), pods_.OfOwner(entry.first), now);
   }
   for (auto& entry : access_.mutable_projects()) {
     if (entry.second.monthly_budget.micros() <= 0) continue;
-    CheckBudget(change, BudgetOf(entry.second), pods_in(pods_by_project_, entry.first), now);
+    CheckBudget(change, BudgetOf(entry.second), pods_.InProject(entry.first), now);
   }
 }
 

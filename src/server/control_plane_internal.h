@@ -40,14 +40,6 @@ inline Status PersonOnly(const Principal& caller) {
   return core::PermissionDeniedError("a node's token cannot be used for this");
 }
 
-// A pod to be terminated that is on no node while its volume is still on the node it last ran
-// on: that node's agent deletes the volume, then reports it terminated (ControlPlane::leaving_).
-inline bool IsLeaving(const core::Pod& pod) {
-  return pod.desired == core::DesiredState::kTerminated &&
-         pod.state != core::PodState::kTerminated && pod.node_id.empty() &&
-         !pod.last_node_id.empty() && pod.volume_gb > 0;
-}
-
 // How far the meter bills `pod` now: to `now`, or, for a pod asked to stop or end whose node does
 // not answer, to that node's last heartbeat and no further (docs/api.md, on nodes). The balance,
 // the usage and the pod's cost count its unbilled part to the same point.
@@ -105,7 +97,13 @@ class ControlPlane::Change {
  public:
   explicit Change(ControlPlane& plane) : plane_(plane) {}
 
-  void Dirty(Collection collection, const std::string& id) { dirty_.emplace(collection, id); }
+  // After every write to a document: it is stored at Commit, and a pod is reindexed now (for the
+  // rest of this change) and again at Commit (for writes after this call).
+  void Dirty(Collection collection, const std::string& id) {
+    plane_.mutex_.AssertHeld();
+    dirty_.emplace(collection, id);
+    if (collection == Collection::kPods) plane_.pods_.Reindex(id);
+  }
   // A transition is also a "pod.state" event.
   void Append(core::Transition transition) {
     plane_.mutex_.AssertHeld();
@@ -141,7 +139,10 @@ class ControlPlane::Change {
   uint64_t Commit() {
     plane_.mutex_.AssertHeld();
     for (const auto& [collection, id] : dirty_) {
-      if (collection == Collection::kPods) plane_.pod_revision_[id] = ++plane_.last_revision_;
+      if (collection == Collection::kPods) {
+        plane_.pods_.Reindex(id);
+        plane_.pods_.NoteStored(id);
+      }
       std::optional<std::string> text = plane_.Serialize(collection, id);
       if (text) {
         batch_.puts.push_back({collection, id, std::move(*text)});

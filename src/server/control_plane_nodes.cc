@@ -108,7 +108,7 @@ void ControlPlane::Drain(Change& change, core::Node& node, const std::string& re
   node.draining = true;
   change.Emit(NodeEvent(node, "node.drained",
                         node.drain_reason.empty() ? "drained" : "drained: " + node.drain_reason));
-  const std::set<std::string> bound = pods_on_node_[node.id];
+  const std::set<std::string> bound = pods_.OnNode(node.id);
   for (const std::string& pod_id : bound) {
     core::Pod& pod = pods_.at(pod_id);
     if (pod.desired != core::DesiredState::kRunning) continue;
@@ -122,7 +122,7 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
   Locked locked(*this);
   const auto it = nodes_.find(std::string(id));
   if (it == nodes_.end()) return core::NotFoundError("no node " + std::string(id));
-  const std::set<std::string> bound = pods_on_node_[it->second.id];
+  const std::set<std::string> bound = pods_.OnNode(it->second.id);
   const core::TimePoint now = Now();
   const bool lost = it->second.state == core::NodeState::kUnreachable &&
                     now - it->second.last_heartbeat >= options_.lost_node_grace;
@@ -149,20 +149,14 @@ Result<Written<core::Node>> ControlPlane::DeleteNode(const Principal& caller, st
     SetState(change, pod, PodState::kTerminated, end,
              "lost: its node " + node.name + " was removed after no heartbeat since " +
                  FormatTime(node.last_heartbeat) + "; billed to then");
-    EraseLeaving(pod);
     NotifyPod(change, pod, "pod.lost", pod.state_reason);
   }
   credentials_.RemoveNode(node.token_hash);
   nodes_.erase(it);
-  pods_on_node_.erase(node.id);
   // Pods whose volume only this node could delete: with the node gone, so is the volume.
-  if (const auto leaving = leaving_.find(node.id); leaving != leaving_.end()) {
-    const std::set<std::string> ids = std::move(leaving->second);
-    leaving_.erase(leaving);
-    for (const std::string& pod_id : ids) {
-      SetState(change, pods_.at(pod_id), PodState::kTerminated, Now(),
-               "terminated; its node " + node.name + " was removed");
-    }
+  for (const std::string& pod_id : std::set<std::string>(pods_.LeavingNode(node.id))) {
+    SetState(change, pods_.at(pod_id), PodState::kTerminated, Now(),
+             "terminated; its node " + node.name + " was removed");
   }
   LoseSnapshotsOn(change, node);
   change.Dirty(Collection::kNodes, node.id);
@@ -400,7 +394,6 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty() && pod.desired != core::DesiredState::kRunning) reason = pod.state_reason;
   if (reason.empty()) reason = "reported by its node";
   SetState(change, pod, to, at, reason);
-  if (to == PodState::kTerminated) EraseLeaving(pod);
   if (to == PodState::kRunning) NoteRunning(pod);
   if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;
   if (IsDown(to)) {
@@ -428,25 +421,22 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
   if (node == nodes_.end()) return core::NotFoundError("this node was removed; register it again");
   DesiredPods desired;
   desired.generation = node->second.generation;
-  const auto bound = pods_on_node_.find(caller.node_id);
-  if (bound != pods_on_node_.end()) {
-    for (const std::string& id : bound->second) {
-      const core::Pod& pod = pods_.at(id);
-      desired.pods.push_back(pod);
-      if (desired.ssh_keys.contains(KeyHolder(pod))) continue;
-      std::vector<std::string>& keys = desired.ssh_keys[KeyHolder(pod)];
-      for (const auto& entry : ssh_keys_) {
-        Principal holder;
-        holder.user_id = entry.second.user_id;
-        if (access_.Allowed(holder, pod.owner_id, pod.project_id, Access::kWrite)) {
-          keys.push_back(entry.second.public_key);
-        }
+  for (const std::string& id : pods_.OnNode(caller.node_id)) {
+    const core::Pod& pod = pods_.at(id);
+    desired.pods.push_back(pod);
+    if (desired.ssh_keys.contains(KeyHolder(pod))) continue;
+    std::vector<std::string>& keys = desired.ssh_keys[KeyHolder(pod)];
+    for (const auto& entry : ssh_keys_) {
+      Principal holder;
+      holder.user_id = entry.second.user_id;
+      if (access_.Allowed(holder, pod.owner_id, pod.project_id, Access::kWrite)) {
+        keys.push_back(entry.second.public_key);
       }
     }
   }
   // Terminated pods whose volume is still here: the agent deletes it and reports them terminated.
-  if (const auto leaving = leaving_.find(caller.node_id); leaving != leaving_.end()) {
-    for (const std::string& id : leaving->second) desired.pods.push_back(pods_.at(id));
+  for (const std::string& id : pods_.LeavingNode(caller.node_id)) {
+    desired.pods.push_back(pods_.at(id));
   }
   return desired;
 }
@@ -454,10 +444,8 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
 void ControlPlane::TouchKeyHolders(Change& change, const std::set<std::string>& holders) {
   std::set<std::string> nodes;
   for (const std::string& holder : holders) {
-    for (const auto* index : {&pods_by_project_, &pods_by_owner_}) {
-      const auto pods = index->find(holder);
-      if (pods == index->end()) continue;
-      for (const std::string& id : pods->second) {
+    for (const auto* pods : {&pods_.InProject(holder), &pods_.OfOwner(holder)}) {
+      for (const std::string& id : *pods) {
         const core::Pod& pod = pods_.at(id);
         if (KeyHolder(pod) == holder && !pod.node_id.empty()) nodes.insert(pod.node_id);
       }

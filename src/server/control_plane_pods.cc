@@ -82,20 +82,11 @@ void ControlPlane::SetState(Change& change, core::Pod& pod, PodState to, core::T
   }
   change.Append(core::Transition{0, pod.id, pod.owner_id, at, pod.state, to, pod.node_id,
                                  pod.gpu_type, pod.gpu_count, pod.gpu_price_per_hour, reason});
-  CountPod(pod, -1);
   pod.state = to;
-  CountPod(pod, +1);
   pod.state_since = at;
   pod.state_reason = std::move(reason);
   // No container, no ports: a stopped pod's host ports may be another pod's by now.
   if (IsDown(to) || to == PodState::kPending) pod.port_mappings.clear();
-  if (to == PodState::kPending && pod.node_id.empty()) {
-    pending_.insert(pod.id);
-    new_pending_.insert(pod.id);
-  } else {
-    pending_.erase(pod.id);
-    new_pending_.erase(pod.id);
-  }
   Rerate(pod);
   change.Dirty(Collection::kPods, pod.id);
 }
@@ -124,8 +115,7 @@ void ControlPlane::SetDesired(Change& change, core::Pod& pod, core::DesiredState
       SetState(change, pod, PodState::kStopped, now, std::move(reason));
     } else if (desired == core::DesiredState::kTerminated) {
       if (pod.volume_gb > 0 && nodes_.contains(pod.last_node_id)) {
-        pod.state_reason = std::move(reason);
-        leaving_[pod.last_node_id].insert(pod.id);
+        pod.state_reason = std::move(reason);  // leaving its last node (IsLeaving)
         TouchNode(change, pod.last_node_id);
       } else {
         SetState(change, pod, PodState::kTerminated, now, std::move(reason));
@@ -140,7 +130,6 @@ void ControlPlane::SetDesired(Change& change, core::Pod& pod, core::DesiredState
 void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   if (pod.node_id.empty()) return;
   const std::string node_id = pod.node_id;
-  pods_on_node_[node_id].erase(pod.id);
   pod.last_node_id = node_id;
   AbandonMoves(change, pod);
   pod.node_id.clear();
@@ -148,13 +137,6 @@ void ControlPlane::Unbind(Change& change, core::Pod& pod) {
   change.Dirty(Collection::kPods, pod.id);
   TouchNode(change, node_id);
   capacity_changed_ = true;
-}
-
-void ControlPlane::EraseLeaving(const core::Pod& pod) {
-  const auto leaving = leaving_.find(pod.last_node_id);
-  if (leaving == leaving_.end()) return;
-  leaving->second.erase(pod.id);
-  if (leaving->second.empty()) leaving_.erase(leaving);
 }
 
 std::string ControlPlane::NodeName(const std::string& node_id) const {
@@ -362,15 +344,10 @@ Result<core::Pod*> ControlPlane::AddPod(Change& change, const Principal& caller,
   pod.storage_billed_to = now;
   pod.gpu_billed_to = now;
   pod.state_reason = "waiting for a GPU";
-  core::Pod& stored = pods_[pod.id] = std::move(pod);
+  core::Pod& stored = pods_.Add(std::move(pod));
   change.Append(core::Transition{0, stored.id, stored.owner_id, now, PodState::kPending,
                                  PodState::kPending, "", stored.gpu_type, stored.gpu_count, Money(),
                                  "created"});
-  pending_.insert(stored.id);
-  new_pending_.insert(stored.id);
-  pods_by_owner_[stored.owner_id].insert(stored.id);
-  if (!stored.project_id.empty()) pods_by_project_[stored.project_id].insert(stored.id);
-  CountPod(stored, +1);
   Rerate(stored);
   change.Dirty(Collection::kPods, stored.id);
   // Place it now, so a pod on an idle cluster starts at once (first come, first served: after a
@@ -402,9 +379,8 @@ Result<PodPageEnd> ControlPlane::VisitPods(
   const core::TimePoint now = Now();
   static const std::string kNoAddress;
   auto show = [&](const core::Pod& pod) REQUIRES(mutex_) {
-    const auto revision = pod_revision_.find(pod.id);
     const auto node = nodes_.find(pod.node_id);
-    visit(PodListEntry{pod, revision == pod_revision_.end() ? 0 : revision->second,
+    visit(PodListEntry{pod, pods_.Revision(pod.id),
                        node == nodes_.end() ? kNoAddress : node->second.address,
                        pod.cost + billing::Unbilled(pod, MeteredTo(pod, nodes_, now))});
   };
@@ -424,19 +400,17 @@ Result<PodPageEnd> ControlPlane::VisitPods(
       ++shown;
     }
   };
-  const auto owned = pods_by_owner_.find(caller.user_id);
   static const std::set<std::string> kNone;
   // A project token sees its project's pods only, not its user's own.
   const std::set<std::string>& own =
-      owned == pods_by_owner_.end() || !caller.project_id.empty() ? kNone : owned->second;
+      caller.project_id.empty() ? pods_.OfOwner(caller.user_id) : kNone;
   // The projects' pods the caller sees besides their own: with none (most callers), the owner's
   // index is the page's order as it is; else the union, in id order.
   std::set<std::string> seen;
   for (const auto& [project_id, project] : access_.projects()) {
     if (caller.is_admin() || !AccessPolicy::SeesProject(caller, project)) continue;
-    if (const auto pods = pods_by_project_.find(project_id); pods != pods_by_project_.end()) {
-      seen.insert(pods->second.upper_bound(page.after), pods->second.end());
-    }
+    const std::set<std::string>& pods = pods_.InProject(project_id);
+    seen.insert(pods.upper_bound(page.after), pods.end());
   }
   const auto pod_at = [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); };
   if (caller.is_admin()) {
@@ -562,19 +536,16 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
     view.vcpu_total = node.vcpu;
     view.schedulable = node.state == core::NodeState::kReady && !node.cordoned && !node.draining;
     view.labels = node.labels;
-    const auto bound = pods_on_node_.find(id);
-    if (bound != pods_on_node_.end()) {
-      for (const std::string& pod_id : bound->second) {
-        const core::Pod& pod = pods_.at(pod_id);
-        if (!HoldsGpus(pod.state)) continue;
-        for (int index : pod.gpu_indices) {
-          if (index >= 0 && static_cast<size_t>(index) < view.gpu_free_milli.size())
-            view.gpu_free_milli[static_cast<size_t>(index)] -= pod.gpu_milli;
-        }
-        view.free.vcpu -= pod.vcpu;
-        view.free.ram_mb -= int64_t{pod.memory_gb} * 1024;
-        view.free.disk_gb -= pod.container_disk_gb + pod.volume_gb;
+    for (const std::string& pod_id : pods_.OnNode(id)) {
+      const core::Pod& pod = pods_.at(pod_id);
+      if (!HoldsGpus(pod.state)) continue;
+      for (int index : pod.gpu_indices) {
+        if (index >= 0 && static_cast<size_t>(index) < view.gpu_free_milli.size())
+          view.gpu_free_milli[static_cast<size_t>(index)] -= pod.gpu_milli;
       }
+      view.free.vcpu -= pod.vcpu;
+      view.free.ram_mb -= int64_t{pod.memory_gb} * 1024;
+      view.free.disk_gb -= pod.container_disk_gb + pod.volume_gb;
     }
     out.push_back(std::move(view));
   }
@@ -584,7 +555,8 @@ std::vector<sched::Node> ControlPlane::SchedulerNodes() const {
 void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   // Pods that could not be placed stay so until the capacity changes (a node, a freed GPU), so
   // without such a change only the pods that became pending since the last round are tried.
-  const std::set<std::string>& candidates = capacity_changed_ ? pending_ : new_pending_;
+  const std::set<std::string>& candidates =
+      capacity_changed_ ? pods_.Pending() : pods_.NewlyPending();
   if (candidates.empty()) return;
   std::vector<sched::Node> nodes = SchedulerNodes();
   std::vector<sched::PodRequest> requests;
@@ -604,7 +576,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
   // Every bound pod: the mix packing keeps room for; the interruptible ones meant to run may be
   // preempted.
   std::vector<sched::RunningPod> running;
-  for (const auto& [node_id, pod_ids] : pods_on_node_) {
+  for (const auto& [node_id, pod_ids] : pods_.ByNode()) {
     for (const std::string& pod_id : pod_ids) {
       const core::Pod& pod = pods_.at(pod_id);
       if (!HoldsGpus(pod.state)) continue;
@@ -616,7 +588,7 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
     }
   }
   capacity_changed_ = false;
-  new_pending_.clear();
+  pods_.ClearNewlyPending();
   const sched::Plan plan = sched::Schedule(nodes, std::move(requests), running);
   for (const sched::Binding& binding : plan.bindings) {
     core::Pod& pod = pods_.at(binding.pod_id);
@@ -628,7 +600,6 @@ void ControlPlane::Schedule(Change& change, core::TimePoint now) {
     pod.last_node_id = binding.node_id;
     pod.gpu_indices = binding.gpu_indices;
     ++pod.generation;
-    pods_on_node_[binding.node_id].insert(pod.id);
     SetState(change, pod, PodState::kStarting, now,
              "scheduled on " + NodeName(pod.node_id) +
                  (pod.moves.empty() ? "" : "; its volume moves there first"));

@@ -140,12 +140,10 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
   if (!found.ok()) return found.status();
   SUANLI_RETURN_IF_ERROR(OwnerOnly(caller, access_.at(*found)));
   core::Project project = access_.at(*found);
-  if (const auto pods = pods_by_project_.find(project.id); pods != pods_by_project_.end()) {
-    for (const std::string& pod_id : pods->second) {
-      if (pods_.at(pod_id).desired != core::DesiredState::kTerminated) {
-        return core::FailedPreconditionError("project " + project.name + " still has pod " +
-                                             pod_id + "; terminate its pods first");
-      }
+  for (const std::string& pod_id : pods_.InProject(project.id)) {
+    if (pods_.at(pod_id).desired != core::DesiredState::kTerminated) {
+      return core::FailedPreconditionError("project " + project.name + " still has pod " + pod_id +
+                                           "; terminate its pods first");
     }
   }
   for (const auto& [endpoint_id, endpoint] : endpoints_) {

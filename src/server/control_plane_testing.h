@@ -41,6 +41,15 @@ class ControlPlaneOnStoreTest : public ::testing::TestWithParam<std::string> {
     if (!token.empty()) admin_token_ = token;
   }
 
+  // Every test ends with the pod indexes what the pods make them: a pod written without
+  // Change::Dirty would leave one stale.
+  void TearDown() override {
+    if (plane_ == nullptr) return;
+    core::MutexLock lock(plane_->mutex_);
+    const core::Status indexes = plane_->pods_.CheckIndexes();
+    EXPECT_TRUE(indexes.ok()) << indexes.ToString();
+  }
+
   // A restart: the control plane loads again from what its store holds.
   void Reopen() {
     plane_.reset();

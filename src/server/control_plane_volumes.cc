@@ -609,15 +609,12 @@ Result<ControlPlane::MoveSource> ControlPlane::MoveSourceFor(const Principal& ca
                                                              std::string_view move_id) const {
   if (caller.node_id.empty()) return core::PermissionDeniedError("only a node's agent may do this");
   core::MutexLock lock(mutex_);
-  const auto bound = pods_on_node_.find(caller.node_id);
-  if (bound != pods_on_node_.end()) {
-    for (const std::string& pod_id : bound->second) {
-      for (const core::VolumeMove& move : pods_.at(pod_id).moves) {
-        if (move.id != move_id) continue;
-        const auto node = nodes_.find(move.from_node_id);
-        return MoveSource{move.from_node_id, NodeName(move.from_node_id), move.volume,
-                          node != nodes_.end() && node->second.state == core::NodeState::kReady};
-      }
+  for (const std::string& pod_id : pods_.OnNode(caller.node_id)) {
+    for (const core::VolumeMove& move : pods_.at(pod_id).moves) {
+      if (move.id != move_id) continue;
+      const auto node = nodes_.find(move.from_node_id);
+      return MoveSource{move.from_node_id, NodeName(move.from_node_id), move.volume,
+                        node != nodes_.end() && node->second.state == core::NodeState::kReady};
     }
   }
   return core::NotFoundError("no pod on this node has move " + std::string(move_id) +
