@@ -216,34 +216,13 @@ Status ControlPlane::CheckCanAfford(const core::User& user, Money rate_after,
 
 void ControlPlane::ChargePod(Change& change, core::Pod& pod, core::TimePoint to) {
   core::User& user = users_.at(pod.owner_id);
-  const core::TimePoint at = Now();
-  if (pod.running_since && to > pod.gpu_billed_to) {
-    const Money amount =
-        billing::ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, pod.gpu_billed_to, to);
-    if (amount.micros() > 0) {
-      change.Append(core::LedgerEntry{
-          0, user.id, pod.id, core::LedgerKind::kGpu, Money() - amount, pod.gpu_billed_to, to, at,
-          core::MilliGpuText(int64_t{pod.gpu_count} * pod.gpu_milli) + "x " + pod.gpu_type});
-      user.balance = user.balance - amount;
-      pod.cost = pod.cost + amount;
-      charged_micros_ += amount.micros();
-    }
-    pod.gpu_billed_to = to;
-  }
-  if (pod.volume_gb > 0 && pod.ran && pod.state != PodState::kTerminated &&
-      to > pod.storage_billed_to) {
-    const Money amount = billing::StorageChargeBetween(
-        pod.storage_price_per_gb_month, pod.volume_gb, pod.created_at, pod.storage_billed_to, to);
-    if (amount.micros() > 0) {
-      change.Append(core::LedgerEntry{0, user.id, pod.id, core::LedgerKind::kStorage,
-                                      Money() - amount, pod.storage_billed_to, to, at,
-                                      std::to_string(pod.volume_gb) + " GB volume"});
-      user.balance = user.balance - amount;
-      pod.cost = pod.cost + amount;
-      charged_micros_ += amount.micros();
-    }
-    pod.storage_billed_to = to;
-  }
+  billing::PodCharge charge = billing::ChargePod(pod, to, Now());
+  for (core::LedgerEntry& entry : charge.entries) change.Append(std::move(entry));
+  user.balance = user.balance - charge.total;
+  pod.cost = pod.cost + charge.total;
+  charged_micros_ += charge.total.micros();
+  pod.gpu_billed_to = charge.gpu_billed_to;
+  pod.storage_billed_to = charge.storage_billed_to;
   change.Dirty(Collection::kUsers, user.id);
   change.Dirty(Collection::kPods, pod.id);
 }
@@ -251,19 +230,13 @@ void ControlPlane::ChargePod(Change& change, core::Pod& pod, core::TimePoint to)
 void ControlPlane::RefundGpuPast(Change& change, core::Pod& pod, core::TimePoint end) {
   // The meter charges a running pod up to now every minute, its node silent or not (docs/api.md:
   // an unreachable node's pods keep running and billing); when the agent reports later that the
-  // container stopped before that, the run is billed to its real end, as a refund of the
-  // difference of the same cumulative charge, so the whole run costs exactly its seconds. The
-  // refund's interval runs backwards (from > to): usage counts its seconds as taken off.
+  // container stopped before that, the run is billed to its real end (billing::RefundGpuPast).
   if (!pod.running_since || end >= pod.gpu_billed_to) return;
   core::User& user = users_.at(pod.owner_id);
-  const Money amount =
-      billing::ChargeBetween(pod.gpu_price_per_hour, *pod.running_since, end, pod.gpu_billed_to);
-  if (amount.micros() > 0) {
-    change.Append(core::LedgerEntry{0, user.id, pod.id, core::LedgerKind::kGpu, amount,
-                                    pod.gpu_billed_to, end, Now(),
-                                    "refund: stopped at " + FormatTime(end) + ", reported later"});
-    user.balance = user.balance + amount;
-    pod.cost = pod.cost - amount;
+  if (std::optional<core::LedgerEntry> refund = billing::RefundGpuPast(pod, end, Now())) {
+    user.balance = user.balance + refund->amount;
+    pod.cost = pod.cost - refund->amount;
+    change.Append(std::move(*refund));
   }
   pod.gpu_billed_to = end;
   change.Dirty(Collection::kUsers, user.id);

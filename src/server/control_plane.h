@@ -30,6 +30,7 @@
 #include "advisor/advisor.h"
 #include "advisor/measured.h"
 #include "advisor/workload.h"
+#include "billing/accounting.h"
 #include "billing/auto_stop.h"
 #include "billing/spend.h"
 #include "catalog/catalog.h"
@@ -1012,9 +1013,7 @@ class ControlPlane {
   };
   std::map<std::string, PodUse> pod_use_ GUARDED_BY(mutex_);
   std::map<std::string, core::EventWebhook> webhooks_by_id_ GUARDED_BY(mutex_);
-  // Per user and per project: the month ("2026-12") and what was charged in it (by the charges'
-  // end times).
-  std::map<std::string, std::pair<std::string, core::Money>> month_spend_ GUARDED_BY(mutex_);
+  billing::MonthSpend month_spend_ GUARDED_BY(mutex_);  // per user and project, for the budgets
   std::map<std::string, std::vector<WebhookAttempt>> webhook_log_ GUARDED_BY(mutex_);
   core::TimePoint started_at_ GUARDED_BY(mutex_);  // when Load ran
   uint64_t last_pod_sequence_ GUARDED_BY(mutex_) = 0;

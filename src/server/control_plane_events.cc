@@ -29,7 +29,7 @@ void ControlPlane::LoadEvents(const store::Snapshot& snapshot,
   for (core::EventWebhook& hook : webhooks) webhooks_by_id_[hook.id] = std::move(hook);
   // This month's charges so far, for the budgets. Read once, at start; then counted as written.
   if (Result<core::TimePoint> month_start =
-          core::ParseTime(FormatTime(Now()).substr(0, 7) + "-01T00:00:00Z");
+          core::ParseTime(billing::MonthOf(Now()) + "-01T00:00:00Z");
       month_start.ok()) {
     store::HistoryQuery query;
     query.from = *month_start;
@@ -284,7 +284,7 @@ ControlPlane::Budget ControlPlane::BudgetOf(core::Project& project) {
 
 Status ControlPlane::CheckBudget(const Budget& budget, bool interruptible,
                                  core::TimePoint now) const {
-  if (budget.monthly.micros() <= 0 || *budget.reached_month != FormatTime(now).substr(0, 7)) {
+  if (budget.monthly.micros() <= 0 || *budget.reached_month != billing::MonthOf(now)) {
     return Status::Ok();
   }
   const core::BudgetAction action = budget.action;
@@ -325,22 +325,11 @@ Status ControlPlane::CheckPayerBudgets(const core::Pod& pod, Money rate, core::T
 }
 
 void ControlPlane::NoteCharge(const core::LedgerEntry& entry) {
-  if (entry.kind == core::LedgerKind::kCredit) return;
-  const std::string month = FormatTime(entry.to).substr(0, 7);
-  auto count = [&](const std::string& id) REQUIRES(mutex_) {
-    auto& [counted_month, spent] = month_spend_[id];
-    if (month < counted_month) return;  // a late slice of a month already over
-    if (month != counted_month) {
-      counted_month = month;
-      spent = Money();
-    }
-    spent = spent - entry.amount;  // charges are negative
-  };
-  count(entry.user_id);
+  month_spend_.Note(entry.user_id, entry);
   // A project's pod's charges count in its project's month too (a pod keeps its project).
   if (const auto pod = pods_.find(entry.pod_id);
       pod != pods_.end() && !pod->second.project_id.empty()) {
-    count(pod->second.project_id);
+    month_spend_.Note(pod->second.project_id, entry);
   }
 }
 
@@ -358,15 +347,11 @@ void ControlPlane::CheckBudgets(Change& change, core::TimePoint now) {
 
 void ControlPlane::CheckBudget(Change& change, const Budget& budget,
                                const std::set<std::string>& pod_ids, core::TimePoint now) {
-  const std::string month = FormatTime(now).substr(0, 7);
+  const std::string month = billing::MonthOf(now);
   if (budget.monthly.micros() <= 0 || *budget.reached_month == month) return;
   // Charged this month, and what has accrued since each running pod's last slice: exact to the
   // micro-dollar at this tick.
-  Money spent;
-  if (const auto counted = month_spend_.find(budget.id);
-      counted != month_spend_.end() && counted->second.first == month) {
-    spent = counted->second.second;
-  }
+  Money spent = month_spend_.SpentIn(budget.id, month);
   // Those of its pods that accrue charges now: its payer's billable pods (a few), not all of
   // `pod_ids` (every pod it ever had), walked at every tick.
   if (const auto billable = spend_.billable_by_owner().find(budget.told_user_id);
@@ -393,13 +378,15 @@ void ControlPlane::CheckBudget(Change& change, const Budget& budget,
     if (access_.Find(budget.id) != nullptr) change.Dirty(Collection::kProjects, budget.id);
     change.Emit(std::move(event));
   };
-  if (spent.micros() * 5 >= limit * 4 && *budget.warned_month != month) {  // 80 %
+  const billing::BudgetStep step = billing::StepBudget(budget.monthly, spent, month,
+                                                       *budget.warned_month, *budget.reached_month);
+  if (step.warn) {
     *budget.warned_month = month;
     tell("budget.warning", budget.subject + " spent " + Dollars(spent) + " of " + budget.its +
                                " monthly budget of " + Dollars(budget.monthly) +
                                " (80 % or more) in " + month);
   }
-  if (spent.micros() < limit) return;
+  if (!step.reach) return;
   *budget.reached_month = month;
   const core::BudgetAction action = budget.action;
   tell("budget.reached",
