@@ -177,11 +177,9 @@ rule state-component-includes-io \
 # from 1,101 lines). A production file has at most 800 lines, a test file 1,000. The files below
 # were over before the rule; each may shrink, never grow, until it is split (its ceiling beside it).
 declare -A size_ceiling=(
-  [src/agent/agent.cc]=1166
-  [src/agent/engine.cc]=864
   [src/server/control_plane_endpoints.cc]=847
-  [src/server/api_auth_test.cc]=1260
-  [src/server/control_plane_test.cc]=1500
+  [src/server/api_auth_test.cc]=1245
+  [src/server/control_plane_test.cc]=1400
 )
 for file in "${all_files[@]}"; do
   limit=800

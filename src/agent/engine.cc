@@ -84,68 +84,6 @@ std::string LogsTarget(std::string_view id, const LogOptions& options, bool foll
   return target;
 }
 
-// Adds up a pull's per-layer progress lines. Only "Downloading" counts bytes: the engines report
-// extraction against the same totals, which would count each layer twice.
-class PullTracker {
- public:
-  explicit PullTracker(const std::function<void(const PullProgress&)>& on_progress)
-      : on_progress_(on_progress) {}
-
-  void Feed(std::string_view piece) {
-    pending_.append(piece);
-    size_t newline;
-    while ((newline = pending_.find('\n')) != std::string::npos) {
-      Line(std::string_view(pending_).substr(0, newline));
-      pending_.erase(0, newline + 1);
-    }
-  }
-  void Finish() {
-    Line(pending_);
-    pending_.clear();
-  }
-  const std::string& error() const { return error_; }
-
- private:
-  void Line(std::string_view line) {
-    std::optional<json::value> value = ParseJson(line);
-    if (!value || !value->is_object()) return;  // blank lines, or a truncated last one
-    const json::object& object = value->get_object();
-    if (std::string error = StringAt(&object, "error"); !error.empty()) {
-      if (error_.empty()) error_ = std::move(error);
-      return;
-    }
-    PullProgress progress;
-    progress.status = StringAt(&object, "status");
-    std::string id = StringAt(&object, "id");
-    const json::object* detail = ObjectAt(&object, "progressDetail");
-    if (!id.empty()) {
-      Layer& layer = layers_[id];
-      int64_t total = IntAt(detail, "total");
-      if (progress.status == "Downloading" && total > 0) {
-        layer.current = IntAt(detail, "current");
-        layer.total = total;
-      } else if (progress.status == "Download complete" || progress.status == "Pull complete" ||
-                 progress.status == "Already exists") {
-        layer.current = layer.total;
-      }
-    }
-    for (const auto& [layer_id, layer] : layers_) {
-      progress.current_bytes += layer.current;
-      progress.total_bytes += layer.total;
-    }
-    if (on_progress_) on_progress_(progress);
-  }
-
-  struct Layer {
-    int64_t current = 0;
-    int64_t total = 0;
-  };
-  const std::function<void(const PullProgress&)>& on_progress_;
-  std::string pending_;
-  std::map<std::string, Layer> layers_;
-  std::string error_;
-};
-
 class DockerApiEngine final : public Engine {
  public:
   explicit DockerApiEngine(std::string url) : url_(std::move(url)) {}
@@ -216,7 +154,7 @@ class DockerApiEngine final : public Engine {
 
     core::Result<std::unique_ptr<net::HttpClient>> client = Client(kPullSilence);
     if (!client.ok()) return client.status();
-    PullTracker tracker(on_progress);
+    engine_json::PullTracker tracker(on_progress);
     std::string error_body;  // a refusal before the stream starts is one JSON error
     core::Result<net::HttpResponse> response =
         (*client)->Stream("POST", target, {}, {}, [&](std::string_view piece) {
@@ -762,72 +700,6 @@ bool IsSocket(const std::string& path) {
 }
 
 }  // namespace
-
-bool LogDemuxer::Feed(std::string_view piece, std::string& text) {
-  if (!error_.empty()) return false;
-  if (!framed_) {
-    text.append(piece);
-    return true;
-  }
-  constexpr size_t kHeaderBytes = 8;
-  while (!piece.empty()) {
-    if (payload_left_ == 0) {
-      const size_t take = std::min(kHeaderBytes - header_.size(), piece.size());
-      header_.append(piece.substr(0, take));
-      piece.remove_prefix(take);
-      if (header_.size() < kHeaderBytes) break;
-      auto byte = [this](size_t i) { return static_cast<unsigned char>(header_[i]); };
-      if (byte(0) > 3 || byte(1) != 0 || byte(2) != 0 || byte(3) != 0) {
-        error_ = "the engine's log stream is malformed (a frame header starts with byte " +
-                 std::to_string(byte(0)) + "); does the container have a TTY?";
-        return false;
-      }
-      stream_ = byte(0);
-      payload_left_ = (uint32_t{byte(4)} << 24) | (uint32_t{byte(5)} << 16) |
-                      (uint32_t{byte(6)} << 8) | uint32_t{byte(7)};
-      header_.clear();
-      if (payload_left_ == 0 && stream_ == 3) {
-        error_ = "the engine reported an error reading the logs";
-        return false;
-      }
-      continue;
-    }
-    const size_t take = std::min<size_t>(payload_left_, piece.size());
-    // Stream 3 is the engine's own error (e.g. its log driver failed), not the container's text.
-    (stream_ == 3 ? engine_error_ : text).append(piece.substr(0, take));
-    payload_left_ -= static_cast<uint32_t>(take);
-    piece.remove_prefix(take);
-    if (payload_left_ == 0 && stream_ == 3) {
-      while (!engine_error_.empty() && engine_error_.back() == '\n') engine_error_.pop_back();
-      error_ = "the engine reported: " + engine_error_;
-      return false;
-    }
-  }
-  return true;
-}
-
-std::optional<core::TimePoint> ParseEngineTime(std::string_view text) {
-  if (text.empty() || text.starts_with("0001-01-01")) return std::nullopt;
-  std::string utc(text);
-  std::chrono::minutes offset{0};
-  if (!text.ends_with('Z')) {
-    // "...+08:00": Podman keeps the host's zone.
-    if (text.size() < 6) return std::nullopt;
-    std::string_view zone = text.substr(text.size() - 6);
-    auto digit = [&zone](size_t i) { return std::isdigit(static_cast<unsigned char>(zone[i])); };
-    if ((zone[0] != '+' && zone[0] != '-') || !digit(1) || !digit(2) || zone[3] != ':' ||
-        !digit(4) || !digit(5)) {
-      return std::nullopt;
-    }
-    const int minutes =
-        ((zone[1] - '0') * 10 + (zone[2] - '0')) * 60 + (zone[4] - '0') * 10 + (zone[5] - '0');
-    offset = std::chrono::minutes(zone[0] == '+' ? minutes : -minutes);
-    utc = std::string(text.substr(0, text.size() - 6)) + "Z";
-  }
-  core::Result<core::TimePoint> parsed = core::ParseTime(utc);
-  if (!parsed.ok()) return std::nullopt;
-  return *parsed - offset;  // local = UTC + offset
-}
 
 core::Result<std::unique_ptr<Engine>> Engine::Connect(std::string_view socket_url) {
   constexpr std::string_view kUnix = "unix://";

@@ -376,4 +376,48 @@ std::string GhostContainerId(std::string_view message) {
   return std::string(id);
 }
 
+void PullTracker::Feed(std::string_view piece) {
+  pending_.append(piece);
+  size_t newline;
+  while ((newline = pending_.find('\n')) != std::string::npos) {
+    Line(std::string_view(pending_).substr(0, newline));
+    pending_.erase(0, newline + 1);
+  }
+}
+
+void PullTracker::Finish() {
+  Line(pending_);
+  pending_.clear();
+}
+
+void PullTracker::Line(std::string_view line) {
+  std::optional<json::value> value = ParseJson(line);
+  if (!value || !value->is_object()) return;  // blank lines, or a truncated last one
+  const json::object& object = value->get_object();
+  if (std::string error = StringAt(&object, "error"); !error.empty()) {
+    if (error_.empty()) error_ = std::move(error);
+    return;
+  }
+  PullProgress progress;
+  progress.status = StringAt(&object, "status");
+  std::string id = StringAt(&object, "id");
+  const json::object* detail = ObjectAt(&object, "progressDetail");
+  if (!id.empty()) {
+    Layer& layer = layers_[id];
+    int64_t total = IntAt(detail, "total");
+    if (progress.status == "Downloading" && total > 0) {
+      layer.current = IntAt(detail, "current");
+      layer.total = total;
+    } else if (progress.status == "Download complete" || progress.status == "Pull complete" ||
+               progress.status == "Already exists") {
+      layer.current = layer.total;
+    }
+  }
+  for (const auto& [layer_id, layer] : layers_) {
+    progress.current_bytes += layer.current;
+    progress.total_bytes += layer.total;
+  }
+  if (on_progress_) on_progress_(progress);
+}
+
 }  // namespace suanli::agent::engine_json

@@ -7,6 +7,8 @@
 
 #include <boost/json.hpp>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,5 +58,33 @@ std::string LibpodCreateBody(const ContainerSpec& spec);
 // A container from the engine's inspect answer (or a list entry of the same shape); INTERNAL when
 // it has no Id.
 core::Result<ContainerInfo> ParseContainer(const boost::json::object& root);
+
+// Adds up a pull's per-layer progress lines (the engine's stream of JSON objects, one a line), and
+// hands each sum to `on_progress`. Only "Downloading" counts bytes: the engines report extraction
+// against the same totals, which would count each layer twice. Not thread-safe.
+class PullTracker {
+ public:
+  explicit PullTracker(const std::function<void(const PullProgress&)>& on_progress)
+      : on_progress_(on_progress) {}
+
+  // Feeds the next bytes of the stream; a line may be split across pieces anywhere.
+  void Feed(std::string_view piece);
+  // The stream ended: its last line, if it had no newline.
+  void Finish();
+  // The engine's "error" line, if one came: the pull failed.
+  const std::string& error() const { return error_; }
+
+ private:
+  void Line(std::string_view line);
+
+  struct Layer {
+    int64_t current = 0;
+    int64_t total = 0;
+  };
+  const std::function<void(const PullProgress&)>& on_progress_;
+  std::string pending_;
+  std::map<std::string, Layer> layers_;
+  std::string error_;
+};
 
 }  // namespace suanli::agent::engine_json
