@@ -115,9 +115,9 @@ std::span<const RouteInfo> Api::Routes() {
 boost::json::object Api::OpenApiDocument() { return MakeOpenApiDocument(Routes()); }
 
 Api::Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock, core::Entropy& entropy,
-         RelayOptions relay_options)
-    : services_(std::make_unique<Services>(plane, queue, clock, entropy, relay_options, Routes())) {
-}
+         RelayOptions relay_options, net::OutboundPolicy webhook_policy)
+    : services_(std::make_unique<Services>(plane, queue, clock, entropy, relay_options, Routes(),
+                                           std::move(webhook_policy))) {}
 
 Api::~Api() = default;
 

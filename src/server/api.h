@@ -24,6 +24,7 @@
 #include "core/entropy.h"
 #include "net/http.h"
 #include "net/http_server.h"
+#include "net/outbound_policy.h"
 #include "server/control_plane.h"
 #include "server/relay.h"
 
@@ -66,9 +67,10 @@ size_t BodyLimitFor(std::string_view method, std::string_view target, size_t def
 
 class Api {
  public:
-  // `entropy` makes the relay's request ids. All references must outlive the Api.
+  // `entropy` makes the relay's request ids; `webhook_policy`, which addresses a webhook may be
+  // made to call (its default refuses every internal one). All references must outlive the Api.
   Api(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock, core::Entropy& entropy,
-      RelayOptions relay_options = {});
+      RelayOptions relay_options = {}, net::OutboundPolicy webhook_policy = {});
   Api(const Api&) = delete;
   Api& operator=(const Api&) = delete;
   // Answers what still waits in the relay.

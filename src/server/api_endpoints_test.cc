@@ -306,6 +306,11 @@ TEST_F(ApiEndpointsTest, AFinishedJobsWebhookIsPostedSignedWithTheEndpointsSecre
       IsApiError(api().PostJson(v2 + "/run", alice_.token,
                                 json::object{{"input", 1}, {"webhook", "https://example.com/x"}}),
                  400));
+  // An internal address (the test server allows only loopback) is refused when the job is made.
+  const ApiReply internal = api().PostJson(
+      v2 + "/run", alice_.token, json::object{{"input", 1}, {"webhook", "http://10.0.0.5/x"}});
+  EXPECT_TRUE(IsApiError(internal, 400, "INVALID_ARGUMENT"));
+  EXPECT_NE(internal.error_message().find("--webhook-allow"), std::string::npos) << internal.text;
   const ApiReply run = api().PostJson(v2 + "/run", alice_.token,
                                       json::object{{"input", {{"n", 7}}}, {"webhook", hook}});
   ASSERT_EQ(run.status, 200) << run.Describe();

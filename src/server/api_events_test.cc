@@ -146,5 +146,23 @@ TEST_F(ApiEventsTest, AutoStopSettingsAreSecondsOrDurationsShownInThePodAndBadOn
   }
 }
 
+// Issue 34: an event webhook or a job's webhook to an internal address is refused when it is made
+// (400, saying how an operator allows a range), not only, silently, at each delivery. The test
+// server allows 127.0.0.0/8 (its receivers), so other internal ranges stand for the refused ones.
+TEST_F(ApiEventsTest, AWebhookToAnInternalAddressIsRefusedWhenMade) {
+  for (const char* url : {"http://10.0.0.5/hook", "http://169.254.169.254/latest/meta-data"}) {
+    const ApiReply reply = api().PostJson("/v1/webhooks", a_.token, json::object{{"url", url}});
+    EXPECT_EQ(reply.status, 400) << url << ": " << reply.Describe();
+    EXPECT_NE(reply.text.find("--webhook-allow"), std::string::npos) << reply.text;
+  }
+  EXPECT_EQ(api()
+                .PostJson("/v1/webhooks", a_.token, json::object{{"url", "http://127.0.0.1:9/a"}})
+                .status,
+            201)
+      << "an allowed range is taken";
+  EXPECT_TRUE(Array(api().Get("/v1/webhooks", a_.token).json, "webhooks").size() == 1)
+      << "the refused ones were not made";
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -204,7 +204,8 @@ class ServerImpl final : public Server {
       store_ = std::move(store);
       queue_ = std::move(queue);
       plane_ = std::move(*plane);
-      owned_api_ = std::make_unique<Api>(*plane_, *queue_, clock_, entropy_);
+      owned_api_ = std::make_unique<Api>(*plane_, *queue_, clock_, entropy_, RelayOptions{},
+                                         webhook_policy_);
       api_.store(owned_api_.get());
     }
     ticker_ = std::thread([this] { TickLoop(); });

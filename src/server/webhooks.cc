@@ -49,6 +49,21 @@ core::Status CheckWebhookUrl(std::string_view url) {
                                     "supported yet)");
 }
 
+core::Status CheckWebhookTarget(const net::OutboundPolicy& policy, std::string_view url) {
+  SUANLI_RETURN_IF_ERROR(CheckWebhookUrl(url));
+  std::string host = SplitHostPort(SplitUrl(url).first).first;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  // localhost is a name every resolver answers with loopback (RFC 6761).
+  if (host == "localhost" || host.ends_with(".localhost")) host = "127.0.0.1";
+  if (!net::ParseAddressRange(host).ok()) return core::Status::Ok();  // a name
+  const core::Status allowed = policy.Check(host);
+  if (allowed.ok()) return allowed;
+  return core::InvalidArgumentError("webhook: " + std::string(url.substr(0, 100)) + " is " +
+                                    allowed.message());
+}
+
 WebhookSender::WebhookSender(WebhookOptions options)
     : options_(options), thread_([this] { Loop(); }) {}
 

@@ -44,6 +44,11 @@ std::string WebhookSignature(std::string_view secret, std::string_view body);
 // INVALID_ARGUMENT unless `url` is http://HOST[:PORT][/PATH], for the job API to refuse at once.
 core::Status CheckWebhookUrl(std::string_view url);
 
+// CheckWebhookUrl, and INVALID_ARGUMENT where HOST is an address (or localhost) that `policy`
+// refuses: a webhook to an internal address is refused when it is made, not only at each delivery.
+// A name is not resolved here: its answers may change, so each delivery resolves and checks it.
+core::Status CheckWebhookTarget(const net::OutboundPolicy& policy, std::string_view url);
+
 // One signed POST of `body` to `url`, at an address `policy` allows (its host resolved once, and
 // that address called): OK for a 2xx answer; PERMISSION_DENIED "refused by policy: ..." without a
 // call. `*status` (when given) gets the answer's status, 0 when none came. `extra` headers go with

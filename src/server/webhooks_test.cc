@@ -35,6 +35,26 @@ TEST(WebhooksTest, OnlyHttpUrlsAreTaken) {
   EXPECT_FALSE(CheckWebhookUrl("http://a b").ok());
 }
 
+// Issue 34: a webhook to an internal address is refused when it is made, not only at delivery.
+TEST(WebhooksTest, AWebhookToAnAddressThePolicyRefusesIsRefusedWhenMade) {
+  const net::OutboundPolicy strict;  // the default: every internal address refused
+  for (const char* url : {"http://10.1.2.3/hook", "http://169.254.169.254/latest/meta-data",
+                          "http://127.0.0.1:7070/v1/users", "http://[::1]:80/x",
+                          "http://localhost:7070/", "http://api.localhost/"}) {
+    const core::Status refused = CheckWebhookTarget(strict, url);
+    EXPECT_EQ(refused.code(), core::StatusCode::kInvalidArgument) << url;
+    EXPECT_NE(refused.message().find("--webhook-allow"), std::string::npos) << refused.ToString();
+  }
+  // A name is resolved and checked at each delivery, since its answers may change.
+  EXPECT_TRUE(CheckWebhookTarget(strict, "http://hooks.example.com/x").ok());
+  EXPECT_TRUE(CheckWebhookTarget(strict, "http://93.184.215.14:8080/x").ok());
+  EXPECT_FALSE(CheckWebhookTarget(strict, "https://hooks.example.com/x").ok())
+      << "the URL's form is checked first";
+  EXPECT_TRUE(CheckWebhookTarget(AllowingLoopback(), "http://127.0.0.1:9/hook").ok())
+      << "an operator's allowed range is taken";
+  EXPECT_TRUE(CheckWebhookTarget(AllowingLoopback(), "http://[::1]:9/hook").ok());
+}
+
 TEST(WebhooksTest, AFailedDeliveryIsRetriedWithBackoffThenDeliveredSigned) {
   Receiver receiver(/*failures=*/2);
   WebhookSender sender(WebhookOptions{.attempts = 5,

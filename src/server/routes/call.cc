@@ -24,10 +24,11 @@ uint64_t Nonce(core::Entropy& entropy) {
 
 Services::Services(ControlPlane& plane_in, store::CommitQueue& queue_in, core::Clock& clock_in,
                    core::Entropy& entropy, RelayOptions relay_options,
-                   std::span<const RouteInfo> routes)
+                   std::span<const RouteInfo> routes, net::OutboundPolicy webhook_policy_in)
     : plane(plane_in),
       queue(queue_in),
       clock(clock_in),
+      webhook_policy(std::move(webhook_policy_in)),
       zoo(advisor::LoadBuiltInModelZoo().value()),  // embedded and tested: cannot fail here
       metrics(routes.size()),
       route_table(routes.begin(), routes.end()),

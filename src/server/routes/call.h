@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "net/http.h"
 #include "net/http_server.h"
+#include "net/outbound_policy.h"
 #include "server/api.h"
 #include "server/control_plane.h"
 #include "server/job_pusher.h"
@@ -39,7 +40,8 @@ namespace suanli::server {
 struct Services {
   // `routes`: the route table, for the metrics. `entropy` makes the relay's request ids.
   Services(ControlPlane& plane, store::CommitQueue& queue, core::Clock& clock,
-           core::Entropy& entropy, RelayOptions relay_options, std::span<const RouteInfo> routes);
+           core::Entropy& entropy, RelayOptions relay_options, std::span<const RouteInfo> routes,
+           net::OutboundPolicy webhook_policy);
   // Stops the pusher, so that the relay's answers to what waits, as it goes, are dropped.
   ~Services();
   Services(const Services&) = delete;
@@ -48,6 +50,7 @@ struct Services {
   ControlPlane& plane;
   store::CommitQueue& queue;
   core::Clock& clock;
+  const net::OutboundPolicy webhook_policy;  // which addresses a webhook may be made to call
   const advisor::ModelZoo zoo;
   RequestMetrics metrics;  // one series per route, then one for requests no route matched
   // `method="GET",route="/v1/pods"` per route, in the table's order.
@@ -84,6 +87,7 @@ class Call {
   core::Clock& clock() const { return services_->clock; }
   const advisor::ModelZoo& zoo() const { return services_->zoo; }
   Relay& relay() const { return services_->relay; }
+  const net::OutboundPolicy& webhook_policy() const { return services_->webhook_policy; }
   PodList& pod_list() const { return services_->pod_list; }
   const Services& services() const { return *services_; }
 

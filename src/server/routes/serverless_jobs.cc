@@ -40,7 +40,8 @@ json::object ShortView(const Job& job) {
 
 // The body of /run and /runsync: {"input": ..., "webhook": "...", "policy": {"executionTimeout":
 // ms, "ttl": ms, "lowPriority": bool}}.
-Result<JobRequest> ReadJobRequest(std::string_view text) {
+Result<JobRequest> ReadJobRequest(std::string_view text,
+                                  const net::OutboundPolicy& webhook_policy) {
   Result<json::object> body = ParseJsonObject(text);
   if (!body.ok()) return body.status();
   JsonFields fields(*body);
@@ -53,7 +54,9 @@ Result<JobRequest> ReadJobRequest(std::string_view text) {
   }
   fields.String("webhook", &request.webhook, {.max_length = 2048});
   if (!request.webhook.empty()) {
-    if (core::Status url = CheckWebhookUrl(request.webhook); !url.ok()) fields.Fail(url.message());
+    if (core::Status url = CheckWebhookTarget(webhook_policy, request.webhook); !url.ok()) {
+      fields.Fail(url.message());
+    }
   }
   fields.Object("policy", [&request](JsonFields& policy) {
     int64_t execution_ms = 0;
@@ -70,7 +73,7 @@ Result<JobRequest> ReadJobRequest(std::string_view text) {
 }
 
 void Run(Call& call) {
-  Result<JobRequest> request = ReadJobRequest(call.request.body);
+  Result<JobRequest> request = ReadJobRequest(call.request.body, call.webhook_policy());
   if (!request.ok()) return call.Respond(request.status());
   call.Respond(call.plane().SubmitJob(call.principal, call.param(0), std::move(*request)),
                ShortView);
@@ -105,7 +108,7 @@ void RunSync(Call& call) {
     }
     wait_ms = *value;
   }
-  Result<JobRequest> request = ReadJobRequest(call.request.body);
+  Result<JobRequest> request = ReadJobRequest(call.request.body, call.webhook_policy());
   if (!request.ok()) return call.Respond(request.status());
   Result<Written<Job>> job =
       call.plane().SubmitJob(call.principal, call.param(0), std::move(*request));

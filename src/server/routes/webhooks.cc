@@ -1,5 +1,7 @@
 // Routes for a person's event webhooks (event_webhooks.h delivers them): create, list with their
 // delivery log, delete.
+#include "server/webhooks.h"
+
 #include <boost/json/value.hpp>
 #include <string>
 #include <vector>
@@ -45,6 +47,9 @@ void CreateWebhook(Call& call) {
   fields.String("url", &url, {.required = true, .max_length = 2048});
   fields.StringList("kinds", &kinds, 32);
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
+  if (Status target = CheckWebhookTarget(call.webhook_policy(), url); !target.ok()) {
+    return call.Respond(target.WithContext("url"));
+  }
   call.Respond(call.plane().CreateEventWebhook(call.principal, std::move(url), std::move(kinds)),
                WebhookView, 201);
 }
