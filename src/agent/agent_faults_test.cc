@@ -11,13 +11,13 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "agent/agent.h"
 #include "agent/engine.h"
 #include "catalog/catalog_file.h"
 #include "net/http_server.h"
+#include "testing/locked_log.h"
 #include "testing/temp_dir.h"
 
 namespace suanli::agent {
@@ -143,7 +143,7 @@ class AgentFaultsTest : public ::testing::Test {
   ScriptedServer server_;
   catalog::Catalog catalog_ = catalog::LoadBuiltInCatalog().value();
   core::SystemClock clock_;
-  std::ostringstream log_;
+  suanli::testing::LockedLog log_;  // read while the agent's threads write it
 };
 
 TEST_F(AgentFaultsTest, AMalformedRegistrationAnswerStopsTheAgentWithTheReason) {

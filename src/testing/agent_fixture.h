@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "core/domain.h"
 #include "core/mutex.h"
 #include "testing/fake_engine.h"
+#include "testing/locked_log.h"
 #include "testing/temp_dir.h"
 #include "wire/agent_protocol.h"
 
@@ -99,7 +99,7 @@ class AgentFixture {
   TempDir temp_;
   core::ManualClock clock_;
   FakeEngine engine_;
-  std::ostringstream log_;
+  LockedLog log_;  // read while background jobs write it
   const agent::AgentOptions options_;
   std::unique_ptr<agent::StateDb> state_;
   std::unique_ptr<agent::AgentContext> context_;
