@@ -169,7 +169,7 @@ for file in "${src_files[@]}"; do
   case "$file" in src/server/state/*) state_files+=("$file") ;; esac
 done
 rule state-component-includes-io \
-  "src/server/state is pure state and rules: it includes core/ and server/state/, never store/, net/, wire/ or the rest of server/" \
+  "src/server/state is pure state and rules: it includes core/, serverless/ and server/state/, never store/, net/, wire/ or the rest of server/" \
   '#include "(store/|net/|wire/|agent/|cli/|server/([^s]|s[^t]|st[^a]|sta[^t]|stat[^e]|state[^/]))' \
   '' "${state_files[@]}"
 
@@ -177,7 +177,6 @@ rule state-component-includes-io \
 # from 1,101 lines). A production file has at most 800 lines, a test file 1,000. The files below
 # were over before the rule; each may shrink, never grow, until it is split (its ceiling beside it).
 declare -A size_ceiling=(
-  [src/server/control_plane_endpoints.cc]=847
   [src/server/api_auth_test.cc]=1245
   [src/server/control_plane_test.cc]=1400
 )

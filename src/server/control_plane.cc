@@ -69,9 +69,9 @@ std::optional<std::string> ControlPlane::Serialize(Collection collection,
     case Collection::kSettings:
       return PricesDocumentText(price_overrides_);
     case Collection::kEndpoints:
-      return find(endpoints_);
+      return find(serverless_.endpoints());
     case Collection::kJobs:
-      return find(jobs_);
+      return find(serverless_.jobs());
     case Collection::kWebhooks:
       return find(webhooks_by_id_);
     case Collection::kVolumes:

@@ -41,7 +41,6 @@
 #include "core/status.h"
 #include "sched/scheduler.h"
 #include "server/credentials.h"
-#include "server/endpoint_runtime.h"
 #include "server/gauges.h"
 #include "server/node_waiters.h"
 #include "server/services/account_types.h"
@@ -53,6 +52,7 @@
 #include "server/state/access_policy.h"
 #include "server/state/pod_registry.h"
 #include "server/state/principal.h"
+#include "server/state/serverless_registry.h"
 #include "server/webhooks.h"
 #include "serverless/endpoint.h"
 #include "serverless/job.h"
@@ -81,6 +81,9 @@ struct ControlPlaneOptions {
   int default_max_pods = 100;
   int default_max_pending_pods = 20;
   int default_max_endpoints = 50;
+  // Per owner: the bytes of input of their queued and running serverless jobs, which are held in
+  // memory; a job past it is refused (429) until some finish or the queue is purged.
+  size_t max_waiting_job_bytes = size_t{64} << 20;
   // The server's base URL as a serverless worker's container reaches it (its job and result URLs).
   std::string worker_url = "http://host.containers.internal:7070";
   // Retention: events and audit entries older than these are deleted (checked hourly).
@@ -698,18 +701,17 @@ class ControlPlane {
                                           std::string_view token) REQUIRES(mutex_);
   EndpointInfo InfoOf(const serverless::Endpoint& endpoint) const REQUIRES(mutex_);
   void AddEndpointGauges(Gauges& gauges) const REQUIRES(mutex_);
-  // Every change of a job's status goes through JobChanged: it is written, indexed for the tick
-  // (IndexJob), its webhook queued and its waiters woken.
+  // Every change of a job's status goes through JobChanged: it is written (and so indexed), its
+  // webhook queued and its waiters woken. Enqueue also wakes the workers' long polls.
   void JobChanged(Change& change, const serverless::Job& job) REQUIRES(mutex_);
-  void IndexJob(const serverless::Job& job) REQUIRES(mutex_);
-  void Enqueue(Change& change, serverless::Job& job) REQUIRES(mutex_);
+  void Enqueue(Change& change, const serverless::Job& job) REQUIRES(mutex_);
   // Its job (if any) is re-queued or failed; the worker is asked to stop.
   void LoseWorker(Change& change, const serverless::Endpoint& endpoint, const std::string& pod_id,
                   WorkerRuntime& worker, std::string_view reason) REQUIRES(mutex_);
   void StopWorker(Change& change, const std::string& pod_id, WorkerRuntime& worker,
                   std::string reason) REQUIRES(mutex_);
 
-  friend class ControlPlaneOnStoreTest;  // checks the pod indexes after each test
+  friend class ControlPlaneOnStoreTest;  // checks the pod and job indexes after each test
 
   store::Store& store_;
   store::CommitQueue& queue_;
@@ -765,11 +767,9 @@ class ControlPlane {
   billing::SpendTracker spend_ GUARDED_BY(mutex_);
   mutable std::unordered_map<std::string, core::Money> price_cache_ GUARDED_BY(mutex_);
   AccessPolicy access_ GUARDED_BY(mutex_);  // the projects, and who may see or change what
-  // Serverless endpoints, their jobs (until their TTL passes) and their queues and workers.
-  std::map<std::string, serverless::Endpoint> endpoints_ GUARDED_BY(mutex_);
-  std::map<std::string, serverless::Job> jobs_ GUARDED_BY(mutex_);
-  std::map<std::string, EndpointRuntime> endpoint_runtime_ GUARDED_BY(mutex_);
-  uint64_t last_job_sequence_ GUARDED_BY(mutex_) = 0;
+  // Serverless endpoints, their jobs (until their TTL passes), queues and workers; the jobs'
+  // indexes are kept by Change::Dirty.
+  ServerlessRegistry serverless_ GUARDED_BY(mutex_);
   std::function<void()> push_hook_ GUARDED_BY(mutex_);
   std::vector<WebhookDelivery> webhooks_ GUARDED_BY(mutex_);  // TakeWebhooks
   std::map<std::string, core::Volume> volumes_ GUARDED_BY(mutex_);

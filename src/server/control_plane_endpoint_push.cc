@@ -44,10 +44,11 @@ std::vector<PushedJob> ControlPlane::TakePushJobs() {
   Locked locked(*this);
   const core::TimePoint now = Now();
   Change change(*this);
-  for (auto& [endpoint_id, endpoint] : endpoints_) {
+  for (const auto& [endpoint_id, endpoint] : serverless_.endpoints()) {
     if (endpoint.worker_mode != serverless::WorkerMode::kHttp) continue;
-    EndpointRuntime& runtime = endpoint_runtime_.at(endpoint_id);
-    if (runtime.queue.empty()) continue;
+    EndpointRuntime& runtime = serverless_.RuntimeOf(endpoint_id);
+    const ServerlessRegistry::Queue& queue = serverless_.QueueOf(endpoint_id);
+    if (queue.empty()) continue;
     // The workers that take jobs now: live, running, answering on their ports, on a node whose
     // agent is there to relay.
     std::vector<std::pair<const core::Pod*, WorkerRuntime*>> ready;
@@ -64,17 +65,16 @@ std::vector<PushedJob> ControlPlane::TakePushJobs() {
     }
     // A job each in turn, so that the jobs spread over the workers.
     bool gave = true;
-    while (gave && !runtime.queue.empty()) {
+    while (gave && !queue.empty()) {
       gave = false;
       for (auto& [pod, worker] : ready) {
-        if (runtime.queue.empty()) break;
+        if (queue.empty()) break;
         if (static_cast<int>(worker->pushed.size()) >= endpoint.http_concurrency) continue;
-        Job& job = jobs_.at(runtime.queue.begin()->second);
-        runtime.queue.erase(runtime.queue.begin());
+        Job& job = *serverless_.FindJob(queue.begin()->second);
         SUANLI_CHECK(serverless::Start(job, pod->id, now).ok(), "a queued job is IN_QUEUE");
         if (!worker->seen_running) worker->seen_running = true;
         worker->pushed.insert(job.id);
-        JobChanged(change, job);
+        JobChanged(change, job);  // which takes it out of the queue
         out.push_back({job.id, endpoint_id, pod->id, pod->node_id, NodeName(pod->node_id),
                        endpoint.http_port, endpoint.http_path, job.input, job.execution_timeout});
         gave = true;
@@ -92,10 +92,10 @@ uint64_t ControlPlane::AnswerPushedJob(const PushedJob& pushed, int status,
   Locked locked(*this);
   const core::TimePoint now = Now();
   Change change(*this);
-  const auto endpoint = endpoints_.find(pushed.endpoint_id);
-  const auto job = jobs_.find(pushed.job_id);
-  if (endpoint == endpoints_.end() || job == jobs_.end()) return change.Commit();
-  EndpointRuntime& runtime = endpoint_runtime_.at(pushed.endpoint_id);
+  const serverless::Endpoint* endpoint = serverless_.FindEndpoint(pushed.endpoint_id);
+  Job* job = serverless_.FindJob(pushed.job_id);
+  if (endpoint == nullptr || job == nullptr) return change.Commit();
+  EndpointRuntime& runtime = serverless_.RuntimeOf(pushed.endpoint_id);
   const auto worker = runtime.workers.find(pushed.worker_id);
   if (worker != runtime.workers.end()) {
     WorkerRuntime& answered = worker->second;
@@ -108,14 +108,14 @@ uint64_t ControlPlane::AnswerPushedJob(const PushedJob& pushed, int status,
       answered.push_failures = 0;
     }
   }
-  Job& stored = job->second;
+  Job& stored = *job;
   if (stored.status != JobStatus::kInProgress || stored.worker_id != pushed.worker_id) {
     return change.Commit();  // cancelled or timed out meanwhile: its answer is not taken
   }
   if (status >= 500) {
     const std::string reason = "it answered HTTP " + std::to_string(status) +
                                (body.empty() ? std::string() : ": " + Excerpt(body));
-    if (serverless::WorkerLost(stored, endpoint->second.max_retries, reason, now)) {
+    if (serverless::WorkerLost(stored, endpoint->max_retries, reason, now)) {
       ++runtime.retried;
       Enqueue(change, stored);
     } else {

@@ -19,7 +19,7 @@ using serverless::JobStatus;
 
 namespace {
 
-constexpr size_t kMaxJobsPerEndpoint = 100'000;  // stored (queued, running, finished in their TTL)
+constexpr int64_t kMaxJobsPerEndpoint = 100'000;  // stored (queued, running, finished in their TTL)
 
 // The token a worker presents: "slw_" and 48 hex digits.
 constexpr std::string_view kWorkerTokenPrefix = "slw_";
@@ -28,28 +28,9 @@ std::string NotFoundEndpoint(std::string_view id) {
   return "you have no endpoint " + std::string(id) + " (suanli endpoints list)";
 }
 
-// The env of a worker: suanli's names, and RunPod's worker library's (runpod-python reads
-// RUNPOD_WEBHOOK_GET_JOB, replacing "$ID" by RUNPOD_POD_ID and appending "&job_in_progress=0|1";
-// RUNPOD_WEBHOOK_POST_OUTPUT, replacing "$RUNPOD_POD_ID" by the worker and "$ID" by the job; and
-// sends RUNPOD_AI_API_KEY as the Authorization header, without "Bearer").
-std::map<std::string, std::string> WorkerEnv(const serverless::Endpoint& endpoint,
-                                             const std::string& base_url,
-                                             const std::string& token) {
-  const std::string root = base_url + "/v2/" + endpoint.id;
-  std::map<std::string, std::string> env = endpoint.env;
-  env[kEndpointIdEnv] = endpoint.id;
-  env[kWorkerTokenEnv] = token;
-  // ${SUANLI_POD_ID} is expanded by the agent (docs/agent.md, Variables).
-  env["SUANLI_JOB_URL"] = root + "/job-take/${SUANLI_POD_ID}";
-  env["SUANLI_RESULT_URL"] = root + "/job-done/${SUANLI_POD_ID}";
-  env["SUANLI_STREAM_URL"] = root + "/job-stream/${SUANLI_POD_ID}";
-  env["RUNPOD_ENDPOINT_ID"] = endpoint.id;
-  env["RUNPOD_POD_ID"] = "${SUANLI_POD_ID}";
-  env["RUNPOD_AI_API_KEY"] = token;
-  env["RUNPOD_WEBHOOK_GET_JOB"] = root + "/job-take/$ID?wait_s=20";
-  env["RUNPOD_WEBHOOK_POST_OUTPUT"] = root + "/job-done/$RUNPOD_POD_ID/$ID";
-  env["RUNPOD_WEBHOOK_POST_STREAM"] = root + "/job-stream/$RUNPOD_POD_ID/$ID";
-  return env;
+std::string NoJob(std::string_view endpoint_id, std::string_view job_id) {
+  return "endpoint " + std::string(endpoint_id) + " has no job " + std::string(job_id) +
+         " (a finished job is kept for its TTL)";
 }
 
 }  // namespace
@@ -59,116 +40,61 @@ std::map<std::string, std::string> WorkerEnv(const serverless::Endpoint& endpoin
 void ControlPlane::LoadEndpoints(std::vector<serverless::Endpoint> endpoints,
                                  std::vector<Job> jobs) {
   const core::TimePoint now = Now();
-  for (serverless::Endpoint& endpoint : endpoints) {
-    endpoint_runtime_[endpoint.id];
-    endpoints_[endpoint.id] = std::move(endpoint);
-  }
+  for (serverless::Endpoint& endpoint : endpoints) serverless_.AddEndpoint(std::move(endpoint));
   for (const auto& [id, pod] : pods_) {
-    const auto endpoint = pod.env.find(kEndpointIdEnv);
-    const auto token = pod.env.find(kWorkerTokenEnv);
+    const auto endpoint = pod.env.find(serverless::kEndpointIdEnv);
+    const auto token = pod.env.find(serverless::kWorkerTokenEnv);
     if (endpoint == pod.env.end() || token == pod.env.end() ||
-        !endpoints_.contains(endpoint->second) || pod.state == PodState::kTerminated) {
+        serverless_.FindEndpoint(endpoint->second) == nullptr ||
+        pod.state == PodState::kTerminated) {
       continue;
     }
-    WorkerRuntime& worker = endpoint_runtime_[endpoint->second].workers[id];
+    WorkerRuntime& worker = serverless_.RuntimeOf(endpoint->second).workers[id];
     worker.token_hash = Sha256Hex(token->second);
     worker.stopping = pod.desired != core::DesiredState::kRunning;
     worker.seen_running = pod.state == PodState::kRunning;
     worker.idle_since = now;
   }
-  for (Job& job : jobs) {
-    last_job_sequence_ = std::max(last_job_sequence_, job.sequence);
-    EndpointRuntime& runtime = endpoint_runtime_[job.endpoint_id];
-    runtime.jobs.insert(job.id);
-    if (job.status == JobStatus::kInQueue) runtime.queue.emplace(job.sequence, job.id);
-    const serverless::Endpoint* endpoint = nullptr;
-    if (const auto found = endpoints_.find(job.endpoint_id); found != endpoints_.end()) {
-      endpoint = &found->second;
-    }
-    if (job.status == JobStatus::kInProgress && endpoint != nullptr &&
-        endpoint->worker_mode == serverless::WorkerMode::kHttp) {
-      // Its request to the worker ended with the server: queued again (in memory; the store
-      // learns it with the job's next change, and a restart before that does this again).
-      if (serverless::WorkerLost(job, endpoint->max_retries,
-                                 "the server restarted while the job was posted to it", now)) {
-        runtime.queue.emplace(job.sequence, job.id);
-      }
-    } else if (job.status == JobStatus::kInProgress) {
-      const auto worker = runtime.workers.find(job.worker_id);
-      // A job whose worker is gone is found by the next tick (its worker is not live).
-      if (worker != runtime.workers.end()) worker->second.job_id = job.id;
-    }
-    const Job& stored = jobs_[job.id] = std::move(job);
-    IndexJob(stored);
-  }
-  // Jobs of an endpoint that is gone (never written so, but a store edited by hand): dropped.
-  for (auto it = endpoint_runtime_.begin(); it != endpoint_runtime_.end();) {
-    it = endpoints_.contains(it->first) ? std::next(it) : endpoint_runtime_.erase(it);
-  }
-  // An IN_PROGRESS job whose worker is not known any more goes back to the queue at the first
-  // tick: give it a worker entry that is already lost.
-  for (auto& [id, job] : jobs_) {
-    if (job.status != JobStatus::kInProgress) continue;
-    EndpointRuntime& runtime = endpoint_runtime_[job.endpoint_id];
-    if (!runtime.workers.contains(job.worker_id)) {
-      WorkerRuntime& lost = runtime.workers[job.worker_id];
-      lost.job_id = job.id;
-      lost.stopping = true;
-    }
-  }
+  serverless_.LoadJobs(std::move(jobs), now);
 }
 
 // --- Lookups and views ---------------------------------------------------------------------------
 
 Result<serverless::Endpoint*> ControlPlane::FindOwnEndpoint(const Principal& caller,
                                                             std::string_view id, Access access) {
-  const auto it = endpoints_.find(std::string(id));
-  if (it == endpoints_.end() ||
-      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+  serverless::Endpoint* endpoint = serverless_.FindEndpoint(std::string(id));
+  if (endpoint == nullptr ||
+      !access_.Allowed(caller, endpoint->owner_id, endpoint->project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
   }
-  if (!access_.Allowed(caller, it->second.owner_id, it->second.project_id, access)) {
-    return core::PermissionDeniedError("endpoint " + it->second.name +
+  if (!access_.Allowed(caller, endpoint->owner_id, endpoint->project_id, access)) {
+    return core::PermissionDeniedError("endpoint " + endpoint->name +
                                        " is a project's you only view: its members change it "
                                        "and run its jobs; its owner can make you one");
   }
-  return &it->second;
+  return endpoint;
 }
 
 Result<Job*> ControlPlane::FindOwnJob(const Principal& caller, std::string_view endpoint_id,
                                       std::string_view job_id, Access access) {
   Result<serverless::Endpoint*> endpoint = FindOwnEndpoint(caller, endpoint_id, access);
   if (!endpoint.ok()) return endpoint.status();
-  const auto it = jobs_.find(std::string(job_id));
-  if (it == jobs_.end() || it->second.endpoint_id != (*endpoint)->id) {
-    return core::NotFoundError("endpoint " + std::string(endpoint_id) + " has no job " +
-                               std::string(job_id) + " (a finished job is kept for its TTL)");
-  }
-  return &it->second;
+  Job* job = serverless_.FindJobOf((*endpoint)->id, job_id);
+  if (job == nullptr) return core::NotFoundError(NoJob(endpoint_id, job_id));
+  return job;
 }
 
 Result<WorkerRuntime*> ControlPlane::FindWorker(std::string_view endpoint_id,
                                                 std::string_view worker_id,
                                                 std::string_view token) {
-  const auto runtime = endpoint_runtime_.find(std::string(endpoint_id));
-  if (runtime != endpoint_runtime_.end()) {
-    const auto worker = runtime->second.workers.find(std::string(worker_id));
-    if (worker != runtime->second.workers.end() && !token.empty() &&
-        worker->second.token_hash == Sha256Hex(token)) {
-      if (worker->second.stopping) {
-        return core::NotFoundError("worker " + std::string(worker_id) + " is being stopped");
-      }
-      return &worker->second;
-    }
-  }
-  return core::UnauthenticatedError("not a worker of endpoint " + std::string(endpoint_id) +
-                                    " with this token");
+  return serverless_.FindWorker(endpoint_id, worker_id,
+                                token.empty() ? std::string() : Sha256Hex(token));
 }
 
 EndpointInfo ControlPlane::InfoOf(const serverless::Endpoint& endpoint) const {
   EndpointInfo info;
   info.endpoint = endpoint;
-  const EndpointRuntime& runtime = endpoint_runtime_.at(endpoint.id);
+  const EndpointRuntime& runtime = serverless_.RuntimeOf(endpoint.id);
   for (const auto& [pod_id, worker] : runtime.workers) {
     const auto pod = pods_.find(pod_id);
     std::string state = "initializing";
@@ -180,7 +106,12 @@ EndpointInfo ControlPlane::InfoOf(const serverless::Endpoint& endpoint) const {
     info.workers.push_back(
         {pod_id, std::move(state), worker.pushed.empty() ? worker.job_id : *worker.pushed.begin()});
   }
-  for (const std::string& id : runtime.jobs) ++info.jobs[jobs_.at(id).status];
+  const ServerlessRegistry::StatusCounts counts = serverless_.CountsOf(endpoint.id);
+  for (size_t status = 0; status < counts.size(); ++status) {
+    if (counts[status] > 0) {
+      info.jobs[static_cast<JobStatus>(status)] = static_cast<int>(counts[status]);
+    }
+  }
   info.retried = runtime.retried;
   info.scale_error = runtime.scale_error;
   return info;
@@ -188,7 +119,7 @@ EndpointInfo ControlPlane::InfoOf(const serverless::Endpoint& endpoint) const {
 
 void ControlPlane::AddEndpointGauges(Gauges& gauges) const {
   const core::TimePoint now = Now();
-  for (const auto& [id, endpoint] : endpoints_) {
+  for (const auto& [id, endpoint] : serverless_.endpoints()) {
     const EndpointInfo info = InfoOf(endpoint);
     Gauges::Endpoint& out = gauges.endpoints.emplace_back();
     out.id = id;
@@ -197,11 +128,11 @@ void ControlPlane::AddEndpointGauges(Gauges& gauges) const {
     }
     for (const EndpointInfo::Worker& worker : info.workers) ++out.workers_by_state[worker.state];
     out.retried = info.retried;
-    const EndpointRuntime& runtime = endpoint_runtime_.at(id);
-    if (!runtime.queue.empty()) {
-      out.oldest_wait_s =
-          std::chrono::duration<double>(now - jobs_.at(runtime.queue.begin()->second).created_at)
-              .count();
+    const ServerlessRegistry::Queue& queue = serverless_.QueueOf(id);
+    if (!queue.empty()) {
+      out.oldest_wait_s = std::chrono::duration<double>(
+                              now - serverless_.jobs().at(queue.begin()->second).created_at)
+                              .count();
     }
   }
 }
@@ -211,25 +142,13 @@ std::vector<WebhookDelivery> ControlPlane::TakeWebhooks() {
   return std::exchange(webhooks_, {});
 }
 
-void ControlPlane::IndexJob(const Job& job) {
-  const auto runtime = endpoint_runtime_.find(job.endpoint_id);
-  if (runtime == endpoint_runtime_.end()) return;
-  if (serverless::IsFinal(job.status)) {
-    runtime->second.unfinished.erase(job.id);
-    runtime->second.expiries.emplace(serverless::ExpiresAt(job), job.id);
-  } else {
-    runtime->second.unfinished.insert(job.id);
-  }
-}
-
 void ControlPlane::JobChanged(Change& change, const Job& job) {
   change.Dirty(Collection::kJobs, job.id);
-  IndexJob(job);
   if (serverless::IsFinal(job.status) && !job.webhook.empty()) {
-    const auto endpoint = endpoints_.find(job.endpoint_id);
-    if (endpoint != endpoints_.end()) {
+    const serverless::Endpoint* endpoint = serverless_.FindEndpoint(job.endpoint_id);
+    if (endpoint != nullptr) {
       webhooks_.push_back({job.webhook, boost::json::serialize(JobStatusView(job, Now())),
-                           endpoint->second.webhook_secret, 0});
+                           endpoint->webhook_secret, 0});
     }
   }
   // Whoever waits on the job (runsync, a status wait) answers after the lock is released. The
@@ -237,8 +156,7 @@ void ControlPlane::JobChanged(Change& change, const Job& job) {
   waiters_.Wake(job.id);
 }
 
-void ControlPlane::Enqueue(Change& change, Job& job) {
-  endpoint_runtime_[job.endpoint_id].queue.emplace(job.sequence, job.id);
+void ControlPlane::Enqueue(Change& change, const Job& job) {
   JobChanged(change, job);
   waiters_.Wake(job.endpoint_id);  // the workers' long polls
 }
@@ -321,10 +239,9 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
     if (!gpu.ok()) return gpu.status().WithContext("gpu_type");
     endpoint.gpu_type = gpu->gpu->name;
   }
-  int owned = 0;
-  for (const auto& entry : endpoints_) owned += entry.second.owner_id == endpoint.owner_id ? 1 : 0;
+  const size_t owned = serverless_.OwnedBy(endpoint.owner_id);
   const core::User limits = Shown(users_.at(endpoint.owner_id));
-  if (owned >= limits.max_endpoints) {
+  if (owned >= static_cast<size_t>(std::max(0, limits.max_endpoints))) {
     return core::ResourceExhaustedError(
         std::string(endpoint.project_id.empty() ? "you have " : "the project's owner has ") +
         std::to_string(owned) + " endpoints, " + (endpoint.project_id.empty() ? "your" : "their") +
@@ -338,8 +255,7 @@ Result<Written<EndpointInfo>> ControlPlane::CreateEndpoint(const Principal& call
   endpoint.created_at = Now();
   endpoint.updated_at = endpoint.created_at;
   Change change(*this);
-  endpoint_runtime_[endpoint.id];
-  const serverless::Endpoint& stored = endpoints_[endpoint.id] = std::move(endpoint);
+  const serverless::Endpoint& stored = serverless_.AddEndpoint(std::move(endpoint));
   change.Dirty(Collection::kEndpoints, stored.id);
   return Written<EndpointInfo>{InfoOf(stored), change.Commit()};
 }
@@ -349,7 +265,7 @@ Result<Written<std::vector<EndpointInfo>>> ControlPlane::ListEndpoints(
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   std::vector<EndpointInfo> out;
-  for (const auto& [id, endpoint] : endpoints_) {
+  for (const auto& [id, endpoint] : serverless_.endpoints()) {
     if (access_.Allowed(caller, endpoint.owner_id, endpoint.project_id, Access::kRead)) {
       out.push_back(InfoOf(endpoint));
     }
@@ -361,12 +277,12 @@ Result<Written<EndpointInfo>> ControlPlane::GetEndpoint(const Principal& caller,
                                                         std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  const auto it = endpoints_.find(std::string(id));
-  if (it == endpoints_.end() ||
-      !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
+  const serverless::Endpoint* endpoint = serverless_.FindEndpoint(std::string(id));
+  if (endpoint == nullptr ||
+      !access_.Allowed(caller, endpoint->owner_id, endpoint->project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(id));
   }
-  return Written<EndpointInfo>{InfoOf(it->second), queue_.submitted()};
+  return Written<EndpointInfo>{InfoOf(*endpoint), queue_.submitted()};
 }
 
 Result<Written<EndpointInfo>> ControlPlane::UpdateEndpoint(const Principal& caller,
@@ -415,22 +331,15 @@ Result<Written<EndpointInfo>> ControlPlane::DeleteEndpoint(const Principal& call
   if (!found.ok()) return found.status();
   const std::string endpoint_id = (*found)->id;
   Change change(*this);
-  EndpointRuntime& runtime = endpoint_runtime_.at(endpoint_id);
-  for (auto& [pod_id, worker] : runtime.workers) {
+  for (auto& [pod_id, worker] : serverless_.RuntimeOf(endpoint_id).workers) {
     StopWorker(change, pod_id, worker, "its endpoint " + endpoint_id + " was deleted");
   }
-  const core::TimePoint now = Now();
-  for (const std::string& job_id : runtime.jobs) {
-    Job& job = jobs_.at(job_id);
-    if (!serverless::IsFinal(job.status)) (void)serverless::Cancel(job, now);
+  EndpointInfo info = InfoOf(**found);
+  // Its jobs go with it; whoever waits on one learns it is gone.
+  for (const std::string& job_id : serverless_.RemoveEndpoint(endpoint_id)) {
     waiters_.Wake(job_id);
-    jobs_.erase(job_id);
     change.Dirty(Collection::kJobs, job_id);
   }
-  runtime.jobs.clear();
-  EndpointInfo info = InfoOf(**found);
-  endpoints_.erase(endpoint_id);
-  endpoint_runtime_.erase(endpoint_id);
   waiters_.Wake(endpoint_id);
   change.Dirty(Collection::kEndpoints, endpoint_id);
   return Written<EndpointInfo>{std::move(info), change.Commit()};
@@ -457,11 +366,30 @@ Result<Written<Job>> ControlPlane::EnqueueJob(const Principal& caller, std::stri
   Result<serverless::Endpoint*> found = FindOwnEndpoint(caller, endpoint_id);
   if (!found.ok()) return found.status();
   const serverless::Endpoint& endpoint = **found;
-  EndpointRuntime& runtime = endpoint_runtime_.at(endpoint.id);
-  if (runtime.jobs.size() >= kMaxJobsPerEndpoint) {
+  const int64_t held = serverless_.JobCount(endpoint.id);
+  if (held >= kMaxJobsPerEndpoint) {
     return core::ResourceExhaustedError(
-        "endpoint " + endpoint.id + " holds " + std::to_string(runtime.jobs.size()) +
+        "endpoint " + endpoint.id + " holds " + std::to_string(held) +
         " jobs, the most allowed; wait for them to finish or purge its queue");
+  }
+  // Queued work is held in memory until a worker takes it: an owner who could not pay for a
+  // worker queues none, and each owner's waiting input is bounded.
+  const core::User& owner = users_.at(endpoint.owner_id);
+  if (LiveBalance(owner, Now()).micros() <= 0) {
+    return core::FailedPreconditionError(
+        std::string(endpoint.project_id.empty() ? "your" : "the project owner's") + " balance is " +
+        LiveBalance(owner, Now()).ToString() +
+        ": no worker could run this job; ask an admin for credits (suanli users credit)");
+  }
+  const size_t waiting = serverless_.WaitingInputBytes(endpoint.owner_id);
+  if (waiting + request.input.size() > options_.max_waiting_job_bytes) {
+    return core::ResourceExhaustedError(
+        "input: " + std::to_string(request.input.size()) + " bytes would take the input of " +
+        (endpoint.project_id.empty() ? "your" : "the project owner's") +
+        " queued and running jobs past " + std::to_string(options_.max_waiting_job_bytes >> 20) +
+        " MiB (" + std::to_string(waiting) +
+        " bytes wait now); wait for jobs to finish, or purge a queue (suanli endpoints "
+        "purge-queue)");
   }
   enqueued->push = endpoint.worker_mode == serverless::WorkerMode::kHttp;
   if (enqueued->push && request.input.size() > kMaxPushedInputBytes) {
@@ -477,17 +405,15 @@ Result<Written<Job>> ControlPlane::EnqueueJob(const Principal& caller, std::stri
   job.input = std::move(request.input);
   job.webhook = std::move(request.webhook);
   job.created_at = Now();
-  job.sequence = ++last_job_sequence_;
+  job.sequence = serverless_.NextSequence();
   job.execution_timeout = request.execution_timeout_s
                               ? std::chrono::seconds(*request.execution_timeout_s)
                               : endpoint.execution_timeout;
   job.ttl = request.ttl_s ? std::chrono::seconds(*request.ttl_s) : endpoint.job_ttl;
   Change change(*this);
-  runtime.jobs.insert(job.id);
-  Job& stored = jobs_[job.id] = std::move(job);
+  const Job& stored = serverless_.AddJob(std::move(job));
   Enqueue(change, stored);
-  enqueued->no_worker = std::none_of(runtime.workers.begin(), runtime.workers.end(),
-                                     [](const auto& entry) { return !entry.second.stopping; });
+  enqueued->no_worker = !serverless_.RuntimeOf(endpoint.id).HasLiveWorker();
   return Written<Job>{stored, change.Commit()};
 }
 
@@ -496,18 +422,14 @@ Result<Written<Job>> ControlPlane::GetJob(const Principal& caller, std::string_v
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
   // FindOwnJob is not const (it hands out a mutable pointer); the lookup here is the same.
-  const auto endpoint = endpoints_.find(std::string(endpoint_id));
-  if (endpoint == endpoints_.end() ||
-      !access_.Allowed(caller, endpoint->second.owner_id, endpoint->second.project_id,
-                       Access::kRead)) {
+  const serverless::Endpoint* endpoint = serverless_.FindEndpoint(std::string(endpoint_id));
+  if (endpoint == nullptr ||
+      !access_.Allowed(caller, endpoint->owner_id, endpoint->project_id, Access::kRead)) {
     return core::NotFoundError(NotFoundEndpoint(endpoint_id));
   }
-  const auto job = jobs_.find(std::string(job_id));
-  if (job == jobs_.end() || job->second.endpoint_id != endpoint->second.id) {
-    return core::NotFoundError("endpoint " + std::string(endpoint_id) + " has no job " +
-                               std::string(job_id) + " (a finished job is kept for its TTL)");
-  }
-  return Written<Job>{job->second, queue_.submitted()};
+  const Job* job = std::as_const(serverless_).FindJobOf(endpoint->id, job_id);
+  if (job == nullptr) return core::NotFoundError(NoJob(endpoint_id, job_id));
+  return Written<Job>{*job, queue_.submitted()};
 }
 
 Result<Written<Job>> ControlPlane::CancelJob(const Principal& caller, std::string_view endpoint_id,
@@ -520,9 +442,9 @@ Result<Written<Job>> ControlPlane::CancelJob(const Principal& caller, std::strin
   const JobStatus before = job.status;
   const std::string worker_id = job.worker_id;
   SUANLI_RETURN_IF_ERROR(serverless::Cancel(job, Now()));
-  EndpointRuntime& runtime = endpoint_runtime_.at(job.endpoint_id);
+  job.input.clear();  // held in memory, and a cancelled job is not run again
+  EndpointRuntime& runtime = serverless_.RuntimeOf(job.endpoint_id);
   Change change(*this);
-  runtime.queue.erase({job.sequence, job.id});
   if (before == JobStatus::kInProgress) {
     // The worker may still be computing it: stopped, so that it does not take the next job late.
     const auto worker = runtime.workers.find(worker_id);
@@ -544,7 +466,13 @@ Result<Written<Job>> ControlPlane::RetryJob(const Principal& caller, std::string
   Result<Job*> found = FindOwnJob(caller, endpoint_id, job_id);
   if (!found.ok()) return found.status();
   Job& job = **found;
-  SUANLI_RETURN_IF_ERROR(serverless::Requeue(job, ++last_job_sequence_));
+  if (job.status == JobStatus::kCancelled) {
+    return core::FailedPreconditionError(
+        "job " + job.id +
+        " was cancelled, and its input freed with it; submit it again (retry takes FAILED and "
+        "TIMED_OUT jobs, as RunPod's does)");
+  }
+  SUANLI_RETURN_IF_ERROR(serverless::Requeue(job, serverless_.NextSequence()));
   job.created_at = Now();  // its TTL and delay count from the retry
   Change change(*this);
   Enqueue(change, job);
@@ -557,19 +485,18 @@ Result<Written<int>> ControlPlane::PurgeQueue(const Principal& caller,
   Locked locked(*this);
   Result<serverless::Endpoint*> found = FindOwnEndpoint(caller, endpoint_id);
   if (!found.ok()) return found.status();
-  EndpointRuntime& runtime = endpoint_runtime_.at((*found)->id);
   Change change(*this);
   const core::TimePoint now = Now();
-  int removed = 0;
-  for (const auto& [sequence, id] : runtime.queue) {
-    Job& job = jobs_.at(id);
+  // A copy: each job cancelled leaves the queue as it is written.
+  const ServerlessRegistry::Queue queued = serverless_.QueueOf((*found)->id);
+  for (const auto& [sequence, id] : queued) {
+    Job& job = *serverless_.FindJob(id);
     (void)serverless::Cancel(job, now);
     job.error = "removed from the queue by purge-queue";
+    job.input.clear();  // the memory it held is free at once, not at the end of its TTL
     JobChanged(change, job);
-    ++removed;
   }
-  runtime.queue.clear();
-  return Written<int>{removed, change.Commit()};
+  return Written<int>{static_cast<int>(queued.size()), change.Commit()};
 }
 
 void ControlPlane::WhenJobChanges(std::string_view job_id, core::TimePoint deadline,
@@ -577,8 +504,8 @@ void ControlPlane::WhenJobChanges(std::string_view job_id, core::TimePoint deadl
   Locked locked(*this);
   const std::string id(job_id);
   waiters_.Add(id, deadline, std::move(notify));
-  const auto job = jobs_.find(id);
-  if (job == jobs_.end() || serverless::IsFinal(job->second.status)) waiters_.Wake(id);
+  const Job* job = serverless_.FindJob(id);
+  if (job == nullptr || serverless::IsFinal(job->status)) waiters_.Wake(id);
 }
 
 // --- Workers -------------------------------------------------------------------------------------
@@ -591,13 +518,13 @@ Result<Written<std::optional<Job>>> ControlPlane::TakeJob(std::string_view endpo
   Result<WorkerRuntime*> found = FindWorker(endpoint_id, worker_id, token);
   if (!found.ok()) return found.status();
   WorkerRuntime& worker = **found;
-  const serverless::Endpoint& endpoint = endpoints_.at(std::string(endpoint_id));
+  const serverless::Endpoint& endpoint = *serverless_.FindEndpoint(std::string(endpoint_id));
   if (endpoint.worker_mode == serverless::WorkerMode::kHttp) {
     return core::FailedPreconditionError(
         "endpoint " + endpoint.id +
         " posts its jobs to its workers' port (worker_mode http); its workers take none");
   }
-  EndpointRuntime& runtime = endpoint_runtime_.at(endpoint.id);
+  EndpointRuntime& runtime = serverless_.RuntimeOf(endpoint.id);
   const core::TimePoint now = Now();
   Change change(*this);
   if (!worker.seen_running) {
@@ -609,7 +536,7 @@ Result<Written<std::optional<Job>>> ControlPlane::TakeJob(std::string_view endpo
   }
   if (!worker.job_id.empty()) {
     // It asks for another while one is its own: it dropped that one (a restarted worker loop).
-    Job& dropped = jobs_.at(worker.job_id);
+    Job& dropped = *serverless_.FindJob(worker.job_id);
     worker.job_id.clear();
     worker.idle_since = now;
     if (serverless::WorkerLost(dropped, endpoint.max_retries, "it asked for another job", now)) {
@@ -619,11 +546,9 @@ Result<Written<std::optional<Job>>> ControlPlane::TakeJob(std::string_view endpo
       JobChanged(change, dropped);
     }
   }
-  if (runtime.queue.empty()) {
-    return Written<std::optional<Job>>{std::nullopt, change.Commit()};
-  }
-  Job& job = jobs_.at(runtime.queue.begin()->second);
-  runtime.queue.erase(runtime.queue.begin());
+  const ServerlessRegistry::Queue& queue = serverless_.QueueOf(endpoint.id);
+  if (queue.empty()) return Written<std::optional<Job>>{std::nullopt, change.Commit()};
+  Job& job = *serverless_.FindJob(queue.begin()->second);
   SUANLI_CHECK(serverless::Start(job, std::string(worker_id), now).ok(),
                "a queued job is IN_QUEUE");
   worker.job_id = job.id;
@@ -639,12 +564,9 @@ Result<Written<Job>> ControlPlane::FinishJob(std::string_view endpoint_id,
   Result<WorkerRuntime*> found = FindWorker(endpoint_id, worker_id, token);
   if (!found.ok()) return found.status();
   WorkerRuntime& worker = **found;
-  const auto it = jobs_.find(std::string(job_id));
-  if (it == jobs_.end() || it->second.endpoint_id != endpoint_id) {
-    return core::NotFoundError("endpoint " + std::string(endpoint_id) + " has no job " +
-                               std::string(job_id));
-  }
-  Job& job = it->second;
+  Job* found_job = serverless_.FindJobOf(endpoint_id, job_id);
+  if (found_job == nullptr) return core::NotFoundError(NoJob(endpoint_id, job_id));
+  Job& job = *found_job;
   const core::TimePoint now = Now();
   SUANLI_RETURN_IF_ERROR(
       serverless::Finish(job, worker_id, std::move(output), std::move(error), now));
@@ -662,8 +584,9 @@ void ControlPlane::WhenJobQueued(std::string_view endpoint_id, core::TimePoint d
   Locked locked(*this);
   const std::string id(endpoint_id);
   waiters_.Add(id, deadline, std::move(notify));
-  const auto runtime = endpoint_runtime_.find(id);
-  if (runtime == endpoint_runtime_.end() || !runtime->second.queue.empty()) waiters_.Wake(id);
+  if (serverless_.FindEndpoint(id) == nullptr || !serverless_.QueueOf(id).empty()) {
+    waiters_.Wake(id);
+  }
 }
 
 // --- The tick: timeouts, lost workers, scaling ---------------------------------------------------
@@ -684,12 +607,12 @@ void ControlPlane::LoseWorker(Change& change, const serverless::Endpoint& endpoi
   worker.pushed.clear();
   worker.job_id.clear();
   for (const std::string& job_id : lost) {
-    const auto found = jobs_.find(job_id);
-    if (found == jobs_.end()) continue;
-    Job& job = found->second;
+    Job* found = serverless_.FindJob(job_id);
+    if (found == nullptr) continue;
+    Job& job = *found;
     if (job.status == JobStatus::kInProgress && job.worker_id == pod_id) {
       if (serverless::WorkerLost(job, endpoint.max_retries, reason, Now())) {
-        ++endpoint_runtime_.at(endpoint.id).retried;
+        ++serverless_.RuntimeOf(endpoint.id).retried;
         Enqueue(change, job);
       } else {
         JobChanged(change, job);
@@ -714,15 +637,15 @@ uint64_t ControlPlane::TickEndpoints() {
     Locked locked(*this);
     const core::TimePoint now = Now();
     Change change(*this);
-    for (auto& [endpoint_id, endpoint] : endpoints_) {
-      EndpointRuntime& runtime = endpoint_runtime_.at(endpoint_id);
+    for (const auto& [endpoint_id, endpoint] : serverless_.endpoints()) {
+      EndpointRuntime& runtime = serverless_.RuntimeOf(endpoint_id);
       // Jobs: execution timeouts and TTLs of the unfinished ones, then the expired ones.
-      for (auto it = runtime.unfinished.begin(); it != runtime.unfinished.end();) {
-        Job& job = jobs_.at(*it);
+      const ServerlessRegistry::Ids& unfinished = serverless_.UnfinishedOf(endpoint_id);
+      for (auto it = unfinished.begin(); it != unfinished.end();) {
+        Job& job = *serverless_.FindJob(*it);
         ++it;  // JobChanged moves a job that ends out of `unfinished`
         const JobStatus before = job.status;
         if (serverless::CheckTimeouts(job, now)) {
-          runtime.queue.erase({job.sequence, job.id});
           if (before == JobStatus::kInProgress) {
             const auto worker = runtime.workers.find(job.worker_id);
             if (worker != runtime.workers.end() && worker->second.pushed.erase(job.id) > 0) {
@@ -737,15 +660,11 @@ uint64_t ControlPlane::TickEndpoints() {
           JobChanged(change, job);
         }
       }
-      while (!runtime.expiries.empty() && runtime.expiries.begin()->first <= now) {
-        const std::string id = runtime.expiries.begin()->second;
-        runtime.expiries.erase(runtime.expiries.begin());
-        const auto job = jobs_.find(id);
-        if (job == jobs_.end() || !serverless::Expired(job->second, now)) continue;
+      const ServerlessRegistry::Expiries& expiries = serverless_.ExpiriesOf(endpoint_id);
+      while (!expiries.empty() && expiries.begin()->first <= now) {
+        const std::string id = expiries.begin()->second;
+        serverless_.RemoveJob(id);
         change.Dirty(Collection::kJobs, id);
-        runtime.streams.erase(id);
-        runtime.jobs.erase(id);
-        jobs_.erase(job);
       }
       // Workers: lost ones, and the scaler's view of the live ones.
       serverless::ScalerInput input;
@@ -782,10 +701,11 @@ uint64_t ControlPlane::TickEndpoints() {
         it = gone ? runtime.workers.erase(it) : std::next(it);
       }
       // After the lost workers' jobs went back to the queue.
-      input.in_queue = static_cast<int>(runtime.queue.size());
-      push_work |= endpoint.worker_mode == serverless::WorkerMode::kHttp && !runtime.queue.empty();
-      if (!runtime.queue.empty()) {
-        input.oldest_queued_at = jobs_.at(runtime.queue.begin()->second).created_at;
+      const ServerlessRegistry::Queue& queue = serverless_.QueueOf(endpoint_id);
+      input.in_queue = static_cast<int>(queue.size());
+      push_work |= endpoint.worker_mode == serverless::WorkerMode::kHttp && !queue.empty();
+      if (!queue.empty()) {
+        input.oldest_queued_at = serverless_.FindJob(queue.begin()->second)->created_at;
       }
       const serverless::ScalerDecision decision = serverless::DecideScale(endpoint, input);
       for (const std::string& pod_id : decision.stop) {
@@ -802,7 +722,7 @@ uint64_t ControlPlane::TickEndpoints() {
         worker.spec.name = endpoint.name + "-worker";
         worker.spec.template_id = endpoint.template_id;
         worker.spec.image = endpoint.image;
-        worker.spec.env = WorkerEnv(endpoint, options_.worker_url, worker.token);
+        worker.spec.env = serverless::WorkerEnv(endpoint, options_.worker_url, worker.token);
         worker.spec.gpu_type = endpoint.gpu_type;
         worker.spec.gpu_count = endpoint.gpu_count;
         worker.spec.gpu_milli = endpoint.gpu_milli;
@@ -827,7 +747,7 @@ uint64_t ControlPlane::TickEndpoints() {
     for (NewWorker& worker : new_workers) {
       Principal owner;
       owner.user_id = worker.owner_id;
-      EndpointRuntime& runtime = endpoint_runtime_.at(worker.endpoint_id);
+      EndpointRuntime& runtime = serverless_.RuntimeOf(worker.endpoint_id);
       Result<core::Pod*> pod = AddPod(change, owner, std::move(worker.spec));
       if (!pod.ok()) {
         runtime.scale_error = "a worker could not start: " + pod.status().message();

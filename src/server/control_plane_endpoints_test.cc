@@ -300,5 +300,52 @@ TEST_P(EndpointsTest, BadSettingsAreRefusedByName) {
   EXPECT_EQ(plane_->CreateEndpoint(alice_, spec).status().code(), core::StatusCode::kNotFound);
 }
 
+// Queued jobs are held in memory until a worker takes them: each owner's waiting input is
+// bounded, purge-queue frees what the purged jobs held at once, and an owner who could not pay
+// for a worker queues nothing.
+TEST_P(EndpointsTest, AnOwnersWaitingInputIsBoundedAndPurgeFreesItAtOnce) {
+  options_.max_waiting_job_bytes = 100;
+  Reopen();
+  const std::string endpoint = CreateEndpoint();
+  const std::string sixty = "\"" + std::string(60, 'x') + "\"";  // 62 bytes
+  const std::string first = Submit(endpoint, sixty);
+  auto refused = plane_->SubmitJob(alice_, endpoint, JobRequest{sixty, "", {}, {}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("(62 bytes wait now)"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(Info(endpoint).jobs.at(JobStatus::kInQueue), 1) << "the refused job is not kept";
+
+  auto purged = plane_->PurgeQueue(alice_, endpoint);
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  EXPECT_EQ(purged->value, 1);
+  EXPECT_EQ(Job(endpoint, first).input, "")
+      << "a purged job's input is freed, not kept for its TTL";
+  Submit(endpoint, sixty);  // room again
+  auto retried = plane_->RetryJob(alice_, endpoint, first);
+  ASSERT_FALSE(retried.ok());
+  EXPECT_NE(retried.status().message().find("submit it again"), std::string::npos)
+      << retried.status().message();
+}
+
+TEST_P(EndpointsTest, AnOwnerWithNoBalanceQueuesNoJob) {
+  auto bob = plane_->CreateUser(admin_, "bob", core::Role::kUser, core::Money());
+  ASSERT_TRUE(bob.ok());
+  Durable(bob->sequence);
+  const Principal bob_caller{bob->value.id, core::Role::kUser, "", ""};
+  EndpointSpec spec;
+  spec.name = "echo";
+  spec.image = "busybox";
+  auto endpoint = plane_->CreateEndpoint(bob_caller, spec);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  const std::string id = endpoint->value.endpoint.id;
+  auto job = plane_->SubmitJob(bob_caller, id, JobRequest{"{}", "", {}, {}});
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), core::StatusCode::kFailedPrecondition);
+  EXPECT_NE(job.status().message().find("your balance is $0"), std::string::npos)
+      << job.status().message();
+  EXPECT_TRUE(plane_->GetEndpoint(bob_caller, id)->value.jobs.empty());
+}
+
 }  // namespace
 }  // namespace suanli::server

@@ -97,12 +97,13 @@ class ControlPlane::Change {
  public:
   explicit Change(ControlPlane& plane) : plane_(plane) {}
 
-  // After every write to a document: it is stored at Commit, and a pod is reindexed now (for the
-  // rest of this change) and again at Commit (for writes after this call).
+  // After every write to a document: it is stored at Commit, and a pod or a job is reindexed now
+  // (for the rest of this change) and again at Commit (for writes after this call).
   void Dirty(Collection collection, const std::string& id) {
     plane_.mutex_.AssertHeld();
     dirty_.emplace(collection, id);
     if (collection == Collection::kPods) plane_.pods_.Reindex(id);
+    if (collection == Collection::kJobs) plane_.serverless_.Reindex(id);
   }
   // A transition is also a "pod.state" event.
   void Append(core::Transition transition) {
@@ -143,6 +144,7 @@ class ControlPlane::Change {
         plane_.pods_.Reindex(id);
         plane_.pods_.NoteStored(id);
       }
+      if (collection == Collection::kJobs) plane_.serverless_.Reindex(id);
       std::optional<std::string> text = plane_.Serialize(collection, id);
       if (text) {
         batch_.puts.push_back({collection, id, std::move(*text)});

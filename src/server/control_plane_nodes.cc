@@ -393,6 +393,16 @@ Result<Written<core::Pod>> ControlPlane::ReportPod(const Principal& caller, std:
   if (reason.empty() && to == PodState::kRunning) reason = "running on " + NodeName(pod.node_id);
   if (reason.empty() && pod.desired != core::DesiredState::kRunning) reason = pod.state_reason;
   if (reason.empty()) reason = "reported by its node";
+  if ((to == PodState::kFailed || to == PodState::kExited) && pod.volume_gb > 0 &&
+      pod.desired != core::DesiredState::kTerminated) {
+    // Its data is kept, and so is paid for: a pod that failed at its first pull would otherwise
+    // bill its volume, unseen, until someone looked (issue 34, item 13).
+    const Money per_month = Money::FromMicros(pod.storage_price_per_gb_month.micros() *
+                                              static_cast<int64_t>(pod.volume_gb));
+    reason += "; its " + std::to_string(pod.volume_gb) + " GB volume is kept and billed (" +
+              per_month.ToString() + "/month) until the pod is terminated (suanli pods rm " +
+              pod.id + ")";
+  }
   SetState(change, pod, to, at, reason);
   if (to == PodState::kRunning) NoteRunning(pod);
   if (report.ready && to == PodState::kRunning) pod.ready = *report.ready;

@@ -146,7 +146,7 @@ Result<Written<core::Project>> ControlPlane::DeleteProject(const Principal& call
                                            "; terminate its pods first");
     }
   }
-  for (const auto& [endpoint_id, endpoint] : endpoints_) {
+  for (const auto& [endpoint_id, endpoint] : serverless_.endpoints()) {
     if (endpoint.project_id == project.id) {
       return core::FailedPreconditionError("project " + project.name + " still has endpoint " +
                                            endpoint.name + "; delete its endpoints first");

@@ -46,8 +46,10 @@ class ControlPlaneOnStoreTest : public ::testing::TestWithParam<std::string> {
   void TearDown() override {
     if (plane_ == nullptr) return;
     core::MutexLock lock(plane_->mutex_);
-    const core::Status indexes = plane_->pods_.CheckIndexes();
-    EXPECT_TRUE(indexes.ok()) << indexes.ToString();
+    const core::Status pods = plane_->pods_.CheckIndexes();
+    EXPECT_TRUE(pods.ok()) << pods.ToString();
+    const core::Status jobs = plane_->serverless_.CheckIndexes();
+    EXPECT_TRUE(jobs.ok()) << jobs.ToString();
   }
 
   // A restart: the control plane loads again from what its store holds.

@@ -207,7 +207,7 @@ Result<Written<VolumeInfo>> ControlPlane::DeleteVolume(const Principal& caller,
                                          volume.name + "` says available");
   }
   // First the endpoints: their workers would come back after their pods went.
-  for (const auto& [endpoint_id, endpoint] : endpoints_) {
+  for (const auto& [endpoint_id, endpoint] : serverless_.endpoints()) {
     for (const core::VolumeMount& mount : endpoint.volumes) {
       if (mount.volume_id != volume.id) continue;
       return core::FailedPreconditionError(

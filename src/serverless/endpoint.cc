@@ -79,4 +79,26 @@ core::Status CheckEndpoint(const Endpoint& endpoint) {
   return core::Status::Ok();
 }
 
+// runpod-python reads RUNPOD_WEBHOOK_GET_JOB, replacing "$ID" by RUNPOD_POD_ID and appending
+// "&job_in_progress=0|1"; RUNPOD_WEBHOOK_POST_OUTPUT, replacing "$RUNPOD_POD_ID" by the worker and
+// "$ID" by the job; and sends RUNPOD_AI_API_KEY as the Authorization header, without "Bearer".
+std::map<std::string, std::string> WorkerEnv(const Endpoint& endpoint, const std::string& base_url,
+                                             const std::string& token) {
+  const std::string root = base_url + "/v2/" + endpoint.id;
+  std::map<std::string, std::string> env = endpoint.env;
+  env[kEndpointIdEnv] = endpoint.id;
+  env[kWorkerTokenEnv] = token;
+  // ${SUANLI_POD_ID} is expanded by the agent (docs/agent.md, Variables).
+  env["SUANLI_JOB_URL"] = root + "/job-take/${SUANLI_POD_ID}";
+  env["SUANLI_RESULT_URL"] = root + "/job-done/${SUANLI_POD_ID}";
+  env["SUANLI_STREAM_URL"] = root + "/job-stream/${SUANLI_POD_ID}";
+  env["RUNPOD_ENDPOINT_ID"] = endpoint.id;
+  env["RUNPOD_POD_ID"] = "${SUANLI_POD_ID}";
+  env["RUNPOD_AI_API_KEY"] = token;
+  env["RUNPOD_WEBHOOK_GET_JOB"] = root + "/job-take/$ID?wait_s=20";
+  env["RUNPOD_WEBHOOK_POST_OUTPUT"] = root + "/job-done/$RUNPOD_POD_ID/$ID";
+  env["RUNPOD_WEBHOOK_POST_STREAM"] = root + "/job-stream/$RUNPOD_POD_ID/$ID";
+  return env;
+}
+
 }  // namespace suanli::serverless

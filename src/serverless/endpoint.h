@@ -97,4 +97,14 @@ struct Endpoint {
 // max_workers 1.
 core::Status CheckEndpoint(const Endpoint& endpoint);
 
+// The env names a worker pod is given (docs/api.md lists them with RunPod's names): a pod is an
+// endpoint's worker when its env names the endpoint and holds its token.
+inline constexpr char kEndpointIdEnv[] = "SUANLI_ENDPOINT_ID";
+inline constexpr char kWorkerTokenEnv[] = "SUANLI_WORKER_TOKEN";
+
+// The env of a worker of `endpoint` holding `token`, whose container reaches the server at
+// `base_url`: the endpoint's own env, suanli's names, and RunPod's worker library's.
+std::map<std::string, std::string> WorkerEnv(const Endpoint& endpoint, const std::string& base_url,
+                                             const std::string& token);
+
 }  // namespace suanli::serverless

@@ -74,10 +74,6 @@ struct PushedJob {
   std::chrono::seconds execution_timeout{600};
 };
 
-// The most partial outputs of one job kept unread for /stream, in number and in bytes.
-inline constexpr size_t kMaxUnreadStreamChunks = 10'000;
-inline constexpr size_t kMaxUnreadStreamBytes = size_t{16} << 20;
-
 // The largest input of a job for an http-mode endpoint: what the relay to its node carries
 // (wire::kMaxRelayBodyBase64 as base64, with room for the rest of the request).
 inline constexpr size_t kMaxPushedInputBytes = size_t{3} << 20;
