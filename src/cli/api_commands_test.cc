@@ -60,6 +60,18 @@ TEST(PodsCommandTest, ListPrintsATableOrTheServersJson) {
   EXPECT_EQ(server.requests().back().Header("Authorization"), "Bearer sl_test");
 }
 
+TEST(PodsCommandTest, ListOfAProjectAsksForItsPodsOnly) {
+  FakeApiServer server([](const FakeRequest& request) {
+    EXPECT_EQ(request.target, "/v1/pods?project=vision%20lab");
+    return FakeApiServer::Json(200, R"({"pods":[]})");
+  });
+  const Outcome listed = Suanli(server.Environment(), {"pods", "list", "--project", "vision lab"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.err.find("project vision lab has no pods"), std::string::npos) << listed.err;
+  EXPECT_NE(listed.err.find("--project vision lab"), std::string::npos) << listed.err;
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
 TEST(PodsCommandTest, ServerErrorsExitWithTheirCodeAndOneLine) {
   FakeApiServer server([](const FakeRequest& request) {
     if (request.method == "DELETE") {
@@ -386,6 +398,9 @@ TEST(VolumesCommandTest, CreateListResizeAndRemoveSendWhatTheySay) {
   const Outcome listed = Suanli(env, {"volumes"});
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_NE(listed.out.find("pod_1 (rw)"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("in use"), std::string::npos)
+      << "an available volume a pod mounts is said to be in use: " << listed.out;
+  EXPECT_EQ(listed.out.find("available"), std::string::npos) << listed.out;
   ASSERT_EQ(Suanli(env, {"volumes", "resize", "data", "--size", "20"}).exit_code, 0);
   EXPECT_EQ(server.requests().back().method, "PATCH");
   EXPECT_EQ(server.requests().back().target, "/v1/volumes/data");

@@ -475,6 +475,14 @@ std::string PodDetail(const boost::json::value& pod, std::string_view server_url
   const std::string mount = JsonText(pod, "volume_mount_path");
   if (!volume.empty() && !mount.empty()) volume += " at " + mount;
   detail.Add("Volume", volume);
+  // Volumes of the owner's own (suanli volumes) that the pod mounts.
+  std::string mounted;
+  for (const boost::json::value& named : JsonArray(pod, "volumes")) {
+    if (!mounted.empty()) mounted += ", ";
+    mounted += JsonText(named, "volume_id") + " at " + JsonText(named, "mount_path") +
+               (JsonBool(named, "read_only") ? " (read-only)" : "");
+  }
+  detail.Add("Volumes", mounted);
   detail.Add("Interruptible", JsonBool(pod, "interruptible") ? "yes" : "");
   const int64_t stop_after = JsonInteger(pod, "stop_after_s");
   const int64_t idle_stop_after = JsonInteger(pod, "idle_stop_after_s");

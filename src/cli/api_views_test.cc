@@ -62,6 +62,17 @@ TEST(ApiViewsTest, PodDetailShowsPortsPricesAndIndices) {
   EXPECT_NE(detail.find("stop, restart, terminate"), std::string::npos) << detail;
 }
 
+TEST(ApiViewsTest, PodDetailShowsTheVolumesOfItsOwnerItMounts) {
+  const boost::json::value pod = boost::json::parse(R"({"id":"pod_1","state":"stopped",
+    "volumes":[{"volume_id":"vol_data","mount_path":"/data","read_only":false},
+               {"volume_id":"vol_models","mount_path":"/models","read_only":true}]})");
+  const std::string detail = PodDetail(pod);
+  EXPECT_NE(detail.find("vol_data at /data, vol_models at /models (read-only)"), std::string::npos)
+      << detail;
+  EXPECT_EQ(PodDetail(boost::json::parse(R"({"id":"pod_2"})")).find("Volumes:"), std::string::npos)
+      << "no row for a pod that mounts none";
+}
+
 TEST(ApiViewsTest, SshArgumentsUseThePublishedPortAndTheNodesAddress) {
   boost::json::value pod = boost::json::parse(R"({"id":"pod_1","state":"running",
     "node_address":"10.0.0.7","jupyter_token":"c0ffee","link_token":"11aa",

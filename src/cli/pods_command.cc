@@ -211,11 +211,16 @@ core::Status RunCreate(const PodsFlags& flags, CommandContext& context) {
 core::Status RunList(const PodsFlags& flags, CommandContext& context) {
   core::Result<std::unique_ptr<ApiClient>> api = context.Api();
   if (!api.ok()) return api.status();
-  core::Result<boost::json::value> pods = (*api)->GetEveryPage("/v1/pods", "pods");
-  return PrintResult(context, flags.json, pods, [&context](const boost::json::value& list) {
+  const std::string target =
+      flags.project.empty() ? "/v1/pods" : "/v1/pods?project=" + net::PercentEncode(flags.project);
+  core::Result<boost::json::value> pods = (*api)->GetEveryPage(target, "pods");
+  return PrintResult(context, flags.json, pods, [&](const boost::json::value& list) {
     const boost::json::array& rows = JsonArray(list, "pods");
     if (rows.empty()) {
-      context.err << "no pods; create one with `suanli pods create --template NAME --gpu TYPE`\n";
+      context.err << (flags.project.empty() ? "no pods"
+                                            : "project " + flags.project + " has no pods")
+                  << "; create one with `suanli pods create --template NAME --gpu TYPE"
+                  << (flags.project.empty() ? "" : " --project " + flags.project) << "`\n";
       return std::string();
     }
     return PodsTable(rows);
@@ -409,6 +414,7 @@ CommandRun DefinePodsCommand(CLI::App& command) {
   CLI::App& list = group.Add("list", "List your pods (the default)",
                              [flags](CommandContext& context) { return RunList(*flags, context); });
   AddJsonFlag(list, flags->json);
+  list.add_option("--project", flags->project, "Only this project's pods (ID or name)");
 
   CLI::App& create =
       group.Add("create", "Deploy a pod from a template or an image",

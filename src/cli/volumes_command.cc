@@ -37,6 +37,14 @@ std::string PodsOf(const boost::json::value& volume) {
   return pods + (JsonBool(volume, "attached_read_write") ? " (rw)" : " (ro)");
 }
 
+// The API's state, where "available" is said "in use" while a pod mounts the volume: available
+// means no move or restore is under way, which a reader took for "free to attach".
+std::string StateOf(const boost::json::value& volume) {
+  const std::string state = JsonText(volume, "state");
+  if (state == "available" && !JsonArray(volume, "attached_to").empty()) return "in use";
+  return state;
+}
+
 std::string VolumesTable(const boost::json::array& volumes) {
   TextTable table;
   table.AddColumn("ID", TextTable::Align::kLeft);
@@ -51,7 +59,7 @@ std::string VolumesTable(const boost::json::array& volumes) {
     const std::string node = JsonText(volume, "home_node");
     table.AddRow({JsonText(volume, "id"), JsonText(volume, "name"),
                   std::to_string(JsonInteger(volume, "size_gb")), node.empty() ? "-" : node,
-                  JsonText(volume, "state"), PodsOf(volume),
+                  StateOf(volume), PodsOf(volume),
                   MoneyText(volume, "storage_price_per_hour_micros"),
                   MoneyText(volume, "cost_micros")});
   }
@@ -65,7 +73,7 @@ std::string VolumeDetail(const boost::json::value& volume) {
          "\nsize:      " + std::to_string(JsonInteger(volume, "size_gb")) + " GB\nnode:      " +
          (node.empty() ? "- (no data yet)"
                        : node + (JsonBool(volume, "shared") ? " (the shared backend)" : "")) +
-         "\nstate:     " + JsonText(volume, "state") + "\npods:      " + PodsOf(volume) +
+         "\nstate:     " + StateOf(volume) + "\npods:      " + PodsOf(volume) +
          (JsonText(volume, "project_id").empty()
               ? ""
               : "\nproject:   " + JsonText(volume, "project_id")) +

@@ -476,6 +476,11 @@ class ControlPlane {
   // project's viewer.
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
+  // The id of the pod `id` names: an id as it is, or the name of one live pod the caller sees
+  // (INVALID_ARGUMENT, listing them, when several share it). What matches nothing comes back as
+  // given, for the caller's own NOT_FOUND.
+  core::Result<std::string> PodIdFor(const Principal& caller, std::string_view id) const
+      REQUIRES(mutex_);
   // CreatePod's change: the pod `caller` asks for, checked, added and placed if it can be.
   core::Result<core::Pod*> AddPod(Change& change, const Principal& caller, PodSpec spec)
       REQUIRES(mutex_);

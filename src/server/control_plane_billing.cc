@@ -32,9 +32,10 @@ Result<std::vector<core::LedgerEntry>> ControlPlane::Ledger(const Principal& cal
 
 Result<std::vector<core::Transition>> ControlPlane::Transitions(const Principal& caller,
                                                                 std::string_view pod_id) const {
-  SUANLI_RETURN_IF_ERROR(GetPod(caller, pod_id).status());
+  Result<Written<core::Pod>> pod = GetPod(caller, pod_id);
+  if (!pod.ok()) return pod.status();
   store::HistoryQuery query;
-  query.pod_id = pod_id;
+  query.pod_id = pod->value.id;  // `pod_id` may be its name
   return store_.Transitions(query);
 }
 

@@ -144,11 +144,44 @@ std::string ControlPlane::NodeName(const std::string& node_id) const {
   return it == nodes_.end() ? node_id : it->second.name;
 }
 
-Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view id) {
-  const auto it = pods_.find(std::string(id));
+Result<std::string> ControlPlane::PodIdFor(const Principal& caller, std::string_view id) const {
+  std::string key(id);
+  if (pods_.contains(key)) return key;
+  // By name, as volumes and templates are: among the live pods the caller sees, their own
+  // first, then their projects'. Names are not unique, so a name two pods share is refused.
+  std::set<std::string> named;
+  const auto match = [&](const std::set<std::string>& ids) REQUIRES(mutex_) {
+    for (const std::string& pod_id : ids) {
+      const core::Pod& pod = pods_.at(pod_id);
+      if (pod.name == id && pod.state != PodState::kTerminated &&
+          access_.Allowed(caller, pod.owner_id, pod.project_id, Access::kRead)) {
+        named.insert(pod_id);
+      }
+    }
+  };
+  if (caller.project_id.empty()) match(pods_.OfOwner(caller.user_id));
+  if (named.empty()) {
+    for (const auto& [project_id, project] : access_.projects()) {
+      if (AccessPolicy::SeesProject(caller, project)) match(pods_.InProject(project_id));
+    }
+  }
+  if (named.size() > 1) {
+    std::string ids;
+    for (const std::string& pod_id : named) ids += (ids.empty() ? "" : ", ") + pod_id;
+    return core::InvalidArgumentError(std::to_string(named.size()) +
+                                      " of the pods you see are named " + key + " (" + ids +
+                                      "): give the one you mean by its id");
+  }
+  return named.empty() ? key : *named.begin();
+}
+
+Result<core::Pod*> ControlPlane::FindOwnPod(const Principal& caller, std::string_view name) {
+  Result<std::string> id = PodIdFor(caller, name);
+  if (!id.ok()) return id.status();
+  const auto it = pods_.find(*id);
   if (it == pods_.end() ||
       !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
-    return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");
+    return core::NotFoundError("you have no pod " + std::string(name) + " (suanli pods list)");
   }
   if (!access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kWrite)) {
     return core::PermissionDeniedError("you are a viewer of pod " + it->second.id +
@@ -401,6 +434,14 @@ Result<PodPageEnd> ControlPlane::VisitPods(
     }
   };
   static const std::set<std::string> kNone;
+  const auto pod_at = [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); };
+  if (!page.project.empty()) {
+    Result<std::string> project = access_.FindProject(caller, page.project);
+    if (!project.ok()) return project.status();
+    const std::set<std::string>& pods = pods_.InProject(*project);
+    walk(pods.upper_bound(page.after), pods.end(), pod_at);
+    return end;
+  }
   // A project token sees its project's pods only, not its user's own.
   const std::set<std::string>& own =
       caller.project_id.empty() ? pods_.OfOwner(caller.user_id) : kNone;
@@ -412,7 +453,6 @@ Result<PodPageEnd> ControlPlane::VisitPods(
     const std::set<std::string>& pods = pods_.InProject(project_id);
     seen.insert(pods.upper_bound(page.after), pods.end());
   }
-  const auto pod_at = [this](auto it) REQUIRES(mutex_) { return &pods_.at(*it); };
   if (caller.is_admin()) {
     walk(pods_.upper_bound(page.after), pods_.end(), [](auto it) { return &it->second; });
   } else if (seen.empty()) {
@@ -428,7 +468,9 @@ Result<Written<core::Pod>> ControlPlane::GetPod(const Principal& caller,
                                                 std::string_view id) const {
   SUANLI_RETURN_IF_ERROR(PersonOnly(caller));
   core::MutexLock lock(mutex_);
-  const auto it = pods_.find(std::string(id));
+  Result<std::string> found = PodIdFor(caller, id);
+  if (!found.ok()) return found.status();
+  const auto it = pods_.find(*found);
   if (it == pods_.end() ||
       !access_.Allowed(caller, it->second.owner_id, it->second.project_id, Access::kRead)) {
     return core::NotFoundError("you have no pod " + std::string(id) + " (suanli pods list)");

@@ -81,7 +81,7 @@ TEST_P(ProjectsTestRestart, AProjectItsMembersAndItsPodsOwnershipSurviveARestart
   // Paged lists: the viewer sees the project's pod, not the owner's own.
   std::vector<std::string> listed;
   ASSERT_TRUE(plane_
-                  ->VisitPods(viewer, PodPage{.after = "", .limit = 10},
+                  ->VisitPods(viewer, PodPage{.after = "", .limit = 10, .project = ""},
                               [&](const PodListEntry& entry) { listed.push_back(entry.pod.id); })
                   .ok());
   EXPECT_EQ(listed, std::vector<std::string>{pod->value.id});

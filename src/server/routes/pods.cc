@@ -36,6 +36,7 @@ void ListPods(Call& call) {
                                                    *limit + "'"));
   }
   page.limit = static_cast<size_t>(*parsed);
+  page.project = call.request.QueryValue("project").value_or("");
   const std::string view = call.request.QueryValue("view").value_or("full");
   if (view != "full" && view != "compact") {
     return call.Respond(

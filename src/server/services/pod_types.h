@@ -114,6 +114,7 @@ struct PodListEntry {
 struct PodPage {
   std::string after;
   size_t limit = SIZE_MAX;
+  std::string project;  // "": every pod the caller sees; else only this project's (id or name)
 };
 
 struct PodPageEnd {
