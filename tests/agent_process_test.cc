@@ -564,6 +564,28 @@ TEST_F(AgentFaultTest, APodThatWritesPastItsVolumeIsStoppedAndToldWhy) {
   EXPECT_NE(events.text.find("1 GB volume"), std::string::npos) << events.Describe();
 }
 
+// Issue 34, item 11: 1.3 GB went into a 1 GB volume of `suanli volumes`, and nothing happened.
+TEST_F(AgentFaultTest, APodThatWritesPastAVolumeOfItsOwnersIsStoppedAndToldWhy) {
+  agent_flags_ = {"--disk-check-interval", "1"};
+  StartServer();
+  StartAgent();
+  CreateRenter();
+  const ApiReply volume =
+      api_->PostJson("/v1/volumes", renter_, json::object{{"name", "data"}, {"size_gb", 1}});
+  ASSERT_EQ(volume.status, 201) << volume.Describe();
+  json::object body = LongRunning();
+  body["volumes"] = json::array{json::object{{"name", "data"}, {"mount_path", "/data"}}};
+  body["command"] = json::array{
+      "sh", "-c", "dd if=/dev/zero of=/data/big bs=1M count=1100 2>&1; exec sleep 100000"};
+  const std::string pod = CreatePod(body);
+  const json::value exited = WaitPod(pod, InState("exited"), 120s);
+  const std::string reason = Str(exited, "state_reason");
+  EXPECT_TRUE(reason.find("GB to volume " + Str(volume.json, "id") +
+                          " (/data), past its 1 GB, so it was stopped") != std::string::npos)
+      << json::serialize(exited);
+  EXPECT_NE(reason.find("suanli volumes resize"), std::string::npos) << reason;
+}
+
 TEST_F(AgentFaultTest, TerminatingAStoppedPodHasItsLastNodeDeleteItsVolume) {
   StartServer();
   StartAgent();

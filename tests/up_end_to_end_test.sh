@@ -93,6 +93,16 @@ ssh_pod=$(json_field id <<<"$ssh_json")
 greeting=$("$suanli" pods ssh "$ssh_pod" -i alice_key -- 'echo "hello from $(hostname) as $(id -u)"' 2>&1) ||
   fail "pods ssh did not log in: $greeting"
 grep -q "^hello from .* as 0$" <<<"$greeting" || fail "pods ssh ran no command in the pod: $greeting"
+# Its host key is its own, held from the first login (StrictHostKeyChecking=yes), and the same in
+# the new container after a stop and a start: ssh logs in again, where it once refused ("REMOTE
+# HOST IDENTIFICATION HAS CHANGED").
+"$suanli" pods ssh "$ssh_pod" --print | grep -q "StrictHostKeyChecking=yes" ||
+  fail "pods ssh does not hold the pod to its host key: $("$suanli" pods ssh "$ssh_pod" --print)"
+"$suanli" pods stop "$ssh_pod" --wait --timeout 60 >/dev/null || fail "pods stop $ssh_pod"
+"$suanli" pods start "$ssh_pod" --wait --timeout 120 >/dev/null || fail "pods start $ssh_pod"
+again=$("$suanli" pods ssh "$ssh_pod" -i alice_key -- 'echo again' 2>&1) ||
+  fail "pods ssh after a stop and a start: $again"
+grep -q "^again$" <<<"$again" || fail "pods ssh after a restart ran nothing: $again"
 "$suanli" pods rm "$ssh_pod" --force >/dev/null || fail "pods rm $ssh_pod"
 
 echo "up end to end: passed (pod $pod, GPU charge ${gpu_micros} micro-dollars; ssh into $ssh_pod)"

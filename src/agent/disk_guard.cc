@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/container_spec.h"
 #include "agent/disk_quota.h"
 #include "agent/reconcile.h"
 
@@ -30,6 +31,17 @@ void DiskGuard::Check() {
       if (Result<std::string> directory = engine.VolumeDirectory(VolumeName(pod.id));
           directory.ok()) {
         use.volume_bytes = DirectoryBytes(*directory);
+      }
+    }
+    for (const core::VolumeMount& mount : pod.volumes) {
+      if (mount.read_only || mount.size_gb <= 0) continue;
+      if (mount.shared) {
+        use.mounted_bytes[mount.volume_id] = DirectoryBytes(
+            SharedVolumeDirectory(context_.options().shared_volume_dir.string(), mount.volume_id));
+      } else if (Result<std::string> directory =
+                     engine.VolumeDirectory(VolumeName(mount.volume_id));
+                 directory.ok()) {
+        use.mounted_bytes[mount.volume_id] = DirectoryBytes(*directory);
       }
     }
     std::string why = OverDiskSize(pod, use);

@@ -95,5 +95,20 @@ TEST_F(DiskGuardTest, AVolumePastItsSizeIsMeasuredInItsHostDirectory) {
   EXPECT_FALSE(Stopped(id));
 }
 
+TEST_F(DiskGuardTest, AVolumeOfTheOwnersIsMeasuredWhereMountedReadWriteOnly) {
+  core::Pod pod = AgentFixture::MakePod("pod_a");
+  pod.volumes = {
+      {.volume_id = "vol_data", .mount_path = "/data", .size_gb = 1},
+      {.volume_id = "vol_models", .mount_path = "/models", .read_only = true, .size_gb = 1}};
+  fixture_.Desire({pod});
+  const std::string id = RunContainer(pod);
+  fixture_.engine().SetVolumeDirectory(VolumeName("vol_data"), fixture_.temp().path().string());
+  guard_.Check();
+  EXPECT_EQ(fixture_.engine().CallCount("VolumeDirectory " + VolumeName("vol_data")), 1);
+  EXPECT_EQ(fixture_.engine().CallCount("VolumeDirectory " + VolumeName("vol_models")), 0)
+      << "a read-only mount is another pod's to fill";
+  EXPECT_FALSE(Stopped(id)) << "an empty volume is within its size";
+}
+
 }  // namespace
 }  // namespace suanli::agent

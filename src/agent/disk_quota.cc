@@ -40,6 +40,17 @@ std::string OverDiskSize(const core::Pod& pod, const DiskUse& use) {
            "), so it was stopped; start it and delete files, or deploy it again with a larger "
            "--volume-gb";
   }
+  for (const core::VolumeMount& mount : pod.volumes) {
+    const auto bytes = use.mounted_bytes.find(mount.volume_id);
+    if (mount.read_only || mount.size_gb <= 0 || bytes == use.mounted_bytes.end() ||
+        bytes->second <= mount.size_gb * kGb) {
+      continue;
+    }
+    return "wrote " + GbText(bytes->second) + " to volume " + mount.volume_id + " (" +
+           mount.mount_path + "), past its " + std::to_string(mount.size_gb) +
+           " GB, so it was stopped; make the volume larger (suanli volumes resize " +
+           mount.volume_id + " --size N) and start the pod again";
+  }
   if (pod.container_disk_gb > 0 && use.container_bytes > pod.container_disk_gb * kGb) {
     return "wrote " + GbText(use.container_bytes) + " to its " +
            std::to_string(pod.container_disk_gb) + " GB container disk, so it was stopped; keep " +

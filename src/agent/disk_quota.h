@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "core/domain.h"
@@ -17,6 +18,8 @@ namespace suanli::agent {
 struct DiskUse {
   int64_t container_bytes = 0;  // the container's writable layer (the engine's SizeRw)
   int64_t volume_bytes = 0;     // the files of the pod's own volume
+  // The files of each volume of its owner's (suanli volumes) it mounts read-write, by volume id.
+  std::map<std::string, int64_t> mounted_bytes;
 };
 
 // The bytes the files under `directory` take on disk (allocated blocks: a sparse file counts what

@@ -286,6 +286,10 @@ void ReconcileExecutor::CreatePod(const DesiredPod& desired) {
       context_.Log("could not write authorized_keys into " + pod.id + ": " + put.message());
     }
   }
+  if (Status host_key = PutHostKey(engine, *created, pod); !host_key.ok()) {
+    // Its SSH server then makes a key of its own, which `pods ssh` will refuse: said, not fatal.
+    context_.Log("could not write the SSH host key into " + pod.id + ": " + host_key.message());
+  }
   keys_written_.erase(pod.id);  // what did not go in, FollowAuthorizedKeys writes again
   if (put.ok()) keys_written_[pod.id] = keys;
   if (Status started = engine.Start(*created); !started.ok()) {

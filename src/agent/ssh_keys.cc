@@ -7,6 +7,7 @@
 #include "agent/container_spec.h"
 #include "agent/reconcile.h"
 #include "agent/tar.h"
+#include "net/ssh_host_key.h"
 
 namespace suanli::agent {
 
@@ -32,6 +33,23 @@ Status PutAuthorizedKeys(Engine& engine, const std::string& container_id,
       {TarEntry::Directory(".ssh", 0700), TarEntry::File(".ssh/authorized_keys", 0600, keys)});
   if (!tar.ok()) return tar.status();
   return engine.PutArchive(container_id, volume_path, *tar);
+}
+
+Status PutHostKey(Engine& engine, const std::string& container_id, const core::Pod& pod) {
+  if (pod.ssh_host_key_seed.empty()) return Status::Ok();
+  Result<net::SshHostKey> key = net::SshHostKeyFromSeed(pod.ssh_host_key_seed);
+  if (!key.ok()) return key.status();
+  Result<std::string> tar =
+      MakeTar({TarEntry::Directory("etc/ssh", 0755),
+               TarEntry::File("etc/ssh/ssh_host_ed25519_key", 0600,
+                              net::OpenSshPrivateKeyFile(*key, "root@" + pod.id)),
+               TarEntry::File("etc/ssh/ssh_host_ed25519_key.pub", 0644,
+                              net::OpenSshPublicKey(*key) + " root@" + pod.id + "\n"),
+               TarEntry::Directory("etc/dropbear", 0755),
+               TarEntry::File("etc/dropbear/dropbear_ed25519_host_key", 0600,
+                              net::DropbearPrivateKeyFile(*key))});
+  if (!tar.ok()) return tar.status();
+  return engine.PutArchive(container_id, "/", *tar);
 }
 
 Status RewriteAuthorizedKeys(Engine& engine, const std::string& container_id, const core::Pod& pod,

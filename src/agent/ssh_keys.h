@@ -25,6 +25,13 @@ inline constexpr std::string_view kRootAuthorizedKeys = "/root/.ssh/authorized_k
 core::Status PutAuthorizedKeys(Engine& engine, const std::string& container_id,
                                const std::string& volume_path, const std::string& keys);
 
+// Writes the pod's own SSH host key (core::Pod::ssh_host_key_seed, net/ssh_host_key.h) where
+// OpenSSH (/etc/ssh/ssh_host_ed25519_key and its .pub) and Dropbear
+// (/etc/dropbear/dropbear_ed25519_host_key) look for one, into a created container before it
+// starts: both keep a key they find and make only the types they lack. OK and nothing written for
+// a pod without one.
+core::Status PutHostKey(Engine& engine, const std::string& container_id, const core::Pod& pod);
+
 // A running container's keys made `keys` (even none): the volume's file as at its creation, when
 // the pod has a volume, and kRootAuthorizedKeys when the container has that file (asked with
 // `sh -c 'test -f ...'`; an image without sh has none). UNAVAILABLE when the engine did not answer

@@ -1,9 +1,5 @@
 #include "cli/api_client.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cerrno>
@@ -22,8 +18,6 @@ std::optional<std::string> Getenv(const char* name) {
   if (value == nullptr || *value == '\0') return std::nullopt;
   return std::string(value);
 }
-
-std::string ErrnoText() { return std::strerror(errno); }
 
 // The JSON of a 2xx body, null for an empty one.
 core::Result<boost::json::value> ParseBody(std::string_view body, std::string_view what) {
@@ -113,41 +107,10 @@ core::Status WriteConfigFile(const std::string& path, const ApiConfig& config) {
         "neither XDG_CONFIG_HOME nor HOME is set, so there is nowhere to save the login; set "
         "SUANLI_URL and SUANLI_TOKEN instead");
   }
-  const std::filesystem::path file(path);
-  std::error_code error;
-  std::filesystem::create_directories(file.parent_path(), error);
-  if (error) {
-    return core::InternalError("cannot create " + file.parent_path().string() + ": " +
-                               error.message());
-  }
-  // The directory is ours: keep other users out of it, as ssh does with ~/.ssh.
-  if (::chmod(file.parent_path().c_str(), 0700) != 0) {
-    return core::InternalError("cannot chmod " + file.parent_path().string() + ": " + ErrnoText());
-  }
   boost::json::object json;
   json["url"] = config.url;
   json["token"] = config.token;
-  const std::string text = PrettyJson(json);
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return core::InternalError("cannot write " + temporary + ": " + ErrnoText());
-  bool written = ::fchmod(fd, 0600) == 0;  // an older file may have had a wider mode
-  size_t done = 0;
-  while (written && done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    written = n > 0;
-    if (written) done += static_cast<size_t>(n);
-  }
-  written = written && ::fsync(fd) == 0;
-  const std::string write_error = ErrnoText();
-  ::close(fd);
-  if (!written || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = written ? ErrnoText() : write_error;
-    ::unlink(temporary.c_str());
-    return core::InternalError("cannot write " + path + ": " + reason);
-  }
-  return core::Status::Ok();
+  return WritePrivateFile(path, PrettyJson(json));
 }
 
 ApiConfig ResolveApiConfig(const std::string& flag_url, const std::string& flag_token,

@@ -8,6 +8,8 @@
 
 #include "cli/cli.h"
 #include "cli/fake_api_server.h"
+#include "cli/files.h"
+#include "testing/temp_dir.h"
 
 namespace suanli::cli {
 namespace {
@@ -70,6 +72,39 @@ TEST(PodsCommandTest, ListOfAProjectAsksForItsPodsOnly) {
   EXPECT_NE(listed.err.find("project vision lab has no pods"), std::string::npos) << listed.err;
   EXPECT_NE(listed.err.find("--project vision lab"), std::string::npos) << listed.err;
   EXPECT_EQ(server.requests().size(), 1u);
+}
+
+// A pod's own host key (issue 34, item 9) goes into suanli's known_hosts under the pod's alias,
+// and ssh is told to hold the pod to it; a pod without one keeps the first key it is shown.
+TEST(PodsCommandTest, SshHoldsAPodToItsOwnHostKey) {
+  const std::string key =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINdamAGCsQq31Uv+08lkBzoO4XLz2qYjJa8CGmj3B1Ea";
+  FakeApiServer server([&key](const FakeRequest& request) {
+    const std::string id = request.target.substr(std::string("/v1/pods/").size());
+    return FakeApiServer::Json(
+        200, R"({"id":")" + id + R"(","state":"running","node_address":"10.0.0.7",)" +
+                 (id == "pod_1" ? R"("ssh_host_key":")" + key + R"(",)" : std::string()) +
+                 R"("port_mappings":[{"container_port":22,"protocol":"tcp","host_port":40022}]})");
+  });
+  const testing::TempDir home;
+  ApiEnvironment env = server.Environment();
+  env.xdg_config_home = home.path().string();
+  const Outcome held = Suanli(env, {"pods", "ssh", "pod_1", "--print"});
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  const std::string known = (home.path() / "suanli" / "known_hosts").string();
+  EXPECT_EQ(held.out, "ssh -o HostKeyAlias=suanli-pod_1 -o UserKnownHostsFile=" + known +
+                          " -o StrictHostKeyChecking=yes -o HostKeyAlgorithms=ssh-ed25519 -p 40022 "
+                          "root@10.0.0.7\n");
+  ASSERT_EQ(Suanli(env, {"pods", "ssh", "pod_1", "--print"}).exit_code, 0);
+  EXPECT_EQ(*ReadFile(known), "suanli-pod_1 " + key + "\n") << "one line per pod, however often";
+  struct stat info {};
+  ASSERT_EQ(::stat(known.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+
+  const Outcome trusted = Suanli(env, {"pods", "ssh", "pod_2", "--print"});
+  EXPECT_EQ(trusted.out,
+            "ssh -o HostKeyAlias=suanli-pod_2 -o StrictHostKeyChecking=accept-new -p 40022 "
+            "root@10.0.0.7\n");
 }
 
 TEST(PodsCommandTest, ServerErrorsExitWithTheirCodeAndOneLine) {

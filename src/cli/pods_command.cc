@@ -8,13 +8,17 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <string_view>
 
+#include "cli/api_client.h"
 #include "cli/api_command.h"
 #include "cli/api_views.h"
+#include "cli/files.h"
 #include "cli/flags.h"
 #include "cli/pod_wait.h"
 #include "net/http_client.h"
@@ -362,6 +366,27 @@ core::Status RunLogs(const PodsFlags& flags, CommandContext& context) {
   }
 }
 
+// The known_hosts file of suanli's pods, beside the login file, with `alias`'s line made `key`:
+// each pod's own host key (the server made it with the pod), so ssh checks it from the first
+// login, and it stays right after the pod restarts or moves.
+core::Result<std::string> RememberHostKey(const ApiEnvironment& env, const std::string& alias,
+                                          const std::string& key) {
+  const std::string config = ConfigFilePath(env);
+  if (config.empty())
+    return core::FailedPreconditionError("neither XDG_CONFIG_HOME nor HOME is set");
+  const std::string path = (std::filesystem::path(config).parent_path() / "known_hosts").string();
+  std::string text;
+  if (core::Result<std::string> known = ReadFile(path); known.ok()) {
+    std::istringstream lines(*known);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with(alias + " ")) text += line + "\n";
+    }
+  }
+  text += alias + " " + key + "\n";
+  SUANLI_RETURN_IF_ERROR(WritePrivateFile(path, text));
+  return path;
+}
+
 // Runs ssh in this process's place (so the terminal, signals and exit status are ssh's own), or
 // prints the command for scripts and other SSH clients.
 core::Status RunSsh(const PodsFlags& flags, CommandContext& context) {
@@ -372,10 +397,22 @@ core::Status RunSsh(const PodsFlags& flags, CommandContext& context) {
   std::string why_not;
   std::vector<std::string> arguments = SshArguments(*pod, flags.user, flags.ssh_port, why_not);
   if (arguments.empty()) return core::FailedPreconditionError(why_not);
-  // Host keys are remembered per pod, not per host and port: a port is handed to another pod once
-  // this one stops, and a pod's first key is accepted, a changed one refused.
-  std::vector<std::string> options = {"ssh", "-o", "HostKeyAlias=suanli-" + JsonText(*pod, "id"),
-                                      "-o", "StrictHostKeyChecking=accept-new"};
+  // Host keys are known per pod, not per host and port: a port is handed to another pod once this
+  // one stops. A pod that has a host key of its own is held to it; one made before host keys
+  // has its first key accepted and a changed one refused.
+  const std::string alias = "suanli-" + JsonText(*pod, "id");
+  std::vector<std::string> options = {"ssh", "-o", "HostKeyAlias=" + alias};
+  const std::string host_key = JsonText(*pod, "ssh_host_key");
+  core::Result<std::string> known_hosts =
+      host_key.empty() ? core::Result<std::string>(core::NotFoundError("no host key"))
+                       : RememberHostKey(*context.api_env, alias, host_key);
+  if (known_hosts.ok()) {
+    options.insert(options.end(),
+                   {"-o", "UserKnownHostsFile=" + *known_hosts, "-o", "StrictHostKeyChecking=yes",
+                    "-o", "HostKeyAlgorithms=ssh-ed25519"});
+  } else {
+    options.insert(options.end(), {"-o", "StrictHostKeyChecking=accept-new"});
+  }
   if (!flags.identity.empty()) options.insert(options.end(), {"-i", flags.identity});
   arguments.insert(arguments.begin(), options.begin(), options.end());
   arguments.insert(arguments.end(), flags.remote_command.begin(), flags.remote_command.end());

@@ -152,6 +152,9 @@ struct VolumeMount {
   bool read_only = false;
   // On the shared backend (the volume's home is kAnyNode, which never changes).
   bool shared = false;
+  // The volume's size now, as its node's agent is told it (not stored with the pod: a resize
+  // changes it): a pod that writes past it through a read-write mount is stopped. 0: not held.
+  int size_gb = 0;
 
   friend bool operator==(const VolumeMount&, const VolumeMount&) = default;
 };
@@ -227,6 +230,12 @@ struct Pod {
   // Opens the proxy to this pod's ports without an API token (a browser link:
   // /v1/pods/{id}/proxy/{port}/?suanli_link=...); its owner's only.
   std::string link_token;
+  // A pod that publishes port 22 has an SSH host key of its own, kept across its restarts and
+  // moves (net/ssh_host_key.h): the Ed25519 seed (32 bytes; its node's agent alone is given it)
+  // and the public key as known_hosts gives it ("ssh-ed25519 AAAA...", shown to whoever sees the
+  // pod). Both "" for other pods and for those made before.
+  std::string ssh_host_key_seed;
+  std::string ssh_host_key;
 
   Money gpu_price_per_hour;  // whole pod; fixed when the current run started
   Money storage_price_per_gb_month;

@@ -434,6 +434,10 @@ Result<DesiredPods> ControlPlane::DesiredFor(const Principal& caller) const {
   for (const std::string& id : pods_.OnNode(caller.node_id)) {
     const core::Pod& pod = pods_.at(id);
     desired.pods.push_back(pod);
+    for (core::VolumeMount& mount : desired.pods.back().volumes) {
+      const auto volume = volumes_.find(mount.volume_id);
+      if (volume != volumes_.end()) mount.size_gb = volume->second.size_gb;
+    }
     if (desired.ssh_keys.contains(KeyHolder(pod))) continue;
     std::vector<std::string>& keys = desired.ssh_keys[KeyHolder(pod)];
     for (const auto& entry : ssh_keys_) {

@@ -7,6 +7,7 @@
 #include "billing/spend.h"
 #include "core/mount_path.h"
 #include "core/suggest.h"
+#include "net/ssh_host_key.h"
 #include "server/control_plane.h"
 #include "server/control_plane_internal.h"
 #include "server/secrets.h"
@@ -369,6 +370,15 @@ Result<core::Pod*> ControlPlane::AddPod(Change& change, const Principal& caller,
   pod.id = NewId("pod");
   pod.jupyter_token = HexEncode(entropy_.Bytes(24));
   pod.link_token = HexEncode(entropy_.Bytes(24));
+  if (std::ranges::any_of(pod.ports,
+                          [](const core::PortSpec& port) { return port.container_port == 22; })) {
+    // Made once and kept with the pod, so that it answers with one host key all its life.
+    Result<net::SshHostKey> host_key =
+        net::SshHostKeyFromSeed(entropy_.Bytes(net::kSshHostKeySeedBytes));
+    if (!host_key.ok()) return host_key.status();
+    pod.ssh_host_key_seed = host_key->seed;
+    pod.ssh_host_key = net::OpenSshPublicKey(*host_key);
+  }
   pod.created_by = caller.user_id;
   pod.name = spec.name.empty() ? pod.id : std::move(spec.name);
   pod.sequence = ++last_pod_sequence_;

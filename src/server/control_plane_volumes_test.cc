@@ -370,6 +370,25 @@ TEST_P(VolumesTestRestart, APodStoppedMidMoveKeepsItsDataWhereItWas) {
   EXPECT_TRUE(plane_->TakeVolumeRemovals().empty());
 }
 
+// The agent holds a pod to the size of the volumes it writes (issue 34, item 11): it is told each
+// volume's size as it is now, so a resize reaches it without the pod being made again.
+TEST_P(VolumesTest, ANodeIsToldTheSizeOfEachVolumeItsPodsMountAsItIsNow) {
+  const Principal alice = NewUser("alice", "100");
+  const Principal node = NewNode("a", 1);
+  NewVolume(alice, "data", 1);
+  const core::Pod pod = NewPod(alice, 0, {{"data", "/data", false}});
+  auto mounted = [&]() {
+    const core::Result<DesiredPods> desired = plane_->DesiredFor(node);
+    EXPECT_TRUE(desired.ok()) << desired.status().ToString();
+    EXPECT_EQ(desired->pods.size(), 1u);
+    return desired->pods.at(0).volumes.at(0);
+  };
+  EXPECT_EQ(mounted().size_gb, 1);
+  ASSERT_TRUE(plane_->ResizeVolume(alice, "data", 3).ok());
+  EXPECT_EQ(mounted().size_gb, 3);
+  EXPECT_EQ(Get(alice, pod.id).volumes.at(0).size_gb, 0) << "not stored with the pod";
+}
+
 TEST_P(VolumesTest, ANamedVolumeLivesWhereItWasFirstUsedAndReadersShareItsNode) {
   const Principal alice = NewUser("alice", "100");
   const Principal a = NewNode("a", 2);

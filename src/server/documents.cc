@@ -253,6 +253,10 @@ json::object ToDocument(const core::Pod& pod) {
                          : nullptr;
   // Bytes as the container wrote them, not always UTF-8.
   if (!pod.last_logs.empty()) out["last_logs_base64"] = net::Base64Encode(pod.last_logs);
+  if (!pod.ssh_host_key_seed.empty()) {
+    out["ssh_host_key_seed_base64"] = net::Base64Encode(pod.ssh_host_key_seed);
+    out["ssh_host_key"] = pod.ssh_host_key;
+  }
   return out;
 }
 
@@ -341,6 +345,17 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
       pod.last_logs = std::move(*logs);
     } else {
       fields.Fail("last_logs_base64: " + logs.status().message());
+    }
+  }
+  std::string host_key_seed;
+  fields.String("ssh_host_key_seed_base64", &host_key_seed, {.max_length = 64});
+  fields.String("ssh_host_key", &pod.ssh_host_key, {.max_length = 256});
+  if (!host_key_seed.empty()) {
+    Result<std::string> seed = net::Base64Decode(host_key_seed);
+    if (seed.ok()) {
+      pod.ssh_host_key_seed = std::move(*seed);
+    } else {
+      fields.Fail("ssh_host_key_seed_base64: " + seed.status().message());
     }
   }
   // A pod stored before "ran" existed may have run if it was ever on a node: assume it did, so

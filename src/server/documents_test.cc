@@ -50,6 +50,8 @@ core::Pod SamplePod() {
   pod.pull = core::PullProgress{5, 10};
   pod.jupyter_token = "jt";
   pod.link_token = "lt";
+  pod.ssh_host_key_seed = std::string(32, '\x07');
+  pod.ssh_host_key = "ssh-ed25519 AAAA";
   pod.gpu_price_per_hour = core::Money::FromMicros(690'000);
   pod.storage_price_per_gb_month = core::Money::FromMicros(100'000);
   pod.created_at = At(500);

@@ -5,6 +5,7 @@
 
 #include "core/pod_state.h"
 #include "net/base64.h"
+#include "net/ssh_host_key.h"
 #include "wire/json_fields.h"
 #include "wire/views.h"
 
@@ -322,6 +323,9 @@ std::string EncodeDesiredPods(const DesiredPods& desired, core::TimePoint now) {
     json::array keys;
     for (const std::string& key : entry.ssh_keys) keys.emplace_back(key);
     view["ssh_keys"] = std::move(keys);
+    if (!entry.pod.ssh_host_key_seed.empty()) {
+      view["ssh_host_key_seed_base64"] = net::Base64Encode(entry.pod.ssh_host_key_seed);
+    }
     pods.emplace_back(std::move(view));
   }
   return json::serialize(
@@ -375,6 +379,7 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
       read.String("mount_path", &mount.mount_path, {.required = true, .max_length = 4096});
       read.Bool("read_only", &mount.read_only);
       read.Bool("shared", &mount.shared);
+      read.Int("size_gb", &mount.size_gb, {0, 1'000'000'000});
       pod.volumes.push_back(std::move(mount));
     });
     view.Objects("moves", kMaxPodVolumes + 1, [&pod](JsonFields& read) {
@@ -393,7 +398,16 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
     view.String("pre_stop_command", &pod.pre_stop_command, {.max_length = 4096});
     view.Int64("idle_stop_after_s", &pod.idle_stop_after_s, {0, INT64_MAX});
     view.StringList("ssh_keys", &entry.ssh_keys, 256);
+    std::string host_key_seed;
+    view.String("ssh_host_key_seed_base64", &host_key_seed, {.max_length = 64});
     if (!view.ok()) return;
+    if (!host_key_seed.empty()) {
+      Result<std::string> seed = net::Base64Decode(host_key_seed);
+      if (!seed.ok() || seed->size() != net::kSshHostKeySeedBytes) {
+        return view.Fail("ssh_host_key_seed_base64: not a 32-byte seed in base64");
+      }
+      pod.ssh_host_key_seed = std::move(*seed);
+    }
     for (const std::string& port_text : ports) {
       Result<core::PortSpec> port = ParsePort(port_text);
       if (!port.ok()) return view.Fail("ports: " + port.status().message());

@@ -212,6 +212,7 @@ DesiredPods SampleDesired() {
   pod.node_id = "node_1";
   pod.jupyter_token = "jt";
   pod.link_token = "never to an agent";
+  pod.ssh_host_key_seed = std::string(32, '\x07');
   entry.ssh_keys = {"ssh-ed25519 AAAA laptop"};
   desired.pods.push_back(entry);
   return desired;
@@ -248,6 +249,7 @@ TEST(AgentProtocolTest, DesiredPodsRoundTripInWhatTheAgentReads) {
   EXPECT_EQ(got.restarts, want.restarts);
   EXPECT_EQ(got.node_id, want.node_id);
   EXPECT_EQ(got.jupyter_token, want.jupyter_token);
+  EXPECT_EQ(got.ssh_host_key_seed, want.ssh_host_key_seed) << "its node's agent writes it";
   EXPECT_EQ(decoded->pods[0].ssh_keys, desired.pods[0].ssh_keys);
 }
 

@@ -95,6 +95,7 @@ json::array VolumeMountsView(const std::vector<core::VolumeMount>& mounts) {
                       {"mount_path", mount.mount_path},
                       {"read_only", mount.read_only}};
     if (mount.shared) view["shared"] = true;  // only then: agents of before the backend read it
+    if (mount.size_gb > 0) view["size_gb"] = mount.size_gb;
     out.push_back(std::move(view));
   }
   return out;
@@ -339,6 +340,7 @@ json::object PodViewWithoutTime(const core::Pod& pod) {
       {"state", core::PodStateName(pod.state)},
       {"state_reason", pod.state_reason},
       {"state_since", FormatTime(pod.state_since)},
+      {"ssh_host_key", pod.ssh_host_key},
       {"generation", pod.generation},
       {"report_seq", pod.report_seq},
       {"restarts", pod.restarts},

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json/serialize.hpp>
+
 namespace suanli::wire {
 namespace {
 
@@ -36,6 +38,15 @@ TEST(ViewsTest, APodShowsItsSecretsOnlyToThoseTheContextNames) {
       pod, {.node_address = "10.0.0.5", .with_jupyter_token = true, .with_link_token = true});
   EXPECT_EQ(owner.at("link_token").as_string(), "link-secret");
   EXPECT_EQ(owner.at("node_address").as_string(), "10.0.0.5");
+  // The SSH host key: its public half for whoever sees the pod, its seed for no one.
+  pod.ssh_host_key = "ssh-ed25519 AAAA";
+  pod.ssh_host_key_seed = std::string(32, 'S');
+  const boost::json::object with_key = PodView(
+      pod, {.node_address = "10.0.0.5", .with_jupyter_token = true, .with_link_token = true});
+  EXPECT_EQ(with_key.at("ssh_host_key").as_string(), "ssh-ed25519 AAAA");
+  const std::string text = boost::json::serialize(with_key);
+  EXPECT_EQ(text.find("ssh_host_key_seed"), std::string::npos) << text;
+  EXPECT_EQ(text.find("U1NT"), std::string::npos) << "no base64 of the seed: " << text;
 }
 
 TEST(ViewsTest, StoragePricesPerHourRoundUp) {
