@@ -30,9 +30,9 @@ class PodLookupTest : public ControlPlaneOnStoreTest {
 
   std::vector<std::string> Listed(const Principal& caller, std::string project) {
     std::vector<std::string> ids;
-    const core::Result<PodPageEnd> end = plane_->VisitPods(
-        caller, PodPage{.after = "", .limit = 100, .project = std::move(project)},
-        [&](const PodListEntry& entry) { ids.push_back(entry.pod.id); });
+    const core::Result<PodPageEnd> end =
+        plane_->VisitPods(caller, PodPage{.after = "", .limit = 100, .project = std::move(project)},
+                          [&](const PodListEntry& entry) { ids.push_back(entry.pod.id); });
     EXPECT_TRUE(end.ok()) << end.status().ToString();
     return ids;
   }
@@ -76,9 +76,8 @@ TEST_P(PodLookupTest, AProjectsPodsAreListedAloneForWhoeverSeesTheProject) {
   EXPECT_EQ(Listed(member, "team"), std::vector<std::string>{shared});
   EXPECT_EQ(Listed(member, "").size(), 2u) << "without a project, every pod the caller sees";
   EXPECT_EQ(Listed(admin_, "team"), std::vector<std::string>{shared});
-  const core::Result<PodPageEnd> refused =
-      plane_->VisitPods(stranger, PodPage{.after = "", .limit = 100, .project = "team"},
-                        [](const PodListEntry&) {});
+  const core::Result<PodPageEnd> refused = plane_->VisitPods(
+      stranger, PodPage{.after = "", .limit = 100, .project = "team"}, [](const PodListEntry&) {});
   EXPECT_EQ(refused.status().code(), StatusCode::kNotFound);
   // A project's pod is found by its name by a member, and by the owner who pays for it.
   EXPECT_EQ(plane_->GetPod(owner, "shared")->value.id, shared);
