@@ -95,6 +95,39 @@ TEST_F(ApiServerTest, TheConsoleIsServedAtTheRootWithoutATokenAndMayLoadOnlyItsO
   EXPECT_EQ(get("/index.html").body, page.body);
 }
 
+// What the console's Projects and Pods pages show: every member by name (a viewer may not read
+// other users, so the project says), and an admin's list of every pod, a project's included.
+TEST_F(ApiServerTest, AProjectNamesItsMembersAndAnAdminListsItsPods) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  RegisterNode("n1", "RTX 4090", 2);
+  const Account owner = CreateUser("owner", kPlentyOfCredits);
+  const Account viewer = CreateUser("viewer", 0);
+  ASSERT_EQ(api().Post("/v1/projects", owner.token, R"({"name":"team"})").status, 201);
+  ASSERT_EQ(
+      api()
+          .Send("PUT", "/v1/projects/team/members/viewer", owner.token, R"({"role":"viewer"})")
+          .status,
+      200);
+  const ApiReply shown = api().Get("/v1/projects/team", viewer.token);
+  ASSERT_EQ(shown.status, 200) << shown.Describe();
+  std::map<std::string, std::string> names;  // user id -> name
+  for (const json::value& member : Array(shown.json, "members")) {
+    names[Str(member, "user_id")] = Str(member, "name");
+  }
+  EXPECT_EQ(names, (std::map<std::string, std::string>{{owner.id, "owner"}, {viewer.id, "viewer"}}))
+      << shown.text;
+
+  const std::string own = CreatePod(owner.token);
+  const std::string team = CreatePod(
+      owner.token,
+      {{"template", "pytorch"}, {"gpu_type", "4090"}, {"volume_gb", 0}, {"project", "team"}});
+  const ApiReply listed = api().Get("/v1/pods?view=compact", admin_);
+  ASSERT_EQ(listed.status, 200) << listed.Describe();
+  std::set<std::string> ids;
+  for (const json::value& pod : Array(listed.json, "pods")) ids.insert(Str(pod, "id"));
+  EXPECT_EQ(ids, (std::set<std::string>{own, team})) << listed.text;
+}
+
 TEST_F(ApiServerTest, TheAdvisorAnswersAtThisCloudsPricesAndRefusesABadWorkload) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const Account renter = CreateUser("renter", kPlentyOfCredits);

@@ -181,6 +181,8 @@ class ControlPlane {
   core::Result<Written<std::vector<core::Project>>> ListProjects(const Principal& caller) const;
   core::Result<Written<core::Project>> GetProject(const Principal& caller,
                                                   std::string_view id) const;
+  // A user's name, "" for an unknown id: the members' names in a project's view.
+  std::string UserName(std::string_view user_id) const;
   // The owner (or an admin) makes `user` (id or name) a member or a viewer, or changes their
   // role; the owner's own role does not change (INVALID_ARGUMENT).
   core::Result<Written<core::Project>> SetProjectMember(const Principal& caller,

@@ -53,6 +53,12 @@ Result<Written<core::Project>> ControlPlane::GetProject(const Principal& caller,
   return Written<core::Project>{access_.at(*found), queue_.submitted()};
 }
 
+std::string ControlPlane::UserName(std::string_view user_id) const {
+  core::MutexLock lock(mutex_);
+  const auto user = users_.find(std::string(user_id));
+  return user == users_.end() ? "" : user->second.name;
+}
+
 namespace {
 
 // The project's owner, or an admin: PERMISSION_DENIED for its other members.

@@ -54,6 +54,44 @@ const signIn = async (secret) => {
   await page.fill('#token', secret);
   await page.click('form button[type=submit]');
 };
+// The page shown, at 1,400 px and at a phone's 390: never wider than the window, and each table
+// whole on the screen at 1,400 (no table is clipped there) and, on the phone, either whole or
+// scrolling sideways inside a box of its own that is. `longMessage`: the Events table's first
+// message first gets words as long as volume.snapshot_ready's SHA-256 and a long URL (its width is
+// measured in the same task, before the page's next poll can draw the table again).
+async function checkWidths(name, longMessage = false) {
+  for (const width of [1400, 390]) {
+    await page.setViewportSize({width, height: 900});
+    // Chart.js redraws a chart for its new box a frame or two after a resize.
+    await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    await page.waitForTimeout(100);
+    const problems = await page.evaluate(([wide, long]) => {
+      const root = document.documentElement;
+      if (long) {
+        document.querySelector('table.events td:last-child')
+          .append(` SHA-256 ${'9f'.repeat(32)} https://example.com/${'a'.repeat(120)}`);
+      }
+      const found = root.scrollWidth > root.clientWidth ? [`the page is ${root.scrollWidth} px wide`] : [];
+      for (const table of document.querySelectorAll('main table')) {
+        const box = table.getBoundingClientRect();
+        if (box.left >= 0 && box.right <= root.clientWidth) continue;  // whole on the screen
+        let frame = table.parentElement;
+        while (frame && !/auto|scroll/.test(getComputedStyle(frame).overflowX)) frame = frame.parentElement;
+        const shown = frame && frame.getBoundingClientRect();
+        if (wide || !shown || shown.left < 0 || shown.right > root.clientWidth) {
+          found.push(`table.${table.className} reaches ${Math.round(box.right)} px` + (frame ? ', scrolling in its box' : ''));
+        }
+      }
+      return found;
+    }, [width >= 1400, longMessage]);
+    check(problems.length === 0, `${name} at ${width} px: ${problems.join('; ') || 'fits'}`);
+  }
+  await page.setViewportSize({width: 1280, height: 900});
+}
+// Each destructive button seen (its page, class and colour): they must all look the same, red.
+const dangerButtons = [];
+const noteDangerButton = async (what, selector) => dangerButtons.push({what, ...await page.$eval(selector,
+  (b) => ({className: b.className, background: getComputedStyle(b).backgroundColor}))});
 
 try {
   // Sign in: a wrong token is refused with the server's reason and not kept.
@@ -117,6 +155,7 @@ try {
   await page.check('input[aria-label="compare A100 80GB SXM"]');
   check(await page.isVisible('table.compare'), 'two ticked GPUs are compared side by side');
   await shot('gpus');
+  await checkWidths('the GPUs page');
 
   // The advisor: first on this cloud's GPU types (the default), each with how many it has free.
   await page.click('nav a[href="#/advisor"]');
@@ -178,6 +217,7 @@ try {
   check(firstFit.split(`±${Math.round(band.median_percent)}%`).length - 1 === 3, `speed, time and cost each show the band: ${firstFit}`);
   check(await inView('.recommendation'), 'the answer is scrolled into view, not left below the form');
   await shot('advisor');
+  await checkWidths('the advisor and its answer');
 
   // The form shows the fields that apply: a batch stays when the task changes, goes with the model.
   await page.fill('#batch', '4');
@@ -238,6 +278,7 @@ try {
   await page.check('#terminate-deletes-volume');
   await page.fill('#pod-name', 'console-demo');
   await shot('deploy');
+  await checkWidths('the deploy form');
   await page.click('form button[type=submit]');
   await page.waitForURL(/#\/pods\/pod_/);
   const podId = page.url().split('/').pop();
@@ -265,6 +306,8 @@ try {
                              null, {timeout: 30000});
   check(true, 'the logs show the request the pod answered');
   await shot('pod');
+  await checkWidths("a pod's page");
+  await noteDangerButton("a pod's terminate", '.actions button:has-text("terminate")');
   // While it runs, usage counts what the balance already subtracts: the seconds since the last slice.
   const usageNow = (await apiGet('/v1/billing/usage?by=pod', token)).usage;
   const balanceNow = await apiGet('/v1/billing/balance', token);
@@ -292,6 +335,12 @@ try {
   await page.waitForSelector('.state-pending');
   await page.waitForSelector('dd:has-text("no node has 2 free RTX 4090")');
   check(true, 'with no free GPU the pod is pending and says why');
+  // Its price is the one it will be billed at once it runs (its own field is 0 until then).
+  const perGpu = (await apiGet('/v1/gpus', token)).gpus.find((g) => g.name === 'RTX 4090').price_per_hour_micros;
+  const pendingPrice = await page.evaluate(() => [...document.querySelectorAll('dl.detail dt')]
+    .find((dt) => dt.textContent === 'Price').nextElementSibling.textContent);
+  check(perGpu > 0 && !pendingPrice.includes('$0.00/h') && pendingPrice.startsWith(`$${(2 * perGpu / 1e6).toFixed(2)}/h GPU`),
+        `a pending pod shows the price of its 2 GPUs, not $0.00/h (${pendingPrice})`);
   await shot('pod-pending');
   await page.click('.actions button:has-text("terminate")');
   await page.waitForSelector('.state-terminated', {timeout: 30000});
@@ -321,6 +370,7 @@ try {
   check(true, '"Show terminated pods" shows them');
   await page.uncheck('#show-terminated');
   await shot('pods');
+  await checkWidths('the pods list');
 
   // Billing: the pod's charge and the balance.
   await page.click('nav a[href="#/billing"]');
@@ -352,6 +402,7 @@ try {
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '7.5');
   check((await apiGet('/v1/billing/balance', token)).spend_cap_per_hour_micros === 7500000, 'the spend cap is set');
   await shot('billing');
+  await checkWidths('the billing page');
   await page.fill('#spend-cap', '');
   await submitAndWaitForRender('#spend-cap', 'Set cap');
   await page.waitForFunction(() => document.querySelector('#spend-cap')?.value === '');
@@ -378,6 +429,7 @@ try {
   check(await page.isVisible('table.events >> text=running -> stopped: stopped by its owner'),
         "the events list says the pod was stopped by its owner");
   await shot('events');
+  await checkWidths('the events list, a message with a SHA-256 and a long URL', true);
   await page.selectOption('#event-kind', 'pod.idle_stop');
   await page.waitForSelector('text=No pod.idle_stop events');
   check(true, 'a kind with no events shows none');
@@ -395,6 +447,8 @@ try {
         `the endpoint was created with the form's settings: ${JSON.stringify(made)}`);
   check(await page.isVisible(`table.endpoints >> text="/v2/${made.id}/run"`), 'its job API URL is shown');
   await shot('endpoints');
+  await checkWidths('the endpoints page');
+  await noteDangerButton("an endpoint's delete", 'table.endpoints button:has-text("Delete")');
   await page.click('table.endpoints button:has-text("Delete")');
   await page.waitForSelector('text=No endpoints yet');
   check((await apiGet('/v1/endpoints', token)).endpoints.length === 0, 'the endpoint is deleted');
@@ -413,6 +467,8 @@ try {
   await page.waitForSelector('.error');
   check(/holds no data yet/.test(await page.textContent('.error')), 'a snapshot of an unused volume is refused with the reason');
   await shot('volumes');
+  await checkWidths('the volumes page');
+  await noteDangerButton("a volume's delete", 'table.volumes button:has-text("Delete")');
   // A volume on the shared backend: this cloud's agent has none, and the refusal says how to get one.
   await page.fill('#volume-name', 'team');
   await page.fill('#volume-size', '1');
@@ -434,6 +490,12 @@ try {
   check((await page.textContent('table.projects')).includes('you (owner)'), 'the new project lists its owner');
   const team = (await apiGet('/v1/projects', token)).projects.find((p) => p.name === 'console-team');
   check(team && team.members.length === 1, 'the project is made, with its owner as its one member');
+  // A member added by name is shown by name (the API says it), not by a usr_ id.
+  await page.fill('input[aria-label="user to add to console-team"]', 'poor');
+  await page.click('table.projects button:has-text("Add")');
+  await page.waitForSelector('table.projects >> text=/\\(member\\)/');
+  const members = await page.textContent('table.projects tbody td:nth-child(2)');
+  check(members === 'you (owner), poor (member)' && !members.includes('usr_'), `members are shown by name: ${members}`);
   // Its own limits, set by its owner on the same page.
   await page.fill('#limits-cap', '5');
   await page.fill('#limits-monthly', '100');
@@ -451,6 +513,10 @@ try {
   await page.waitForSelector('#deploy-project');
   check((await page.textContent('#deploy-project')).includes('console-team'), 'Deploy says which project it deploys into');
   await shot('projects');
+  await page.click('nav a[href="#/projects"]');
+  await page.waitForSelector('table.projects >> text=console-team');
+  await checkWidths('the projects page');
+  await noteDangerButton("a project's delete", 'table.projects button:has-text("Delete")');
   // Its volumes: made on the Volumes page while the project is chosen, listed there only.
   await page.click('nav a[href="#/volumes"]');
   await page.waitForSelector('#volumes-project');
@@ -479,6 +545,12 @@ try {
   await page.waitForSelector('#token');
   check(await page.evaluate(() => localStorage.getItem('suanli.token')) === null, 'sign-out forgets the token');
 
+  // A project's pod (three GPUs: it waits, queued, for a node that has them), for the admin's list.
+  const shared = await apiPost('/v1/projects', token, {name: 'shared'});
+  const sharedPod = await apiPost('/v1/pods', token, {template: 'demo-http', gpu_type: 'RTX 4090', gpu_count: 3,
+                                                       project: 'shared', queue: true});
+  check(sharedPod.project_id === shared.id, `a project's pod is made (${sharedPod.id || JSON.stringify(sharedPod)})`);
+
   // Admin: the node and its simulated GPUs, a join token, credit for a user, a price.
   await page.setViewportSize({width: 1280, height: 900});
   await signIn(adminToken);
@@ -489,6 +561,11 @@ try {
   check(await page.isVisible('table.pods th:text-is("Owner")') &&
         (await page.textContent(`table.pods tr:has(a[href="#/pods/${podId}"])`)).includes('renter'),
         "the admin's pods list names each pod's owner");
+  await page.waitForSelector(`table.pods a[href="#/pods/${sharedPod.id}"]`, {timeout: 5000}).catch(() => {});
+  check(await page.isVisible(`table.pods a[href="#/pods/${sharedPod.id}"]`) &&
+        (await page.textContent(`table.pods tr:has(a[href="#/pods/${sharedPod.id}"])`)).includes('shared'),
+        "the admin's pods list has the project's pods too, with their project");
+  await checkWidths("the admin's pods list");
   await page.click('nav a[href="#/admin"]');
   await page.waitForSelector('table.nodes');
   check((await page.textContent('table.nodes')).includes('2x RTX 4090 (simulated)'), 'the node shows its simulated GPUs');
@@ -505,6 +582,12 @@ try {
   await page.click('form.inline button:has-text("Set price")');
   await page.waitForTimeout(500);
   await shot('admin');
+  await checkWidths('the admin page');
+  await noteDangerButton("a node's drain", 'table.nodes button:has-text("drain")');
+  check(dangerButtons.length === 5 && dangerButtons.every((b) => b.className === 'danger' &&
+          b.background === dangerButtons[0].background) && /^rgb\((\d+), (\d+), (\d+)\)$/.test(dangerButtons[0].background) &&
+        (([, r, g, b]) => +r > 2 * +g && +r > 2 * +b)(dangerButtons[0].background.match(/(\d+), (\d+), (\d+)/)),
+        `destructive buttons share one class and one red: ${dangerButtons.map((b) => `${b.what} ${b.className || 'no class'} ${b.background}`).join('; ')}`);
   await page.click('nav a[href="#/gpus"]');
   await page.waitForSelector('table.gpus');
   const row = await page.textContent('table.gpus tbody tr:has-text("RTX 4090 ")');

@@ -21,12 +21,19 @@ export function h(tag, attributes = {}, ...children) {
 // An amount in cents, every micro-dollar in its tooltip.
 export const moneyCell = (micros) => h('span', {title: exactMoney(micros)}, money(micros));
 
+// A button that deletes, terminates or takes something away: one look (red) on every page, so
+// that it reads as destructive wherever it is.
+export const dangerButton = (text, onclick) =>
+  h('button', {type: 'button', class: 'danger', onclick}, text);
+
 export function errorBox(error) {
   return h('p', {class: 'error', role: 'alert'}, error.message || String(error));
 }
 
-// A table of `rows`, a column per {title, cell(row), numeric}. options: class, sort ({index,
-// descending}: the column shown sorted) and onSort(index) (the headers become buttons).
+// A table of `rows`, a column per {title, cell(row), numeric}. options: class (the table's), sort
+// ({index, descending}: the column shown sorted) and onSort(index) (the headers become buttons).
+// The table comes in a box that scrolls sideways, so that a table wider than a phone scrolls
+// there rather than widening the page.
 export function table(columns, rows, options = {}) {
   const head = h(
     'tr',
@@ -59,7 +66,11 @@ export function table(columns, rows, options = {}) {
       ),
     ),
   );
-  return h('table', {class: options.class}, h('thead', {}, head), h('tbody', {}, body));
+  return h(
+    'div',
+    {class: 'table-scroll'},
+    h('table', {class: options.class}, h('thead', {}, head), h('tbody', {}, body)),
+  );
 }
 
 // The page's heading, also the window's title.

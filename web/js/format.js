@@ -26,6 +26,13 @@ export function podGpus(pod) {
     : String(pod.gpu_count);
 }
 
+// What a pod's GPUs cost an hour at `perGpuHour` (micro-dollars for one whole GPU), as the server
+// bills it: a share is its part of the price, rounded down to the micro-dollar (billing::GpuRate).
+// A pod's own gpu_price_per_hour_micros is fixed only when a run starts (0 while it waits).
+export function podGpuRate(pod, perGpuHour) {
+  return Math.floor((perGpuHour * pod.gpu_count * (pod.gpu_milli || 1000)) / 1000);
+}
+
 // "4m10s", "1h01m", "5d03h": the two largest units.
 export function duration(seconds) {
   if (!seconds || seconds < 0) return '0s';
@@ -54,8 +61,9 @@ export function gpuTime(seconds) {
 }
 
 // A size in bytes: GiB with one decimal, else whole MiB, else whole KiB, else bytes (a snapshot of
-// a nearly empty volume is "2 KiB", not "0 MiB").
+// a nearly empty volume is "2 KiB", not "0 MiB"); "-" for a size not known yet.
 export function bytes(n) {
+  if (n === undefined || n === null) return '-';
   if (n >= 2 ** 30) return (n / 2 ** 30).toFixed(1) + ' GiB';
   if (n >= 2 ** 20) return Math.floor(n / 2 ** 20) + ' MiB';
   if (n >= 2 ** 10) return Math.floor(n / 2 ** 10) + ' KiB';

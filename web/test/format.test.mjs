@@ -11,6 +11,7 @@ import {
   gpusText,
   hours,
   money,
+  podGpuRate,
   podGpus,
   rate,
   roughDuration,
@@ -43,6 +44,13 @@ test("a pod's GPUs are a count, or its share of one", () => {
   assert.equal(podGpus({gpu_count: 1, gpu_milli: 500}), '0.5');
   assert.equal(podGpus({gpu_count: 1, gpu_milli: 250}), '0.25');
   assert.equal(podGpus({gpu_count: 2, gpu_milli: 2000}), '2');
+});
+
+test("a pod's GPU price is its GPUs' price, a share's rounded down as billed", () => {
+  assert.equal(podGpuRate({gpu_count: 2, gpu_milli: 1000}, 690_000), 1_380_000);
+  assert.equal(podGpuRate({gpu_count: 1, gpu_milli: 500}, 690_000), 345_000);
+  assert.equal(podGpuRate({gpu_count: 1, gpu_milli: 333}, 1_000_001), 333_000);
+  assert.equal(podGpuRate({gpu_count: 3}, 500_000), 1_500_000); // servers before shares
 });
 
 test('durations show their two largest units', () => {
@@ -79,6 +87,8 @@ test('sizes are in GiB, MiB, KiB or bytes: a small snapshot is not "0 MiB"', () 
   assert.equal(bytes(1023 * 2 ** 20), '1023 MiB');
   assert.equal(bytes(2 ** 30), '1.0 GiB');
   assert.equal(bytes(1.5 * 2 ** 30), '1.5 GiB');
+  assert.equal(bytes(undefined), '-');
+  assert.equal(bytes(null), '-');
 });
 
 test('times from the API are shown to the second, without the T and the zone', () => {

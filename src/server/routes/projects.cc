@@ -19,10 +19,13 @@ namespace json = boost::json;
 using core::Result;
 using core::Status;
 
-json::object ProjectView(const core::Project& project) {
+// Each member by id and by name: its members see who the others are (GET /v1/users/{id} is the
+// admin's), and the console shows names rather than ids.
+json::object ProjectView(const ControlPlane& plane, const core::Project& project) {
   json::array members;
   for (const auto& [user_id, role] : project.members) {
-    members.emplace_back(json::object{{"user_id", user_id}, {"role", ProjectRoleName(role)}});
+    members.emplace_back(json::object{
+        {"user_id", user_id}, {"name", plane.UserName(user_id)}, {"role", ProjectRoleName(role)}});
   }
   return {{"id", project.id},
           {"name", project.name},
@@ -34,6 +37,12 @@ json::object ProjectView(const core::Project& project) {
           {"budget_action", wire::BudgetActionName(project.budget_action)}};
 }
 
+// ProjectView for `call`'s control plane, as Call::Respond takes it.
+auto ProjectViewFor(const Call& call) {
+  return
+      [&plane = call.plane()](const core::Project& project) { return ProjectView(plane, project); };
+}
+
 void CreateProject(Call& call) {
   Result<json::object> body = ParseJsonObject(call.request.body);
   if (!body.ok()) return call.Respond(body.status());
@@ -41,18 +50,18 @@ void CreateProject(Call& call) {
   std::string name;
   fields.String("name", &name, {.required = true, .max_length = 64});
   if (Status status = fields.Finish(); !status.ok()) return call.Respond(status);
-  call.Respond(call.plane().CreateProject(call.principal, name), ProjectView, 201);
+  call.Respond(call.plane().CreateProject(call.principal, name), ProjectViewFor(call), 201);
 }
 
 void ListProjects(Call& call) {
   call.Respond(call.plane().ListProjects(call.principal),
-               [](const std::vector<core::Project>& projects) {
-                 return ListOf("projects", projects, ProjectView);
+               [&call](const std::vector<core::Project>& projects) {
+                 return ListOf("projects", projects, ProjectViewFor(call));
                });
 }
 
 void GetProject(Call& call) {
-  call.Respond(call.plane().GetProject(call.principal, call.param(0)), ProjectView);
+  call.Respond(call.plane().GetProject(call.principal, call.param(0)), ProjectViewFor(call));
 }
 
 void SetMember(Call& call) {
@@ -69,12 +78,12 @@ void SetMember(Call& call) {
         role_name + "'"));
   }
   call.Respond(call.plane().SetProjectMember(call.principal, call.param(0), call.param(1), *role),
-               ProjectView);
+               ProjectViewFor(call));
 }
 
 void RemoveMember(Call& call) {
   call.Respond(call.plane().RemoveProjectMember(call.principal, call.param(0), call.param(1)),
-               ProjectView);
+               ProjectViewFor(call));
 }
 
 // Any of the three: the $/h cap and the monthly budget (0: none), and the budget's action.
@@ -95,11 +104,12 @@ void SetBudget(Call& call) {
     return call.Respond(core::InvalidArgumentError(
         "give spend_cap_per_hour_micros, monthly_budget_micros or action (0: none)"));
   }
-  call.Respond(call.plane().SetProjectBudget(call.principal, call.param(0), change), ProjectView);
+  call.Respond(call.plane().SetProjectBudget(call.principal, call.param(0), change),
+               ProjectViewFor(call));
 }
 
 void DeleteProject(Call& call) {
-  call.Respond(call.plane().DeleteProject(call.principal, call.param(0)), ProjectView);
+  call.Respond(call.plane().DeleteProject(call.principal, call.param(0)), ProjectViewFor(call));
 }
 
 // clang-format off

@@ -47,6 +47,7 @@ export async function admin() {
           'button',
           {
             type: 'button',
+            class: action === 'drain' ? 'danger' : undefined, // it stops the node's pods
             onclick: () => attempt(() => api('POST', `/v1/nodes/${node.id}/${action}`, {})),
           },
           action,

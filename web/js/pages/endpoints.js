@@ -1,6 +1,6 @@
 // Serverless endpoints: their workers and jobs, refreshed every 2 s; create and delete.
 import {api} from '../api.js';
-import {errorBox, h, table, title} from '../dom.js';
+import {dangerButton, errorBox, h, table, title} from '../dom.js';
 import {poll} from '../view.js';
 
 function endpointWorkers(endpoint) {
@@ -42,21 +42,14 @@ export async function endpoints() {
                 {
                   title: '',
                   cell: (e) =>
-                    h(
-                      'button',
-                      {
-                        type: 'button',
-                        onclick: async () => {
-                          try {
-                            await api('DELETE', '/v1/endpoints/' + e.id);
-                            await refresh();
-                          } catch (error) {
-                            holder.replaceChildren(errorBox(error));
-                          }
-                        },
-                      },
-                      'Delete',
-                    ),
+                    dangerButton('Delete', async () => {
+                      try {
+                        await api('DELETE', '/v1/endpoints/' + e.id);
+                        await refresh();
+                      } catch (error) {
+                        holder.replaceChildren(errorBox(error));
+                      }
+                    }),
                 },
               ],
               list,

@@ -1,7 +1,7 @@
 // The pods list and a pod's page: its state, how to connect, its actions and its logs.
 import {api, everyPage} from '../api.js';
 import {errorBox, h, moneyCell, table, title} from '../dom.js';
-import {bytes, duration, money, podGpus} from '../format.js';
+import {bytes, duration, money, podGpuRate, podGpus} from '../format.js';
 import {currentProject, projectName} from '../projects.js';
 import {isAdmin} from '../session.js';
 import {poll} from '../view.js';
@@ -16,7 +16,8 @@ const podsState = {showTerminated: false};
 
 // The pods list. Terminated pods stay in the list the server keeps (their cost is history), but
 // they are hidden unless asked for: they would soon outnumber the live ones. An admin sees
-// everyone's pods, so whose each is.
+// everyone's pods, so whose each is and its project: every pod on "Just me", a project's when
+// one is chosen in the bar.
 export async function pods() {
   const admin = isAdmin();
   const names = admin
@@ -27,15 +28,14 @@ export async function pods() {
   const holder = h('div', {'aria-live': 'polite'});
   let latest = null;
   const project = currentProject();
+  const everyPod = admin && !project;
+  const shownHere = (p) => everyPod || (p.project_id || '') === project;
   const show = () => {
-    const list = latest.filter(
-      (p) =>
-        (podsState.showTerminated || p.state !== 'terminated') && (p.project_id || '') === project,
-    );
-    const hidden = latest.filter((p) => (p.project_id || '') === project).length - list.length;
-    const inProject = latest.filter((p) => (p.project_id || '') === project);
+    const here = latest.filter(shownHere);
+    const list = here.filter((p) => podsState.showTerminated || p.state !== 'terminated');
+    const hidden = here.length - list.length;
     holder.replaceChildren(
-      ...(inProject.length === 0
+      ...(here.length === 0
         ? [
             h(
               'p',
@@ -50,6 +50,10 @@ export async function pods() {
                   [
                     {title: 'Pod', cell: (p) => h('a', {href: '#/pods/' + p.id}, p.name || p.id)},
                     admin && {title: 'Owner', cell: (p) => names[p.owner_id] || p.owner_id},
+                    everyPod && {
+                      title: 'Project',
+                      cell: (p) => (p.project_id ? projectName(p.project_id) : '-'),
+                    },
                     {title: 'State', cell: podState},
                     {title: 'GPU', cell: (p) => `${podGpus(p)}x ${p.gpu_type}`},
                     {title: 'Node', cell: (p) => p.node_id || '-'},
@@ -147,8 +151,25 @@ function connections(pod) {
     : h('p', {class: 'hint'}, 'No ports to reach while it is not running.');
 }
 
+// What one GPU of `gpuType` costs an hour here now (the catalog's price or the admin's), read once
+// per page; undefined where it cannot be read.
+async function gpuPrice(gpuType) {
+  const catalog = await api('GET', '/v1/gpus').catch(() => ({gpus: []}));
+  return (catalog.gpus.find((g) => g.name === gpuType) || {}).price_per_hour_micros;
+}
+
+// A pod's GPU price: a running pod's is the one fixed when its run started; any other's is what
+// its next run will be billed at, today's price of its GPUs (its own field is 0 until it runs).
+function priceText(pod, perGpuHour) {
+  if (pod.state === 'running' || pod.state === 'terminated' || perGpuHour === undefined) {
+    return `${money(pod.gpu_price_per_hour_micros)}/h GPU`;
+  }
+  return `${money(podGpuRate(pod, perGpuHour))}/h GPU once it runs`;
+}
+
 export function pod(id) {
   const holder = h('div', {'aria-live': 'polite'});
+  let perGpuHour = null; // a promise of gpuPrice(), asked for on the first poll
   const logs = h('pre', {class: 'logs', tabindex: 0, 'aria-label': 'logs'});
   let logsOf = null; // the stop whose saved logs are shown
   const status = h('div', {role: 'status'});
@@ -168,6 +189,7 @@ export function pod(id) {
   poll(2000, async () => {
     try {
       const p = await api('GET', '/v1/pods/' + id);
+      perGpuHour ??= gpuPrice(p.gpu_type);
       const rows = [
         ['State', podState(p)],
         ['Why', p.state_reason || '-'],
@@ -176,7 +198,7 @@ export function pod(id) {
         ['Image', p.image],
         [
           'Price',
-          `${money(p.gpu_price_per_hour_micros)}/h GPU` +
+          priceText(p, await perGpuHour) +
             (p.storage_price_per_hour_micros
               ? `, ${money(p.storage_price_per_hour_micros)}/h storage`
               : ''),

@@ -1,6 +1,6 @@
 // The Projects page: projects, their members and their limits.
 import {api} from '../api.js';
-import {errorBox, h, table, title} from '../dom.js';
+import {dangerButton, errorBox, h, table, title} from '../dom.js';
 import {money} from '../format.js';
 import {projectsKnown, refreshProjects} from '../projects.js';
 
@@ -105,7 +105,8 @@ export async function projects() {
                 title: 'Members',
                 cell: (p) =>
                   p.members
-                    .map((m) => `${m.user_id === me ? 'you' : m.user_id} (${m.role})`)
+                    // A server before members' names sends ids only.
+                    .map((m) => `${m.user_id === me ? 'you' : m.name || m.user_id} (${m.role})`)
                     .join(', '),
               },
               {
@@ -166,22 +167,9 @@ export async function projects() {
                 title: '',
                 cell: (p) =>
                   p.owner_id === me
-                    ? h(
-                        'button',
-                        {
-                          type: 'button',
-                          onclick: () => act(() => api('DELETE', '/v1/projects/' + p.id)),
-                        },
-                        'Delete',
-                      )
-                    : h(
-                        'button',
-                        {
-                          type: 'button',
-                          onclick: () =>
-                            act(() => api('DELETE', `/v1/projects/${p.id}/members/${me}`)),
-                        },
-                        'Leave',
+                    ? dangerButton('Delete', () => act(() => api('DELETE', '/v1/projects/' + p.id)))
+                    : dangerButton('Leave', () =>
+                        act(() => api('DELETE', `/v1/projects/${p.id}/members/${me}`)),
                       ),
               },
             ],

@@ -1,6 +1,6 @@
 // Volumes and their snapshots.
 import {api} from '../api.js';
-import {errorBox, h, moneyCell, table, title} from '../dom.js';
+import {dangerButton, errorBox, h, moneyCell, table, title} from '../dom.js';
 import {bytes, dateTime} from '../format.js';
 import {currentProject, projectName} from '../projects.js';
 import {poll} from '../view.js';
@@ -81,14 +81,7 @@ export async function volumes() {
                         },
                         'Snapshot',
                       ),
-                      h(
-                        'button',
-                        {
-                          type: 'button',
-                          onclick: () => act(() => api('DELETE', '/v1/volumes/' + v.id)),
-                        },
-                        'Delete',
-                      ),
+                      dangerButton('Delete', () => act(() => api('DELETE', '/v1/volumes/' + v.id))),
                     ),
                 },
               ],
@@ -127,14 +120,7 @@ export async function volumes() {
                 {
                   title: '',
                   cell: (s) =>
-                    h(
-                      'button',
-                      {
-                        type: 'button',
-                        onclick: () => act(() => api('DELETE', '/v1/snapshots/' + s.id)),
-                      },
-                      'Delete',
-                    ),
+                    dangerButton('Delete', () => act(() => api('DELETE', '/v1/snapshots/' + s.id))),
                 },
               ],
               snaps,
