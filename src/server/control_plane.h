@@ -181,8 +181,7 @@ class ControlPlane {
   core::Result<Written<std::vector<core::Project>>> ListProjects(const Principal& caller) const;
   core::Result<Written<core::Project>> GetProject(const Principal& caller,
                                                   std::string_view id) const;
-  // A user's name, "" for an unknown id: the members' names in a project's view.
-  std::string UserName(std::string_view user_id) const;
+  std::string UserName(std::string_view user_id) const;  // "" for an unknown id
   // The owner (or an admin) makes `user` (id or name) a member or a viewer, or changes their
   // role; the owner's own role does not change (INVALID_ARGUMENT).
   core::Result<Written<core::Project>> SetProjectMember(const Principal& caller,
@@ -478,9 +477,8 @@ class ControlPlane {
   // project's viewer.
   core::Result<core::Pod*> FindOwnPod(const Principal& caller, std::string_view id)
       REQUIRES(mutex_);
-  // The id of the pod `id` names: an id as it is, or the name of one live pod the caller sees
-  // (INVALID_ARGUMENT, listing them, when several share it). What matches nothing comes back as
-  // given, for the caller's own NOT_FOUND.
+  // `id` if a pod has it, else the id of the one live pod of that name the caller sees (several:
+  // INVALID_ARGUMENT listing them); no match comes back as given, for the caller's NOT_FOUND.
   core::Result<std::string> PodIdFor(const Principal& caller, std::string_view id) const
       REQUIRES(mutex_);
   // CreatePod's change: the pod `caller` asks for, checked, added and placed if it can be.
