@@ -81,8 +81,7 @@ RelayAnswer DoLogs(Engine& engine, const RelayRequest& work) {
 
 // What the server accepts from us; a pod's odd header is dropped rather than losing its answer.
 bool Relayable(const std::string& name, const std::string& value) {
-  if (!net::IsHeaderName(name) || !net::IsHeaderValue(value)) return false;
-  return name != "content-length" && name != "transfer-encoding" && name != "connection";
+  return net::IsHeaderName(name) && net::IsHeaderValue(value);
 }
 
 RelayAnswer DoHttp(Engine& engine, const RelayOptions& options, const RelayRequest& work) {
@@ -146,11 +145,31 @@ RelayAnswer DoHttp(Engine& engine, const RelayOptions& options, const RelayReque
   }
   RelayAnswer reply;
   reply.status = answer->status;
-  for (const auto& [name, value] : answer->headers) {
-    if (Relayable(name, value)) reply.headers.emplace_back(name, value);
+  // Hop-by-hop fields go here, with those the pod's Connection header names: the server cannot
+  // drop what it is not told was named.
+  for (auto& [name, value] : net::EndToEndHeaders(answer->headers, {"content-length"})) {
+    if (Relayable(name, value)) reply.headers.emplace_back(std::move(name), std::move(value));
   }
   reply.body = std::move(body);
   return reply;
+}
+
+// Sends `reply` to the server as the answer of request `id` (for pod `pod_id`, "" when unknown).
+void PostAnswer(const RelayOptions& options, const net::Headers& auth, const std::string& id,
+                const std::string& pod_id, const RelayAnswer& reply,
+                const std::function<void(const std::string&)>& log) {
+  core::Result<std::unique_ptr<net::HttpClient>> client =
+      net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
+  if (!client.ok()) return;
+  core::Result<net::HttpResponse> posted = (*client)->Send(
+      "POST", "/v1/agent/requests/" + net::PercentEncode(id), wire::EncodeRelayAnswer(reply), auth);
+  // 404: the user's request ended meanwhile (it waited too long); nothing to do.
+  if (!posted.ok() || (posted->status != 204 && posted->status != 404)) {
+    log("relay: could not answer request " + id + (pod_id.empty() ? "" : " for pod " + pod_id) +
+        ": " +
+        (posted.ok() ? "HTTP " + std::to_string(posted->status) + " " + posted->body.substr(0, 200)
+                     : posted.status().message()));
+  }
 }
 
 // Sleeps up to `duration`, in short steps so that stopping is noticed quickly.
@@ -276,33 +295,28 @@ void ServeRelay(const RelayOptions& options, const std::function<std::string()>&
       continue;
     }
     note(true, "");
-    core::Result<std::vector<RelayRequest>> works = wire::DecodeRelayRequests(polled->body);
+    core::Result<wire::RelayBatch> works = wire::DecodeRelayRequests(polled->body);
     if (!works.ok()) {
       // Nothing is answered: the server answers the users 504 once their requests expire.
       log("relay: the server's requests could not be read (" + works.status().message() + ")");
       Nap(std::chrono::seconds(1), stopping);
       continue;
     }
-    for (RelayRequest& work : *works) {
+    for (const auto& [id, why] : works->unreadable) {
+      log("relay: request " + (id.empty() ? std::string("without an id") : id) +
+          " could not be read: " + why);
+      if (!id.empty()) {
+        PostAnswer(
+            options, auth, id, "",
+            ErrorReply(502, "BAD_GATEWAY", "the node's agent could not read the request: " + why),
+            log);
+      }
+    }
+    for (RelayRequest& work : works->requests) {
       auto done = std::make_shared<std::atomic<bool>>(false);
       workers.push_back(Worker{
           std::thread([&options, &engine, &jobs, &log, auth, done, work = std::move(work)] {
-            const RelayAnswer reply = Do(engine, options, jobs, work);
-            core::Result<std::unique_ptr<net::HttpClient>> client =
-                net::HttpClient::Create(options.server_url, {std::chrono::seconds(10)});
-            if (client.ok()) {
-              core::Result<net::HttpResponse> posted =
-                  (*client)->Send("POST", "/v1/agent/requests/" + net::PercentEncode(work.id),
-                                  wire::EncodeRelayAnswer(reply), auth);
-              // 404: the user's request ended meanwhile (it waited too long); nothing to do.
-              if (!posted.ok() || (posted->status != 204 && posted->status != 404)) {
-                log("relay: could not answer request " + work.id + " for pod " + work.pod_id +
-                    ": " +
-                    (posted.ok() ? "HTTP " + std::to_string(posted->status) + " " +
-                                       posted->body.substr(0, 200)
-                                 : posted.status().message()));
-              }
-            }
+            PostAnswer(options, auth, work.id, work.pod_id, Do(engine, options, jobs, work), log);
             done->store(true);
           }),
           done});

@@ -1,5 +1,6 @@
 #include "wire/agent_protocol.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <cstdint>
 
@@ -332,6 +333,20 @@ std::string EncodeDesiredPods(const DesiredPods& desired, core::TimePoint now) {
       json::object{{"generation", desired.generation}, {"pods", std::move(pods)}});
 }
 
+namespace {
+
+// An id the agent makes names and paths of (containers, engine volumes, directories under
+// --shared-volumes): the control plane's ids are letters, digits, '_' and '-', and anything else
+// from a server (a "../") is refused before it reaches a path.
+bool IsIdText(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+}  // namespace
+
 Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
   Result<json::object> body = ParseJsonObject(text, "the server's desired pods");
   if (!body.ok()) return body.status();
@@ -407,6 +422,12 @@ Result<DesiredPods> DecodeDesiredPods(std::string_view text) {
         return view.Fail("ssh_host_key_seed_base64: not a 32-byte seed in base64");
       }
       pod.ssh_host_key_seed = std::move(*seed);
+    }
+    if (!IsIdText(pod.id)) return view.Fail("id: '" + pod.id + "' is not a pod id");
+    for (const core::VolumeMount& mount : pod.volumes) {
+      if (!IsIdText(mount.volume_id)) {
+        return view.Fail("volumes: '" + mount.volume_id + "' is not a volume id");
+      }
     }
     for (const std::string& port_text : ports) {
       Result<core::PortSpec> port = ParsePort(port_text);

@@ -275,6 +275,10 @@ TEST(AgentProtocolTest, TheAgentIgnoresNewFieldsButRefusesMalformedPodLists) {
           R"({"generation":1,"pods":[{"id":"p","image":"i","desired_state":"running","state":"pending","ports":["x"]}]})",
           R"({"generation":1,"pods":[{"id":"p","image":"i","desired_state":"running","state":"pending","gpu_indices":[-1]}]})",
           R"({"generation":1,"pods":[{"id":"p","image":"i","desired_state":"running","state":"pending","env":{"A":1}}]})",
+          // Ids that would make a path outside the agent's own directories (issue 34, item 8).
+          R"({"generation":1,"pods":[{"id":"../p","image":"i","desired_state":"running","state":"pending"}]})",
+          R"({"generation":1,"pods":[{"id":"p","image":"i","desired_state":"running","state":"pending",)"
+          R"("volumes":[{"volume_id":"../../etc","mount_path":"/data","shared":true}]}]})",
       }) {
     Result<DesiredPods> refused = DecodeDesiredPods(bad);
     EXPECT_FALSE(refused.ok()) << bad;

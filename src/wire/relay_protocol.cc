@@ -95,61 +95,88 @@ std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests) {
   return json::serialize(json::object{{"requests", std::move(list)}});
 }
 
-Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text) {
+namespace {
+
+// One relayed request of a batch; `item` names its errors.
+RelayRequest ReadRelayRequest(JsonFields& item) {
+  RelayRequest request;
+  std::string kind;
+  item.String("id", &request.id, {.required = true, .max_length = 64});
+  item.String("pod_id", &request.pod_id, {.required = true, .max_length = 64});
+  item.String("kind", &kind, {.required = true, .max_length = 16});
+  if (kind == "logs") {
+    request.kind = RelayRequest::Kind::kLogs;
+    item.Int("tail", &request.tail, {0, 1'000'000});
+    item.String("since", &request.since, {.max_length = 64});
+    item.Bool("timestamps", &request.timestamps);
+  } else if (kind == "http") {
+    request.kind = RelayRequest::Kind::kHttp;
+    item.Int("port", &request.port, {1, 65535, true});
+    item.String("method", &request.method, {.required = true, .max_length = 16});
+    item.String("target", &request.target, {.required = true, .max_length = 8192});
+    ReadHeaders(item, &request.headers);
+    ReadBody(item, &request.body);
+    item.Int("timeout_ms", &request.timeout_ms, {0, INT32_MAX});
+  } else if (kind == "volume_archive") {
+    request.kind = RelayRequest::Kind::kVolumeArchive;
+    item.String("volume", &request.volume, {.required = true, .max_length = 128});
+    item.String("move_id", &request.move_id, {.required = true, .max_length = 64});
+    item.Int64("offset", &request.offset, {0, INT64_MAX, true});
+    item.Int64("length", &request.length, {1, kMaxVolumeChunkBytes, true});
+  } else if (kind == "remove_volume") {
+    request.kind = RelayRequest::Kind::kRemoveVolume;
+    item.String("volume", &request.volume, {.required = true, .max_length = 128});
+  } else if (kind == "snapshot_volume" || kind == "restore_snapshot") {
+    request.kind = kind == "snapshot_volume" ? RelayRequest::Kind::kSnapshotVolume
+                                             : RelayRequest::Kind::kRestoreSnapshot;
+    item.String("volume", &request.volume, {.required = true, .max_length = 128});
+    item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
+    if (request.kind == RelayRequest::Kind::kRestoreSnapshot) {
+      item.String("sha256", &request.sha256, {.required = true, .max_length = 64});
+    }
+  } else if (kind == "remove_snapshot") {
+    request.kind = RelayRequest::Kind::kRemoveSnapshot;
+    item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
+  } else if (item.ok()) {
+    item.Fail(
+        "kind: must be logs, http, volume_archive, remove_volume, snapshot_volume, "
+        "restore_snapshot or remove_snapshot, got '" +
+        kind + "'");
+  }
+  return request;
+}
+
+}  // namespace
+
+Result<RelayBatch> DecodeRelayRequests(std::string_view text) {
   Result<json::object> body = ParseJsonObject(text, "the server's relayed requests");
   if (!body.ok()) return body.status();
-  JsonFields fields(*body, UnknownFields::kIgnore);
-  std::vector<RelayRequest> requests;
-  if (fields.Raw("requests") == nullptr) fields.Fail("requests: is required");
-  fields.Objects("requests", kMaxRelayRequestsPerPoll, [&requests](JsonFields& item) {
-    RelayRequest request;
-    std::string kind;
-    item.String("id", &request.id, {.required = true, .max_length = 64});
-    item.String("pod_id", &request.pod_id, {.required = true, .max_length = 64});
-    item.String("kind", &kind, {.required = true, .max_length = 16});
-    if (kind == "logs") {
-      request.kind = RelayRequest::Kind::kLogs;
-      item.Int("tail", &request.tail, {0, 1'000'000});
-      item.String("since", &request.since, {.max_length = 64});
-      item.Bool("timestamps", &request.timestamps);
-    } else if (kind == "http") {
-      request.kind = RelayRequest::Kind::kHttp;
-      item.Int("port", &request.port, {1, 65535, true});
-      item.String("method", &request.method, {.required = true, .max_length = 16});
-      item.String("target", &request.target, {.required = true, .max_length = 8192});
-      ReadHeaders(item, &request.headers);
-      ReadBody(item, &request.body);
-      item.Int("timeout_ms", &request.timeout_ms, {0, INT32_MAX});
-    } else if (kind == "volume_archive") {
-      request.kind = RelayRequest::Kind::kVolumeArchive;
-      item.String("volume", &request.volume, {.required = true, .max_length = 128});
-      item.String("move_id", &request.move_id, {.required = true, .max_length = 64});
-      item.Int64("offset", &request.offset, {0, INT64_MAX, true});
-      item.Int64("length", &request.length, {1, kMaxVolumeChunkBytes, true});
-    } else if (kind == "remove_volume") {
-      request.kind = RelayRequest::Kind::kRemoveVolume;
-      item.String("volume", &request.volume, {.required = true, .max_length = 128});
-    } else if (kind == "snapshot_volume" || kind == "restore_snapshot") {
-      request.kind = kind == "snapshot_volume" ? RelayRequest::Kind::kSnapshotVolume
-                                               : RelayRequest::Kind::kRestoreSnapshot;
-      item.String("volume", &request.volume, {.required = true, .max_length = 128});
-      item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
-      if (request.kind == RelayRequest::Kind::kRestoreSnapshot) {
-        item.String("sha256", &request.sha256, {.required = true, .max_length = 64});
-      }
-    } else if (kind == "remove_snapshot") {
-      request.kind = RelayRequest::Kind::kRemoveSnapshot;
-      item.String("snapshot", &request.snapshot, {.required = true, .max_length = 64});
-    } else if (item.ok()) {
-      item.Fail(
-          "kind: must be logs, http, volume_archive, remove_volume, snapshot_volume, "
-          "restore_snapshot or remove_snapshot, got '" +
-          kind + "'");
+  const json::value* list = body->if_contains("requests");
+  if (list == nullptr || !list->is_array() || list->as_array().size() > kMaxRelayRequestsPerPoll) {
+    return core::InvalidArgumentError("requests: must be an array of at most " +
+                                      std::to_string(kMaxRelayRequestsPerPoll) + " objects");
+  }
+  // Each request on its own: one the agent cannot read is answered with why, and the rest of the
+  // batch is served, rather than every user's request waiting out its timeout.
+  RelayBatch batch;
+  for (const json::value& value : list->as_array()) {
+    const json::object* object = value.if_object();
+    if (object == nullptr) {
+      batch.unreadable.emplace_back("", "a relayed request must be an object");
+      continue;
     }
-    requests.push_back(std::move(request));
-  });
-  if (core::Status status = fields.Finish(); !status.ok()) return status;
-  return requests;
+    JsonFields item(*object, UnknownFields::kIgnore);
+    RelayRequest request = ReadRelayRequest(item);
+    if (core::Status status = item.Finish(); !status.ok()) {
+      const json::value* id = object->if_contains("id");
+      batch.unreadable.emplace_back(
+          id != nullptr && id->is_string() ? std::string(id->as_string()) : std::string(),
+          status.message());
+      continue;
+    }
+    batch.requests.push_back(std::move(request));
+  }
+  return batch;
 }
 
 std::string EncodeRelayAnswer(const RelayAnswer& answer) {

@@ -76,7 +76,15 @@ struct RelayRequest {
 };
 
 std::string EncodeRelayRequests(const std::vector<RelayRequest>& requests);
-core::Result<std::vector<RelayRequest>> DecodeRelayRequests(std::string_view text);
+// A poll's requests as the agent read them.
+struct RelayBatch {
+  std::vector<RelayRequest> requests;
+  // Those it could not read, each as (its id, "" when it had none; why): the agent answers each
+  // with an error, and the batch's others are served.
+  std::vector<std::pair<std::string, std::string>> unreadable;
+};
+// INVALID_ARGUMENT only when the batch itself is not one: not JSON, no "requests" array.
+core::Result<RelayBatch> DecodeRelayRequests(std::string_view text);
 
 // What the pod (or the agent, for logs and errors) answered.
 struct RelayAnswer {

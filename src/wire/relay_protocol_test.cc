@@ -56,10 +56,10 @@ TEST(RelayProtocolTest, RequestsRoundTrip) {
   forget.snapshot = "snap_1";
   const std::vector<RelayRequest> requests{logs,   http,     job,     chunk,
                                            remove, snapshot, restore, forget};
-  core::Result<std::vector<RelayRequest>> decoded =
-      DecodeRelayRequests(EncodeRelayRequests(requests));
+  core::Result<RelayBatch> decoded = DecodeRelayRequests(EncodeRelayRequests(requests));
   ASSERT_TRUE(decoded.ok()) << decoded.status().message();
-  EXPECT_EQ(*decoded, requests);
+  EXPECT_EQ(decoded->requests, requests);
+  EXPECT_TRUE(decoded->unreadable.empty());
 }
 
 TEST(RelayProtocolTest, AnswersRoundTrip) {
@@ -69,29 +69,40 @@ TEST(RelayProtocolTest, AnswersRoundTrip) {
   EXPECT_EQ(*decoded, answer);
 }
 
-TEST(RelayProtocolTest, MalformedRequestListsAreRefused) {
+TEST(RelayProtocolTest, AMalformedBatchIsRefusedAndAMalformedRequestIsSetAsideAlone) {
   EXPECT_TRUE(DecodeRelayRequests(R"({"requests":[],"later":1})").ok());
-  for (const char* bad : {
-           "",
-           "{",
-           R"({"requests":{}})",
-           R"({})",
-           R"({"requests":[{"pod_id":"p","kind":"logs"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"exec"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
-               "move_id":"m","offset":-1,"length":1}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
-               "move_id":"m","offset":0,"length":99999999}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"remove_volume"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"snapshot_volume","volume":"v"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"restore_snapshot","volume":"v",
-               "snapshot":"snap_1"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"remove_snapshot"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"http","method":"GET","target":"/"}]})",
-           R"({"requests":[{"id":"r","pod_id":"p","kind":"http","port":80,"method":"GET",
-               "target":"/","body_base64":"***"}]})",
-       }) {
+  for (const char* bad : {"", "{", R"({"requests":{}})", R"({})"}) {
     EXPECT_FALSE(DecodeRelayRequests(bad).ok()) << bad;
+  }
+  // Once one odd request cost the whole batch (issue 34, item 8): each is now read on its own,
+  // beside a good one that is still served.
+  constexpr std::string_view kGood = R"({"id":"good","pod_id":"p","kind":"logs"})";
+  for (const std::string bad : {
+           R"({"pod_id":"p","kind":"logs"})",
+           R"({"id":"r","pod_id":"p","kind":"exec"})",
+           R"({"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
+               "move_id":"m","offset":-1,"length":1})",
+           R"({"id":"r","pod_id":"p","kind":"volume_archive","volume":"v",
+               "move_id":"m","offset":0,"length":99999999})",
+           R"({"id":"r","pod_id":"p","kind":"remove_volume"})",
+           R"({"id":"r","pod_id":"p","kind":"snapshot_volume","volume":"v"})",
+           R"({"id":"r","pod_id":"p","kind":"restore_snapshot","volume":"v",
+               "snapshot":"snap_1"})",
+           R"({"id":"r","pod_id":"p","kind":"remove_snapshot"})",
+           R"({"id":"r","pod_id":"p","kind":"http","method":"GET","target":"/"})",
+           R"({"id":"r","pod_id":"p","kind":"http","port":80,"method":"GET",
+               "target":"/","body_base64":"***"})",
+           R"(7)",
+       }) {
+    const core::Result<RelayBatch> batch =
+        DecodeRelayRequests(R"({"requests":[)" + bad + "," + std::string(kGood) + "]}");
+    ASSERT_TRUE(batch.ok()) << bad << ": " << batch.status().message();
+    ASSERT_EQ(batch->requests.size(), 1u) << bad;
+    EXPECT_EQ(batch->requests[0].id, "good");
+    ASSERT_EQ(batch->unreadable.size(), 1u) << bad;
+    EXPECT_EQ(batch->unreadable[0].first, bad.find(R"("id":"r")") != std::string::npos ? "r" : "")
+        << bad;
+    EXPECT_FALSE(batch->unreadable[0].second.empty()) << bad;
   }
 }
 

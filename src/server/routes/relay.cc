@@ -235,9 +235,13 @@ void AnswerRequest(Call& call) {
   for (const auto& [name, value] : relayed->headers) {
     if (net::LowerAscii(name) == "content-type") answer.content_type = value;
   }
-  // Framing and our own Server header are this connection's; the rest is the pod's answer.
-  answer.headers =
-      net::EndToEndHeaders(relayed->headers, {"content-type", "content-length", "server"});
+  // Framing and our own Server header are this connection's; the rest is the pod's answer, less
+  // what would act on the whole origin, whose other paths are the console and other tenants'
+  // pods: wiping their storage and cookies, a service worker over all of it, HSTS for the
+  // operator's other hosts.
+  answer.headers = net::EndToEndHeaders(
+      relayed->headers, {"content-type", "content-length", "server", "clear-site-data",
+                         "service-worker-allowed", "strict-transport-security"});
   // These statuses have no body (and Beast refuses to send one).
   if (answer.status != 204 && answer.status != 304) answer.body = std::move(relayed->body);
   if (Status answered =
