@@ -69,7 +69,8 @@ std::string HeaderOf(const net::HttpResponse& response, std::string_view name) {
 // A CGI program for the pod's busybox httpd: it writes back the request as the pod saw it.
 constexpr std::string_view kEchoCgi =
     "#!/bin/sh\n"
-    "printf 'Content-Type: text/plain\\r\\nX-Pod: echo\\r\\nConnection: x-hop\\r\\nX-Hop: 1\\r\\n'\n"
+    "printf 'Content-Type: text/plain\\r\\nX-Pod: echo\\r\\nConnection: x-hop\\r\\nX-Hop: "
+    "1\\r\\n'\n"
     "printf 'Clear-Site-Data: \"*\"\\r\\nService-Worker-Allowed: /\\r\\n'\n"
     "printf 'Strict-Transport-Security: max-age=9; includeSubDomains\\r\\n\\r\\n'\n"
     "echo \"$REQUEST_METHOD $REQUEST_URI\"\n"
