@@ -43,6 +43,19 @@ JsonFields Reader(const json::object& document) {
   return JsonFields(document, wire::UnknownFields::kIgnore);
 }
 
+// Bytes stored as base64 text (a container's output, a key): `out` is left as it is when absent.
+void Base64Field(JsonFields& fields, std::string_view key, wire::TextRule rule, std::string* out) {
+  std::string text;
+  fields.String(key, &text, rule);
+  if (text.empty()) return;
+  Result<std::string> bytes = net::Base64Decode(text);
+  if (bytes.ok()) {
+    *out = std::move(*bytes);
+  } else {
+    fields.Fail(std::string(key) + ": " + bytes.status().message());
+  }
+}
+
 // The entity, or the first bad field with the entity's kind and id ("pod pod_1: ...").
 template <typename T>
 Result<T> Finished(JsonFields& fields, std::string_view kind, T&& value) {
@@ -337,27 +350,9 @@ Result<core::Pod> PodFromDocument(const json::object& document) {
   fields.Time("storage_billed_to", &pod.storage_billed_to);
   fields.Micros("cost_micros", &pod.cost, kAnyMicros);
   fields.Bool("volume_confirmed_empty", &pod.volume_confirmed_empty);
-  std::string last_logs;
-  fields.String("last_logs_base64", &last_logs, kText);
-  if (!last_logs.empty()) {
-    Result<std::string> logs = net::Base64Decode(last_logs);
-    if (logs.ok()) {
-      pod.last_logs = std::move(*logs);
-    } else {
-      fields.Fail("last_logs_base64: " + logs.status().message());
-    }
-  }
-  std::string host_key_seed;
-  fields.String("ssh_host_key_seed_base64", &host_key_seed, {.max_length = 64});
+  Base64Field(fields, "last_logs_base64", kText, &pod.last_logs);
+  Base64Field(fields, "ssh_host_key_seed_base64", {.max_length = 64}, &pod.ssh_host_key_seed);
   fields.String("ssh_host_key", &pod.ssh_host_key, {.max_length = 256});
-  if (!host_key_seed.empty()) {
-    Result<std::string> seed = net::Base64Decode(host_key_seed);
-    if (seed.ok()) {
-      pod.ssh_host_key_seed = std::move(*seed);
-    } else {
-      fields.Fail("ssh_host_key_seed_base64: " + seed.status().message());
-    }
-  }
   // A pod stored before "ran" existed may have run if it was ever on a node: assume it did, so
   // that its volume stays protected by --force and billed as before.
   std::optional<bool> ran;

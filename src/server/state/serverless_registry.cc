@@ -39,9 +39,11 @@ serverless::Endpoint& ServerlessRegistry::AddEndpoint(serverless::Endpoint endpo
 }
 
 std::vector<std::string> ServerlessRegistry::RemoveEndpoint(const std::string& id) {
+  // Every job is unfinished or waits for its expiry: the two indexes hold the endpoint's jobs.
   std::vector<std::string> removed;
-  for (const auto& [job_id, job] : jobs_) {
-    if (job.endpoint_id == id) removed.push_back(job_id);
+  if (const auto index = by_endpoint_.find(id); index != by_endpoint_.end()) {
+    removed.assign(index->second.unfinished.begin(), index->second.unfinished.end());
+    for (const auto& [at, job_id] : index->second.expiries) removed.push_back(job_id);
   }
   for (const std::string& job_id : removed) RemoveJob(job_id);
   endpoints_.erase(id);
