@@ -128,7 +128,7 @@ run_tests() {
 
 overall=0
 isolation_test='AgentFaultTest\.APodOfOneOwnerReachesNeitherAnotherOwnersPodNorItsPorts'
-release_only_agent_tests="$isolation_test|AgentFaultTest\.APodThatWritesPastItsVolumeIsStoppedAndToldWhy"
+release_only_agent_tests="$isolation_test|AgentFaultTest\.APodThatWritesPast(ItsVolume|AVolumeOfItsOwners)IsStoppedAndToldWhy"
 # clang-tidy reads the release build's compile_commands.json, and runs (niced) while the release
 # tests do: they mostly wait on containers and timeouts, and its ~7 minutes of two cores would
 # otherwise come on top of them. Its findings are printed once the tests are done.
@@ -160,7 +160,8 @@ rm -f "$tidy_log"
 # two minutes a flavour that the release build covers. Nor two agent tests whose minute is the
 # engine's and the kernel's: the tenants' network isolation (its agent code makes every pod's network
 # in the other agent tests, and EngineTest's isolation test runs the engine calls under both
-# sanitizers) and the 1.1 GB written past a volume (DiskQuotaTest runs its logic). That keeps CI
+# sanitizers) and the 1.1 GB written past a volume, the pod's own or one of its owner's
+# (DiskQuotaTest and DiskGuardTest run their logic). That keeps CI
 # inside its hour.
 build_flavour asan
 run_tests asan -E "^(endpoints_end_to_end|endpoints_push_end_to_end|ChaosSoakTest\..*|$release_only_agent_tests)\$" ||
