@@ -269,6 +269,9 @@ try {
   check((await page.textContent('.price')).includes('per hour'), 'the price per hour shows before deploying');
   check((await page.textContent('#gpu')).includes('(simulated)'), 'simulated GPUs are marked');
   check(await page.getAttribute('#vcpu', 'placeholder') === '2', 'the default vCPU is shown');
+  // Its widths before it is filled in: filled, it is sent at once, as a user would (once, in CI,
+  // the pod came without the fields filled in before the resizes).
+  await checkWidths('the deploy form');
   await page.fill('#vcpu', '1');  // CI has 2 cores: the node has no more
   await page.fill('#memory', '2');
   const key = sshPublicKey('tester@console');
@@ -278,7 +281,6 @@ try {
   await page.check('#terminate-deletes-volume');
   await page.fill('#pod-name', 'console-demo');
   await shot('deploy');
-  await checkWidths('the deploy form');
   await page.click('form button[type=submit]');
   await page.waitForURL(/#\/pods\/pod_/);
   const podId = page.url().split('/').pop();
